@@ -1,0 +1,27 @@
+# Ferry: the two commands of the quick start are `make run` and `make test`.
+SWIFT ?= swift
+ARGS ?=
+
+.PHONY: run build release test fuzz bench clean
+
+run: release ## Run the service with embedded defaults (127.0.0.1:8080, ./spool)
+	./.build/release/ferry serve $(ARGS)
+
+build:
+	@scripts/ensure-deps.sh build
+	$(SWIFT) build
+
+release:
+	@scripts/ensure-deps.sh build
+	$(SWIFT) build -c release
+
+test: ## Build and run every test suite (starts its own nginx and fault origin on 127.0.0.1)
+	@scripts/ensure-deps.sh test
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+fuzz: ## Fuzz the HTTP request parser: make fuzz SECONDS=600
+	scripts/fuzz-parser.sh $(or $(SECONDS),60)
+
+clean:
+	rm -rf .build

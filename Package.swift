@@ -1,0 +1,46 @@
+// swift-tools-version: 6.0
+// Ferry: a server-side download proxy. See docs/ARCHITECTURE.md for the module map.
+import PackageDescription
+
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+
+let package = Package(
+    name: "Ferry",
+    products: [
+        .executable(name: "ferry", targets: ["ferry"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // C libraries, each behind a module map with typed `static inline` wrappers for the
+        // variadic calls Swift cannot make.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
+        // Pure logic shared by the engine and the service: URL hosts, address classes,
+        // filenames, retry schedules, sizes and durations. No I/O.
+        .target(name: "FerryCore"),
+        // The HTTP/1.1 server on Dispatch sources, and HTTP vocabulary (dates, ranges, ETags).
+        .target(name: "FerryHTTP", dependencies: [logging]),
+        // The download engine: libcurl multi-socket on Dispatch, the spool, digests.
+        .target(name: "FerryEngine", dependencies: ["CCurl", "CCrypto", "FerryCore", "FerryHTTP", logging]),
+        // The job store protocol and its SQLite implementation.
+        .target(name: "FerryStore", dependencies: ["CSQLite", "FerryCore"]),
+        // The service: REST API, events, auth, recovery. Glues server, engine and store.
+        .target(name: "FerryService", dependencies: ["FerryCore", "FerryHTTP", "FerryEngine", "FerryStore", logging]),
+        // The `ferry` command: `serve` and the terminal client.
+        .executableTarget(name: "ferry", dependencies: ["FerryService", "FerryCore", argumentParser, logging]),
+
+        // Test harness: real origins (nginx, the fault origin) started and stopped by pid.
+        .target(name: "FerryTestSupport", dependencies: ["CCrypto"], path: "Tests/FerryTestSupport"),
+        .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore"]),
+        .testTarget(name: "FerryHTTPTests", dependencies: ["FerryHTTP", "FerryTestSupport"]),
+        .testTarget(name: "FerryEngineTests", dependencies: ["FerryEngine", "FerryTestSupport"]),
+        .testTarget(name: "FerryStoreTests", dependencies: ["FerryStore"]),
+        .testTarget(name: "FerryServiceTests", dependencies: ["FerryService", "FerryTestSupport", "ferry"]),
+    ]
+)

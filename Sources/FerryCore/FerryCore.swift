@@ -1,0 +1,1 @@
+// FerryCore: see docs/ARCHITECTURE.md.

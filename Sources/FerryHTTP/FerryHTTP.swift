@@ -1,0 +1,1 @@
+// FerryHTTP: see docs/ARCHITECTURE.md.

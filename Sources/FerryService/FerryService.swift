@@ -1,0 +1,1 @@
+// FerryService: see docs/ARCHITECTURE.md.

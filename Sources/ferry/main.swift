@@ -1,0 +1,2 @@
+import FerryService
+print("ferry")

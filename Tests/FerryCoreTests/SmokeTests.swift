@@ -1,0 +1,4 @@
+import Testing
+@testable import FerryCore
+
+@Test func FerryCoreBuilds() { #expect(Bool(true)) }

@@ -1,0 +1,4 @@
+import Testing
+@testable import FerryEngine
+
+@Test func FerryEngineBuilds() { #expect(Bool(true)) }

@@ -1,0 +1,4 @@
+import Testing
+@testable import FerryHTTP
+
+@Test func FerryHTTPBuilds() { #expect(Bool(true)) }

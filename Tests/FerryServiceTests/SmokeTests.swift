@@ -1,0 +1,4 @@
+import Testing
+@testable import FerryService
+
+@Test func FerryServiceBuilds() { #expect(Bool(true)) }

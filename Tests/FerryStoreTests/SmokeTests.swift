@@ -1,0 +1,4 @@
+import Testing
+@testable import FerryStore
+
+@Test func FerryStoreBuilds() { #expect(Bool(true)) }

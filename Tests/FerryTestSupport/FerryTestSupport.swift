@@ -1,0 +1,1 @@
+// FerryTestSupport: real origins for tests (nginx, the fault origin), started and stopped by pid.

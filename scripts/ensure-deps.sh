@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Makes sure the Debian/Ubuntu packages Ferry needs are installed.
+#   scripts/ensure-deps.sh build   libraries to build and run Ferry
+#   scripts/ensure-deps.sh test    plus what the test suites start (nginx, python3)
+# As root it installs what is missing with apt-get; otherwise it prints the exact command.
+set -euo pipefail
+mode=${1:-build}
+pkgs=(pkg-config libcurl4-openssl-dev libssl-dev libsqlite3-dev ca-certificates)
+if [ "$mode" = test ] || [ "$mode" = all ]; then
+  pkgs+=(nginx-light python3 curl)
+fi
+if [ "$mode" = browser ] || [ "$mode" = all ]; then
+  pkgs+=(chromium chromium-driver python3-pip)
+fi
+if [ "$mode" = bench ] || [ "$mode" = all ]; then
+  pkgs+=(nginx-light aria2 curl time wrk)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if ! command -v swift >/dev/null 2>&1; then
+  echo "swift is not on PATH: install the Swift 6 toolchain (https://www.swift.org/install/linux/)." >&2
+  exit 1
+fi
+if [ "$(id -u)" = 0 ]; then
+  echo "Installing: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  echo "Installing: ${missing[*]}" >&2
+  sudo DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "Missing packages: ${missing[*]}" >&2
+  echo "Install them with: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
