@@ -31,7 +31,7 @@ let package = Package(
         // The job store protocol and its SQLite implementation.
         .target(name: "FerryStore", dependencies: ["CSQLite", "FerryCore"]),
         // The service: REST API, events, auth, recovery. Glues server, engine and store.
-        .target(name: "FerryService", dependencies: ["FerryCore", "FerryHTTP", "FerryEngine", "FerryStore", logging]),
+        .target(name: "FerryService", dependencies: ["CCrypto", "FerryCore", "FerryHTTP", "FerryEngine", "FerryStore", logging]),
         // The `ferry` command: `serve` and the terminal client.
         .executableTarget(name: "ferry", dependencies: ["FerryService", "FerryCore", argumentParser, logging]),
 

@@ -1,1 +1,247 @@
-// FerryService: see docs/ARCHITECTURE.md.
+import Dispatch
+import FerryCore
+import FerryEngine
+import FerryHTTP
+import FerryStore
+import Foundation
+import Logging
+
+/// The running service: builds the spool, store, engine, supervisor, event hub and HTTP server
+/// from a `ServiceConfiguration`, recovers interrupted jobs, serves until stopped, and stops in
+/// the order that keeps every byte: stop accepting, close streams, stop transfers (bytes kept,
+/// jobs not marked paused), write state, close the store.
+///
+/// Use `run(configuration:logger:)` from the command line; tests use `start()` and `stop()`.
+public final class FerryService: @unchecked Sendable {
+    public let configuration: ServiceConfiguration
+    private let logger: Logger
+
+    private var spool: Spool!
+    private var store: (any JobStore)!
+    private var engine: DownloadEngine!
+    private var supervisor: JobSupervisor!
+    private var hub: EventHub!
+    private var commits: CommitPipeline!
+    private var server: HTTPServer!
+    private var eventPump: Task<Void, Never>?
+    private var housekeeping: Task<Void, Never>?
+    private var engineEvents: AsyncStream<TransferEvent>.Continuation?
+
+    public init(configuration: ServiceConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The port the server listens on (after `start`).
+    public var port: Int? { server?.boundPort }
+
+    /// Starts everything and returns once the server listens.
+    public func start() async throws {
+        let configuration = configuration
+        let spool = try Spool(root: configuration.spool)
+        self.spool = spool
+        let token: String? = if let given = configuration.token {
+            given
+        } else if configuration.isLoopbackHost {
+            nil
+        } else {
+            try TokenFile.loadOrCreate(spool: spool.root, logger: logger)
+        }
+
+        let store = try SQLiteJobStore(path: spool.root + "/ferry.db")
+        self.store = store
+        let highWater = try await EventIDHighWater.load(store: store)
+        let ids = EventIDAllocator(startingAfter: highWater.startAfter)
+        let metrics = ServiceMetrics()
+        let hub = EventHub(ids: ids, logger: logger)
+        self.hub = hub
+        let commits = CommitPipeline(store: store, logger: logger, beforePublish: { events in
+            try await highWater.cover(events.last?.id ?? 0)
+        }, publish: { hub.publish($0) })
+        self.commits = commits
+
+        var engineConfiguration = EngineConfiguration()
+        engineConfiguration.maxConcurrent = configuration.maxConcurrent
+        engineConfiguration.allowPrivateNetworks = configuration.allowPrivateNetworks
+        engineConfiguration.maxFileSize = configuration.maxFileSize
+        engineConfiguration.minFreeSpace = configuration.minFreeSpace
+        let (events, continuation) = AsyncStream<TransferEvent>.makeStream()
+        engineEvents = continuation
+        let engine = DownloadEngine(configuration: engineConfiguration, spool: spool, logger: logger) { event in
+            continuation.yield(event)
+        }
+        self.engine = engine
+
+        let supervisor = JobSupervisor(.init(
+            store: store, engine: engine, spool: spool, ids: ids, commits: commits, metrics: metrics,
+            logger: logger, allowPrivateNetworks: configuration.allowPrivateNetworks,
+            spoolQuota: configuration.spoolQuota))
+        self.supervisor = supervisor
+        eventPump = Task {
+            for await event in events { await supervisor.apply(event) }
+        }
+        try await supervisor.recover()
+
+        let access = AccessGuard(token: token, port: configuration.port)
+        let router = Router()
+        let routes = RouteTable(router: router, metrics: metrics)
+        JobsController(supervisor: supervisor, store: store, idempotency: IdempotencyGate(),
+                       allowPrivateNetworks: configuration.allowPrivateNetworks).register(routes)
+        ContentController(supervisor: supervisor, spool: spool).register(routes)
+        EventsController(supervisor: supervisor, hub: hub).register(routes)
+        SessionController(access: access).register(routes)
+        let serverBox = ServerBox()
+        OperationsController(supervisor: supervisor, store: store, spool: spool, commits: commits, hub: hub,
+                             metrics: metrics, minFreeSpace: configuration.minFreeSpace,
+                             openConnections: { serverBox.server?.openConnectionCount ?? 0 }).register(routes)
+        if let publicDirectory = Self.publicDirectory(configuration.publicDirectory) {
+            let files = StaticFiles(root: publicDirectory)
+            router.fallback = { request in
+                if let response = await files.handle(request) { return response }
+                throw APIError(.notFound, "nothing at \(request.path)")
+            }
+        } else {
+            logger.warning("no Public/ directory found: the browser page is not served (set --public)")
+        }
+
+        var serverConfiguration = HTTPServerConfiguration()
+        serverConfiguration.host = configuration.host
+        serverConfiguration.port = configuration.port
+        let server = HTTPServer(configuration: serverConfiguration, logger: logger) { request in
+            do {
+                _ = try access.check(request)
+            } catch {
+                metrics.request(route: "auth", method: request.method.rawValue, status: error.status.code)
+                return error.response(for: request)
+            }
+            return await router.handle(request)
+        }
+        self.server = server
+        serverBox.server = server
+        let ports = try server.start()
+        if access.isOpen {
+            logger.notice("no token configured: the API is open to local callers on \(configuration.host)")
+        }
+        logger.info("Ferry listening", metadata: [
+            "host": "\(configuration.host)", "port": "\(ports.first ?? configuration.port)", "spool": "\(spool.root)",
+        ])
+        housekeeping = Task { [store, logger] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(3600))
+                do { try await store.purgeIdempotencyRecords(olderThan: Date().addingTimeInterval(-IdempotencyGate.keyLifetime)) }
+                catch { logger.warning("purging idempotency records failed", metadata: ["error": "\(error)"]) }
+            }
+        }
+    }
+
+    /// Stops in order; returns when state is saved. Safe to call once.
+    public func stop() async {
+        logger.info("stopping: no new connections; transfers keep their bytes")
+        housekeeping?.cancel()
+        hub?.closeAll()
+        async let serverDone: Void = server?.shutdown(grace: min(3, configuration.shutdownGrace)) ?? ()
+        await engine?.shutdown()
+        engineEvents?.finish()
+        await eventPump?.value
+        await commits?.flush()
+        await serverDone
+        await store?.close()
+        logger.info("stopped")
+    }
+
+    /// Runs until SIGTERM or SIGINT, then stops gracefully (API.md, "Running").
+    public static func run(configuration: ServiceConfiguration, logger: Logger) async throws {
+        let service = FerryService(configuration: configuration, logger: logger)
+        let signals = SignalWaiter([SIGTERM, SIGINT])
+        try await service.start()
+        let received = await signals.wait()
+        logger.notice("received signal \(received)")
+        await service.stop()
+    }
+
+    /// `--public`, else `Public/` in the working directory, else next to the executable's package.
+    static func publicDirectory(_ configured: String?) -> String? {
+        var candidates: [String] = []
+        if let configured { candidates.append(configured) }
+        candidates.append(FileManager.default.currentDirectoryPath + "/Public")
+        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath().deletingLastPathComponent()
+        candidates.append(executable.appendingPathComponent("../share/ferry/Public").standardizedFileURL.path)
+        candidates.append(executable.appendingPathComponent("../../../Public").standardizedFileURL.path)
+        var isDirectory: ObjCBool = false
+        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/index.html", isDirectory: &isDirectory) }
+    }
+}
+
+/// Lets the metrics route read the server's connection count although the server is made after
+/// the routes.
+private final class ServerBox: @unchecked Sendable {
+    var server: HTTPServer?
+}
+
+/// Waits for one of the given signals through a Dispatch signal source (the default action is
+/// switched off first, as Dispatch requires).
+final class SignalWaiter: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "ferry.signals")
+    private var sources: [DispatchSourceSignal] = []
+    private var continuation: CheckedContinuation<Int32, Never>?
+    private var received: Int32?
+
+    init(_ signals: [Int32]) {
+        for number in signals {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { [weak self] in self?.fire(number) }
+            source.activate()
+            sources.append(source)
+        }
+    }
+
+    private func fire(_ number: Int32) {
+        if received == nil { received = number }
+        continuation?.resume(returning: number)
+        continuation = nil
+    }
+
+    func wait() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            queue.async {
+                if let received = self.received { continuation.resume(returning: received) } else { self.continuation = continuation }
+            }
+        }
+    }
+}
+
+/// Keeps event ids increasing across restarts: a high-water mark is stored ahead of the ids in
+/// use, in blocks, and the next run starts above it.
+final class EventIDHighWater: @unchecked Sendable {
+    static let key = "event-id-high-water"
+    static let block: Int64 = 100_000
+    private let store: any JobStore
+    private let lock = NSLock()
+    private var stored: Int64
+    let startAfter: Int64
+
+    private init(store: any JobStore, stored: Int64) {
+        self.store = store
+        self.stored = stored
+        self.startAfter = stored
+    }
+
+    static func load(store: any JobStore) async throws -> EventIDHighWater {
+        let previous = try await store.value(forKey: key).flatMap { Int64($0) } ?? 0
+        let mark = EventIDHighWater(store: store, stored: previous)
+        try await mark.cover(previous + 1)
+        return mark
+    }
+
+    /// Makes sure the stored mark is above `id` before events up to it are published.
+    func cover(_ id: Int64) async throws {
+        lock.lock()
+        let current = stored
+        lock.unlock()
+        guard id + Self.block / 2 > current else { return }
+        let next = id + Self.block
+        try await store.setValue(String(next), forKey: Self.key)
+        lock.lock(); stored = max(stored, next); lock.unlock()
+    }
+}

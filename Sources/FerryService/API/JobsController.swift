@@ -1,0 +1,231 @@
+import FerryCore
+import FerryHTTP
+import FerryStore
+import Foundation
+
+/// `/api/v1/jobs` and `/api/v1/jobs/{id}`: create, list, read, change, act on and delete jobs.
+/// Stateless: the supervisor owns jobs, the store owns idempotency records.
+struct JobsController: Sendable {
+    let supervisor: JobSupervisor
+    let store: any JobStore
+    let idempotency: IdempotencyGate
+    let allowPrivateNetworks: Bool
+
+    static let maxBatch = 5_000
+
+    func register(_ routes: RouteTable) {
+        routes.add(.POST, "/api/v1/jobs", create)
+        routes.add(.GET, "/api/v1/jobs", list)
+        routes.add(.GET, "/api/v1/jobs/:id", get)
+        routes.add(.PATCH, "/api/v1/jobs/:id", patch)
+        routes.add(.DELETE, "/api/v1/jobs/:id", delete)
+        routes.add(.POST, "/api/v1/jobs/:id/pause") { try await act($0) { try await supervisor.pause($0) } }
+        routes.add(.POST, "/api/v1/jobs/:id/resume") { try await act($0) { try await supervisor.resume($0) } }
+        routes.add(.POST, "/api/v1/jobs/:id/cancel") { try await act($0) { try await supervisor.cancel($0) } }
+    }
+
+    // MARK: Create
+
+    func create(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let key = request.headers["Idempotency-Key"] else { return try await createJobs(request) }
+        guard !key.isEmpty, key.utf8.count <= 255 else {
+            throw APIError(.invalidRequest, "'Idempotency-Key' must be 1 to 255 characters")
+        }
+        let fingerprint = Secret.sha256Hex(Array("POST /api/v1/jobs\n".utf8) + request.body)
+        guard await idempotency.begin(key) else {
+            throw APIError(.conflict, "a request with this Idempotency-Key is still being processed")
+        }
+        do {
+            let answer = try await replayOrCreate(request, key: key, fingerprint: fingerprint)
+            await idempotency.end(key)
+            return answer
+        } catch {
+            await idempotency.end(key)
+            throw error
+        }
+    }
+
+    private func replayOrCreate(_ request: HTTPRequest, key: String, fingerprint: String) async throws -> HTTPResponse {
+        let earlier: IdempotencyRecord?
+        do { earlier = try await store.idempotencyRecord(key: key) } catch { throw APIError.store(error) }
+        if let earlier, earlier.createdAt > Date().addingTimeInterval(-IdempotencyGate.keyLifetime) {
+            guard earlier.requestHash == fingerprint else {
+                throw APIError(.conflict, "this Idempotency-Key was used with a different request body")
+            }
+            var response = HTTPResponse.json(HTTPStatus(code: earlier.status), earlier.body)
+            if earlier.status == 201, let id = Self.firstID(in: earlier.body) {
+                response.headers["Location"] = "/api/v1/jobs/\(id)"
+            }
+            response.headers["Idempotent-Replayed"] = "true"
+            return response
+        }
+        let response = try await createJobs(request)
+        if case .bytes(let body) = response.body, response.status.code < 500 {
+            let record = IdempotencyRecord(key: key, requestHash: fingerprint, status: response.status.code,
+                                           body: body, createdAt: Date())
+            do { try await store.saveIdempotencyRecord(record) } catch { throw APIError.store(error) }
+        }
+        return response
+    }
+
+    private func createJobs(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if RequestDecoding.isArray(request.body) {
+            let items = try RequestDecoding.decode([BatchItem].self, from: request.body)
+            guard items.count <= Self.maxBatch else {
+                throw APIError(.payloadTooLarge, "a batch may hold at most \(Self.maxBatch) jobs")
+            }
+            var drafts: [JobDraft] = []
+            var slots: [Result<Int, APIError>] = []
+            for item in items {
+                do {
+                    let body = try item.result.get()
+                    drafts.append(try JobDraft.validate(body, allowPrivateNetworks: allowPrivateNetworks))
+                    slots.append(.success(drafts.count - 1))
+                } catch let error as APIError {
+                    slots.append(.failure(error))
+                }
+            }
+            let answers = drafts.isEmpty ? [] : try await supervisor.create(drafts)
+            var json = JSONWriter(capacity: 600 * items.count + 2)
+            json.beginArray()
+            for slot in slots {
+                switch slot {
+                case .success(let index): write(answers[index], into: &json)
+                case .failure(let error): writeError(error, into: &json)
+                }
+            }
+            json.endArray()
+            return .json(.ok, json.bytes)
+        }
+        let body = try RequestDecoding.decode(JobDraft.Body.self, from: request.body)
+        let draft = try JobDraft.validate(body, allowPrivateNetworks: allowPrivateNetworks)
+        let answer = try await supervisor.create([draft])[0]
+        switch answer {
+        case .created(let job):
+            var response = HTTPResponse.json(.created, JobView.render(job, rates: nil))
+            response.headers["Location"] = "/api/v1/jobs/\(job.id)"
+            return response
+        case .existing(let job):
+            var response = HTTPResponse.json(.ok, JobView.render(job, rates: nil))
+            response.headers["Location"] = "/api/v1/jobs/\(job.id)"
+            return response
+        case .refused(let error):
+            throw error
+        }
+    }
+
+    private func write(_ answer: JobSupervisor.Created, into json: inout JSONWriter) {
+        switch answer {
+        case .created(let job), .existing(let job): JobView.write(job, rates: nil, into: &json)
+        case .refused(let error): writeError(error, into: &json)
+        }
+    }
+
+    private func writeError(_ error: APIError, into json: inout JSONWriter) {
+        json.beginObject()
+        json.key("error")
+        json.beginObject()
+        json.field("code", error.code.rawValue)
+        json.field("message", error.message)
+        json.endObject()
+        json.endObject()
+    }
+
+    private static func firstID(in body: [UInt8]) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return nil }
+        return object["id"] as? String
+    }
+
+    // MARK: Read
+
+    func list(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var states: Set<JobState>?
+        if let text = request.queryValue("state"), !text.isEmpty {
+            var set = Set<JobState>()
+            for name in text.split(separator: ",") {
+                guard let state = JobState(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
+                    throw APIError(.invalidRequest, "'state' must be a comma list of: \(JobState.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                set.insert(state)
+            }
+            states = set
+        }
+        var limit = 100
+        if let text = request.queryValue("limit") {
+            guard let value = Int(text), value >= 1 else { throw APIError(.invalidRequest, "'limit' must be a positive whole number") }
+            limit = min(value, 1000)
+        }
+        var after: Int64?
+        if let text = request.queryValue("after"), !text.isEmpty { after = try RequestDecoding.sequence(fromCursor: text) }
+        let page = await supervisor.list(states: states, after: after, limit: limit)
+        var json = JSONWriter(capacity: 600 * page.jobs.count + 40)
+        json.beginObject()
+        json.key("jobs")
+        json.beginArray()
+        for (job, rates) in page.jobs { JobView.write(job, rates: rates, into: &json) }
+        json.endArray()
+        json.field("next", page.next.map(RequestDecoding.cursor))
+        json.endObject()
+        var response = HTTPResponse.json(.ok, json.bytes)
+        response.headers["Ferry-Event-Id"] = String(page.eventID)
+        response.headers["Cache-Control"] = "no-store"
+        return response
+    }
+
+    func get(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let id = request.pathParameters["id"] ?? ""
+        guard let (job, rates) = await supervisor.job(id) else { throw APIError.jobNotFound(id) }
+        var response = HTTPResponse.json(.ok, JobView.render(job, rates: rates))
+        response.headers["Cache-Control"] = "no-store"
+        return response
+    }
+
+    // MARK: Change
+
+    func patch(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let id = request.pathParameters["id"] ?? ""
+        let body = try RequestDecoding.decode(PatchBody.self, from: request.body)
+        var patch = JobPatch(priority: body.priority, maxBytesPerSecond: body.maxBytesPerSecond, url: nil)
+        if let priority = body.priority, !(-1_000_000...1_000_000).contains(priority) {
+            throw APIError(.invalidRequest, "'priority' must be between -1000000 and 1000000")
+        }
+        if case .some(.some(let rate)) = body.maxBytesPerSecond, rate < 1 {
+            throw APIError(.invalidRequest, "'maxBytesPerSecond' must be a positive number of bytes per second, or null")
+        }
+        if let text = body.url {
+            var draftBody = JobDraft.Body()
+            draftBody.url = text
+            patch.url = try JobDraft.validate(draftBody, allowPrivateNetworks: allowPrivateNetworks).url
+        }
+        guard !patch.isEmpty else {
+            throw APIError(.invalidRequest, "nothing to change: give 'priority', 'maxBytesPerSecond' or 'url'")
+        }
+        let job = try await supervisor.update(id, patch)
+        return .json(.ok, JobView.render(job, rates: await supervisor.job(id)?.1))
+    }
+
+    func delete(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await supervisor.delete(request.pathParameters["id"] ?? "")
+        return HTTPResponse(status: .noContent)
+    }
+
+    private func act(_ request: HTTPRequest, _ action: (String) async throws -> JobRecord) async throws -> HTTPResponse {
+        let id = request.pathParameters["id"] ?? ""
+        let job = try await action(id)
+        return .json(.ok, JobView.render(job, rates: await supervisor.job(id)?.1))
+    }
+}
+
+extension JobDraft.Body {
+    init() {}
+}
+
+/// Idempotency keys being processed right now, so that two concurrent requests with one key
+/// cannot both create jobs. Records themselves live in the store (kept 24 hours).
+actor IdempotencyGate {
+    static let keyLifetime: Double = 24 * 3600
+    private var inFlight: Set<String> = []
+
+    func begin(_ key: String) -> Bool { inFlight.insert(key).inserted }
+    func end(_ key: String) { inFlight.remove(key) }
+}

@@ -1,0 +1,80 @@
+import FerryEngine
+import FerryHTTP
+import FerryStore
+import Foundation
+
+/// `/healthz`, `/readyz`, `/metrics` and `/api/v1/openapi.json`: what operators and tools poll.
+struct OperationsController: Sendable {
+    let supervisor: JobSupervisor
+    let store: any JobStore
+    let spool: Spool
+    let commits: CommitPipeline
+    let hub: EventHub
+    let metrics: ServiceMetrics
+    let minFreeSpace: Int64
+    let openConnections: @Sendable () -> Int
+
+    func register(_ routes: RouteTable) {
+        routes.add(.GET, "/healthz") { _ in .json(.ok, Array(#"{"status":"ok"}"#.utf8)) }
+        routes.add(.GET, "/readyz", ready)
+        routes.add(.GET, "/metrics", prometheus)
+        routes.add(.GET, "/api/v1/openapi.json") { _ in
+            var response = HTTPResponse.json(.ok, Array(OpenAPIDocument.json.utf8))
+            response.headers["Cache-Control"] = "no-cache"
+            return response
+        }
+    }
+
+    /// Ready when the store answers, the spool takes a write, and free space is above the reserve.
+    func ready(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var reasons: [String] = []
+        do { _ = try await store.value(forKey: "schema-probe") } catch { reasons.append("the job store does not answer: \(error)") }
+        if let failure = commits.failure { reasons.append("the last job store write failed: \(failure)") }
+        let probe = spool.root + "/.readyz-probe"
+        if FileManager.default.createFile(atPath: probe, contents: Data("ok".utf8)) {
+            try? FileManager.default.removeItem(atPath: probe)
+        } else {
+            reasons.append("the spool \(spool.root) is not writable")
+        }
+        let free = spool.freeBytes()
+        if let free, free < minFreeSpace {
+            reasons.append("free space \(free) bytes is below the reserve of \(minFreeSpace) bytes")
+        }
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("status", reasons.isEmpty ? "ok" : "unavailable")
+        json.key("reasons")
+        json.beginArray()
+        for reason in reasons { json.string(reason) }
+        json.endArray()
+        json.field("freeBytes", free)
+        json.field("spoolBytes", spool.usedBytes())
+        json.field("minFreeSpace", minFreeSpace)
+        if !reasons.isEmpty {
+            json.key("error")
+            json.beginObject()
+            json.field("code", "unavailable")
+            json.field("message", reasons.joined(separator: "; "))
+            json.endObject()
+        }
+        json.endObject()
+        var response = HTTPResponse.json(reasons.isEmpty ? .ok : .serviceUnavailable, json.bytes)
+        response.headers["Cache-Control"] = "no-store"
+        return response
+    }
+
+    func prometheus(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let counts = await supervisor.counts()
+        let gauges = ServiceMetrics.Gauges(
+            jobsByState: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }),
+            downloadSpeed: await supervisor.totalSpeed(),
+            subscribers: hub.subscriberCount,
+            spoolBytes: spool.usedBytes(),
+            freeBytes: spool.freeBytes(),
+            openConnections: openConnections())
+        var headers: HTTPHeaders = [:]
+        headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
+        headers["Cache-Control"] = "no-store"
+        return HTTPResponse(status: .ok, headers: headers, body: .bytes(Array(metrics.render(gauges).utf8)))
+    }
+}

@@ -1,0 +1,94 @@
+import FerryHTTP
+import Foundation
+
+/// Turns request bodies and query strings into values, with `invalid_request` errors that name
+/// the field at fault. Unknown JSON fields are ignored (API.md, "Errors").
+enum RequestDecoding {
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(APIError) -> T {
+        guard !bytes.isEmpty else { throw APIError(.invalidRequest, "a JSON body is required") }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            throw APIError(.invalidRequest, describe(error))
+        } catch {
+            throw APIError(.invalidRequest, "the body is not valid JSON")
+        }
+    }
+
+    /// A sentence naming the field and what was wrong with it.
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ keys: [any CodingKey]) -> String {
+            let names = keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            return names.isEmpty ? "the body" : "'" + names.joined(separator: ".").replacingOccurrences(of: ".[", with: "[") + "'"
+        }
+        switch error {
+        case .typeMismatch(let type, let context):
+            return "\(path(context.codingPath)) must be \(describe(type))"
+        case .valueNotFound(let type, let context):
+            return "\(path(context.codingPath)) must be \(describe(type))"
+        case .keyNotFound(let key, let context):
+            return "\(path(context.codingPath + [key])) is required"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "the body is not valid JSON" : "\(path(context.codingPath)) is not valid"
+        @unknown default:
+            return "the body is not valid"
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Bool.Type: "true or false"
+        case is Int.Type, is Int64.Type: "a whole number"
+        case is [String: String].Type: "an object of strings"
+        default: "of type \(type)"
+        }
+    }
+
+    /// True when the body is a JSON array (after leading white space).
+    static func isArray(_ bytes: [UInt8]) -> Bool {
+        bytes.first { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) } == UInt8(ascii: "[")
+    }
+
+    /// An opaque list cursor for a sequence number, and back.
+    static func cursor(_ sequence: Int64) -> String { "c" + String(sequence, radix: 36) }
+
+    static func sequence(fromCursor text: String) throws(APIError) -> Int64 {
+        guard text.hasPrefix("c"), let value = Int64(text.dropFirst(), radix: 36), value >= 0 else {
+            throw APIError(.invalidRequest, "'after' is not a cursor this server issued")
+        }
+        return value
+    }
+}
+
+/// One element of a batch body, decoded on its own so that one bad item does not spoil the rest.
+struct BatchItem: Decodable {
+    let result: Result<JobDraft.Body, APIError>
+
+    init(from decoder: any Decoder) throws {
+        do {
+            result = .success(try JobDraft.Body(from: decoder))
+        } catch let error as DecodingError {
+            result = .failure(APIError(.invalidRequest, RequestDecoding.describe(error)))
+        }
+    }
+}
+
+/// The body of `PATCH /api/v1/jobs/{id}`: `null` for `maxBytesPerSecond` removes the limit.
+struct PatchBody: Decodable {
+    var priority: Int?
+    var maxBytesPerSecond: Int64??
+    var url: String?
+
+    enum CodingKeys: String, CodingKey { case priority, maxBytesPerSecond, url }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        priority = try container.decodeIfPresent(Int.self, forKey: .priority)
+        url = try container.decodeIfPresent(String.self, forKey: .url)
+        if container.contains(.maxBytesPerSecond) {
+            maxBytesPerSecond = .some(try container.decodeNil(forKey: .maxBytesPerSecond)
+                ? nil : try container.decode(Int64.self, forKey: .maxBytesPerSecond))
+        }
+    }
+}

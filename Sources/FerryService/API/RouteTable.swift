@@ -1,0 +1,26 @@
+import FerryHTTP
+
+/// The router plus the per-route request counter: every route registered here is counted in
+/// `/metrics` by its pattern, method and final status.
+struct RouteTable: Sendable {
+    let router: Router
+    let metrics: ServiceMetrics
+
+    func add(_ method: HTTPMethod, _ pattern: String,
+             _ handler: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
+        let metrics = metrics
+        router.add(method, pattern) { request in
+            do {
+                let response = try await handler(request)
+                metrics.request(route: pattern, method: request.method.rawValue, status: response.status.code)
+                return response
+            } catch let error as APIError {
+                metrics.request(route: pattern, method: request.method.rawValue, status: error.status.code)
+                throw error
+            } catch {
+                metrics.request(route: pattern, method: request.method.rawValue, status: 500)
+                throw error
+            }
+        }
+    }
+}

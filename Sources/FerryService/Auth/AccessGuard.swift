@@ -1,0 +1,139 @@
+import FerryHTTP
+import Foundation
+
+/// Decides whether a request may reach the API (API.md, "Authentication").
+///
+/// - With a token: `Authorization: Bearer <token>` or the session cookie; cookie-authenticated
+///   requests that change state must carry `X-Requested-With: ferry`.
+/// - Open mode (no token, loopback host): no credentials, but the `Host` must be a loopback name
+///   so DNS rebinding cannot reach the API from a browser.
+/// - Always: a browser `Origin` that is not this server is refused for state changes, and bodies
+///   of state-changing requests must be JSON (a cross-site HTML form cannot send that).
+///
+/// Immutable after start-up apart from the revoked-session set, which its lock guards.
+final class AccessGuard: @unchecked Sendable {
+    enum Credential: Equatable { case open, bearer, cookie(nonce: String) }
+
+    let token: String?
+    private let cookies: SessionCookie?
+    private let port: Int
+    private let lock = NSLock()
+    private var revokedNonces: Set<String> = []
+
+    init(token: String?, port: Int) {
+        self.token = token
+        self.cookies = token.map(SessionCookie.init(token:))
+        self.port = port
+    }
+
+    var isOpen: Bool { token == nil }
+
+    /// Paths that need no credentials: health, readiness, the page and its files, logging in.
+    static func isPublic(_ path: String) -> Bool {
+        if path == "/healthz" || path == "/readyz" || path == "/api/v1/session" { return true }
+        return !(path.hasPrefix("/api/") || path == "/api" || path == "/metrics")
+    }
+
+    /// Throws the `APIError` that refuses the request, or returns how it was authenticated.
+    func check(_ request: HTTPRequest, now: Date = Date()) throws(APIError) -> Credential {
+        let path = request.path
+        let changesState = request.method != .GET && request.method != .HEAD && request.method != .OPTIONS
+        if changesState { try checkOrigin(request) }
+        if changesState, !request.body.isEmpty { try checkJSONBody(request) }
+        if Self.isPublic(path) { return .open }
+        guard let token, let cookies else {
+            try checkLoopbackHost(request)
+            return .open
+        }
+        if let authorization = request.headers["Authorization"] {
+            let parts = authorization.split(separator: " ", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "bearer",
+               Secret.constantTimeEqual(String(parts[1]).trimmingCharacters(in: .whitespaces), token) {
+                return .bearer
+            }
+            throw Self.unauthorized("the bearer token is not valid")
+        }
+        if let header = request.headers["Cookie"], let value = SessionCookie.value(inCookieHeader: header),
+           let nonce = cookies.verify(value, now: now), !isRevoked(nonce) {
+            if changesState, request.headers["X-Requested-With"] != "ferry" {
+                throw APIError(.forbidden, "requests that change state with a session cookie must carry 'X-Requested-With: ferry'")
+            }
+            return .cookie(nonce: nonce)
+        }
+        throw Self.unauthorized("this request needs 'Authorization: Bearer <token>' or a session (POST /api/v1/session)")
+    }
+
+    // MARK: Sessions
+
+    /// A `Set-Cookie` value for a correct token; nil when the token is wrong or none is configured.
+    func login(token given: String, now: Date = Date()) -> String? {
+        guard let token, let cookies, Secret.constantTimeEqual(given, token) else { return nil }
+        return cookies.setCookieHeader(cookies.issue(now: now))
+    }
+
+    func logout(_ request: HTTPRequest, now: Date = Date()) {
+        guard let cookies, let header = request.headers["Cookie"],
+              let value = SessionCookie.value(inCookieHeader: header),
+              let nonce = cookies.verify(value, now: now) else { return }
+        lock.lock(); revokedNonces.insert(nonce); lock.unlock()
+    }
+
+    private func isRevoked(_ nonce: String) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        return revokedNonces.contains(nonce)
+    }
+
+    // MARK: Checks
+
+    static func unauthorized(_ message: String) -> APIError {
+        APIError(.unauthorized, message, headers: ["WWW-Authenticate": "Bearer realm=\"ferry\""])
+    }
+
+    private static let loopbackNames: Set<String> = ["localhost", "127.0.0.1", "[::1]"]
+
+    /// `Host` must be a loopback name, with our port (or none when the port is 80).
+    func checkLoopbackHost(_ request: HTTPRequest) throws(APIError) {
+        guard let host = request.headers["Host"]?.lowercased() else {
+            if request.version == .http1_0 { return }
+            throw APIError(.forbidden, "a Host header is required")
+        }
+        let (name, hostPort) = Self.splitHost(host)
+        let portMatches = hostPort.map { $0 == port } ?? (port == 80)
+        guard Self.loopbackNames.contains(name), portMatches else {
+            throw APIError(.forbidden, "Ferry is open to local callers only; Host '\(host)' is not this machine")
+        }
+    }
+
+    /// A browser's `Origin` must name this server (same host and port as `Host`).
+    private func checkOrigin(_ request: HTTPRequest) throws(APIError) {
+        guard let origin = request.headers["Origin"]?.lowercased() else { return }
+        let host = request.headers["Host"]?.lowercased() ?? ""
+        var authority = origin
+        for scheme in ["http://", "https://"] where authority.hasPrefix(scheme) { authority.removeFirst(scheme.count) }
+        if authority != host {
+            throw APIError(.forbidden, "cross-origin requests that change state are refused (Origin '\(origin)')")
+        }
+    }
+
+    private func checkJSONBody(_ request: HTTPRequest) throws(APIError) {
+        let type = request.headers["Content-Type"]?.split(separator: ";").first?
+            .trimmingCharacters(in: .whitespaces).lowercased()
+        guard type == "application/json" else {
+            throw APIError(.unsupportedMediaType, "request bodies must be 'Content-Type: application/json'")
+        }
+    }
+
+    /// ("name", port?) from a Host value such as "[::1]:8080" or "localhost".
+    static func splitHost(_ host: String) -> (String, Int?) {
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return (host, nil) }
+            let name = String(host[...close])
+            let rest = host[host.index(after: close)...]
+            return (name, rest.hasPrefix(":") ? Int(rest.dropFirst()) : nil)
+        }
+        if let colon = host.lastIndex(of: ":") {
+            return (String(host[..<colon]), Int(host[host.index(after: colon)...]))
+        }
+        return (host, nil)
+    }
+}

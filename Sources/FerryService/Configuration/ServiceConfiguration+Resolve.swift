@@ -1,0 +1,83 @@
+import FerryCore
+
+/// A setting that could not be understood, naming the flag and its environment twin.
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    public let setting: String
+    public let value: String
+    public let expected: String
+    public var description: String { "invalid value '\(value)' for \(setting): expected \(expected)" }
+}
+
+extension ServiceConfiguration {
+    /// The settings of `ferry serve` with their environment twins (API.md, "Running").
+    public enum Setting: String, CaseIterable, Sendable {
+        case host, port, spool, token
+        case maxConcurrent = "max-concurrent"
+        case allowPrivateNetworks = "allow-private-networks"
+        case maxFileSize = "max-file-size"
+        case minFreeSpace = "min-free-space"
+        case spoolQuota = "spool-quota"
+        case retention
+        case publicDirectory = "public"
+
+        /// `FERRY_MAX_CONCURRENT` for `--max-concurrent`.
+        public var environmentName: String {
+            "FERRY_" + rawValue.uppercased().replacingOccurrences(of: "-", with: "_")
+        }
+    }
+
+    /// Resolves settings: a flag wins over its variable, a variable over the default.
+    /// - Parameters:
+    ///   - flags: values given on the command line, by setting (a boolean flag given is "1").
+    ///   - environment: the process environment.
+    public static func resolve(
+        flags: [Setting: String], environment: [String: String]
+    ) throws(ConfigurationError) -> ServiceConfiguration {
+        var configuration = ServiceConfiguration()
+        func value(_ setting: Setting) -> (String, String)? {
+            if let flag = flags[setting] { return ("--\(setting.rawValue)", flag) }
+            if let env = environment[setting.environmentName], !env.isEmpty { return (setting.environmentName, env) }
+            return nil
+        }
+        func size(_ setting: Setting) throws(ConfigurationError) -> Int64? {
+            guard let (name, text) = value(setting) else { return nil }
+            guard let bytes = ByteSize.parse(text), bytes >= 0 else {
+                throw ConfigurationError(setting: name, value: text, expected: "a size such as 500M, 1GiB or 1048576")
+            }
+            return bytes
+        }
+        if let (_, host) = value(.host) { configuration.host = host }
+        if let (name, text) = value(.port) {
+            guard let port = Int(text), (0...65535).contains(port) else {
+                throw ConfigurationError(setting: name, value: text, expected: "a port number from 0 to 65535")
+            }
+            configuration.port = port
+        }
+        if let (_, spool) = value(.spool) { configuration.spool = spool }
+        if let (_, token) = value(.token) { configuration.token = token }
+        if let (name, text) = value(.maxConcurrent) {
+            guard let n = Int(text), (1...1024).contains(n) else {
+                throw ConfigurationError(setting: name, value: text, expected: "a whole number from 1 to 1024")
+            }
+            configuration.maxConcurrent = n
+        }
+        if let (name, text) = value(.allowPrivateNetworks) {
+            switch text.lowercased() {
+            case "1", "true", "yes", "on": configuration.allowPrivateNetworks = true
+            case "0", "false", "no", "off": configuration.allowPrivateNetworks = false
+            default: throw ConfigurationError(setting: name, value: text, expected: "1 or 0")
+            }
+        }
+        configuration.maxFileSize = try size(.maxFileSize)
+        if let reserve = try size(.minFreeSpace) { configuration.minFreeSpace = reserve }
+        configuration.spoolQuota = try size(.spoolQuota)
+        if let (name, text) = value(.retention) {
+            guard let seconds = DurationText.parse(text), seconds > 0 else {
+                throw ConfigurationError(setting: name, value: text, expected: "a duration such as 12h or 7d")
+            }
+            configuration.retention = seconds
+        }
+        if let (_, dir) = value(.publicDirectory) { configuration.publicDirectory = dir }
+        return configuration
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import FerryCore
+
+/// Everything `ferry serve` can be told, resolved from flags, environment twins and defaults
+/// (API.md, "Running"). A plain value: built once at start-up and handed to `FerryService`.
+public struct ServiceConfiguration: Sendable, Equatable {
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8080
+    public var spool: String = "./spool"
+    public var token: String?
+    public var maxConcurrent: Int = 4
+    public var allowPrivateNetworks: Bool = false
+    public var maxFileSize: Int64?
+    public var minFreeSpace: Int64 = 1 << 30
+    public var spoolQuota: Int64?
+    /// Ended jobs older than this many seconds are removed with their files.
+    public var retention: Double?
+    /// Where the browser page lives; nil means "find `Public/` near the working directory or the executable".
+    public var publicDirectory: String?
+    /// Longest a graceful stop may take before remaining work is abandoned (API.md: exit within 10 s).
+    public var shutdownGrace: Double = 8
+
+    public init() {}
+
+    /// True when `host` only accepts connections from this machine.
+    public var isLoopbackHost: Bool {
+        let h = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        if h == "localhost" || h == "::1" { return true }
+        if let address = IPAddress(h) { return AddressPolicy.classify(address) == .loopback }
+        return false
+    }
+}

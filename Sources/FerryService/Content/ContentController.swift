@@ -1,0 +1,120 @@
+import FerryCore
+import FerryEngine
+import FerryHTTP
+import FerryStore
+import Foundation
+
+/// `GET`/`HEAD /api/v1/jobs/{id}/content`: a finished file with ranges and validators, or
+/// (`?follow=true`) the bytes of a file still downloading, streamed as they arrive.
+struct ContentController: Sendable {
+    let supervisor: JobSupervisor
+    let spool: Spool
+
+    func register(_ routes: RouteTable) {
+        routes.add(.GET, "/api/v1/jobs/:id/content", serve)
+    }
+
+    func serve(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let id = request.pathParameters["id"] ?? ""
+        guard let (job, _) = await supervisor.job(id) else { throw APIError.jobNotFound(id) }
+        guard job.state == .finished else {
+            let follow = request.queryValue("follow")?.lowercased()
+            if follow == "true" || follow == "1", [.waiting, .downloading, .paused].contains(job.state) {
+                return FollowStream.response(job: job, supervisor: supervisor, spool: spool)
+            }
+            throw APIError(.conflict, "the job is \(job.state.rawValue), not finished; add ?follow=true to stream it while it downloads")
+        }
+        guard let filename = job.filename, let digest = job.sha256 else {
+            throw APIError(.internal, "the finished job has no file recorded")
+        }
+        let path = spool.finishedPath(for: filename)
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw APIError(.notFound, "the file of this job is no longer in the spool")
+        }
+        let length = Int64(info.st_size)
+        let entity = Representation(
+            length: length, etag: EntityTag(value: digest, isWeak: false),
+            lastModified: job.finishedAt ?? Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec)),
+            contentType: job.contentType ?? "application/octet-stream", digest: digest, filename: filename)
+        return Self.respond(to: request, with: entity, path: path)
+    }
+
+    /// What the validators and headers of a finished file are made of.
+    struct Representation: Sendable {
+        var length: Int64
+        var etag: EntityTag
+        var lastModified: Date
+        var contentType: String
+        var digest: String
+        var filename: String
+
+        var headers: HTTPHeaders {
+            var headers: HTTPHeaders = [:]
+            headers["ETag"] = etag.headerValue
+            headers["Last-Modified"] = HTTPDate.format(lastModified)
+            headers["Accept-Ranges"] = "bytes"
+            headers["Cache-Control"] = "private, no-cache"
+            headers["Content-Disposition"] = ContentDisposition.attachment(filename: filename)
+            headers["Repr-Digest"] = "sha-256=:\(Self.base64(hex: digest)):"
+            return headers
+        }
+
+        static func base64(hex: String) -> String {
+            var bytes: [UInt8] = []
+            var iterator = hex.utf8.makeIterator()
+            func nibble(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : (c | 0x20) - 87 }
+            while let high = iterator.next(), let low = iterator.next() { bytes.append(nibble(high) << 4 | nibble(low)) }
+            return Data(bytes).base64EncodedString()
+        }
+    }
+
+    /// Conditional and range logic of RFC 9110 for one file. Pure apart from the body it points at.
+    static func respond(to request: HTTPRequest, with entity: Representation, path: String) -> HTTPResponse {
+        var headers = entity.headers
+        if let condition = request.headers["If-None-Match"] {
+            let matches = condition.trimmingCharacters(in: .whitespaces) == "*"
+                || (EntityTag.parseList(condition) ?? []).contains { $0.weakMatch(entity.etag) }
+            if matches { return HTTPResponse(status: .notModified, headers: headers) }
+        } else if let since = request.headers["If-Modified-Since"].flatMap(HTTPDate.parse),
+                  Int64(entity.lastModified.timeIntervalSince1970) <= Int64(since.timeIntervalSince1970) {
+            return HTTPResponse(status: .notModified, headers: headers)
+        }
+        var rangeHeader = request.headers["Range"]
+        if rangeHeader != nil, let ifRange = request.headers["If-Range"] {
+            // A range applies only while the client's validator still names this representation.
+            if let tag = EntityTag.parse(ifRange) {
+                if !tag.strongMatch(entity.etag) { rangeHeader = nil }
+            } else if let date = HTTPDate.parse(ifRange) {
+                if Int64(date.timeIntervalSince1970) != Int64(entity.lastModified.timeIntervalSince1970) { rangeHeader = nil }
+            } else {
+                rangeHeader = nil
+            }
+        }
+        headers["Content-Type"] = entity.contentType
+        let whole = HTTPResponse(status: .ok, headers: headers,
+                                 body: .file(FileBody(path: path, offset: 0, length: entity.length)))
+        guard let rangeHeader, request.method == .GET || request.method == .HEAD else { return whole }
+        switch RangeRequest.parse(rangeHeader, length: entity.length) {
+        case .none:
+            return whole
+        case .unsatisfiable:
+            var refusal = errorResponse(.rangeNotSatisfiable, code: "invalid_request",
+                                        message: "the range is outside the file's \(entity.length) bytes")
+            refusal.headers["Content-Range"] = ContentRange.unsatisfied(total: entity.length)
+            refusal.headers["Accept-Ranges"] = "bytes"
+            return refusal
+        case .satisfiable(let ranges) where ranges.count == 1:
+            let range = ranges[0]
+            headers["Content-Range"] = ContentRange(first: range.lowerBound, last: range.upperBound, total: entity.length).headerValue
+            return HTTPResponse(status: .partialContent, headers: headers,
+                                body: .file(FileBody(path: path, offset: range.lowerBound, length: range.upperBound - range.lowerBound + 1)))
+        case .satisfiable(let ranges):
+            let boundary = "ferry-" + Secret.hex(Secret.randomBytes(12))
+            let multipart = MultipartByteRanges.body(ranges: ranges, total: entity.length, contentType: entity.contentType,
+                                                     file: path, boundary: boundary)
+            headers["Content-Type"] = multipart.contentType
+            return HTTPResponse(status: .partialContent, headers: headers, body: .parts(multipart.parts))
+        }
+    }
+}

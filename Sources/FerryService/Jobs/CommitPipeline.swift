@@ -1,0 +1,127 @@
+import FerryStore
+import Foundation
+import Logging
+
+/// Makes job changes durable, then announces their events, strictly in the order they were made.
+///
+/// The supervisor changes its in-memory jobs synchronously and hands each change here with the
+/// events it caused (ids already allocated, so enqueue order is id order). One drain task writes
+/// everything pending to the store — several changes of the same job collapse to the last one —
+/// and only then publishes the events: a state change is durable before anyone hears of it.
+/// Callers that must answer only once the change is durable await `Commit.durable()`.
+///
+/// Owner: its own lock guards the pending list; the drain task is the only writer to the store.
+final class CommitPipeline: @unchecked Sendable {
+    /// One batch of changes made together.
+    struct Change: Sendable {
+        var upserts: [JobRecord] = []
+        var deletions: [String] = []
+        var events: [ServerEvent] = []
+    }
+
+    private let store: any JobStore
+    private let publish: @Sendable ([ServerEvent]) -> Void
+    private let logger: Logger
+    private let lock = NSLock()
+    private var pending: [(Change, CheckedContinuation<Void, any Error>?)] = []
+    private var draining = false
+    private var idle: [CheckedContinuation<Void, Never>] = []
+    /// Set when a write failed: readiness reports it.
+    private(set) var lastFailure: String?
+
+    init(store: any JobStore, logger: Logger, publish: @escaping @Sendable ([ServerEvent]) -> Void) {
+        self.store = store
+        self.logger = logger
+        self.publish = publish
+    }
+
+    /// Queues a change; returns at once.
+    func enqueue(_ change: Change) {
+        enqueue(change, waiter: nil)
+    }
+
+    /// Queues a change and returns once it is durable (its events are then published too).
+    func commit(_ change: Change) async throws {
+        try await withCheckedThrowingContinuation { continuation in
+            enqueue(change, waiter: continuation)
+        }
+    }
+
+    /// Returns when everything queued so far has been written and published.
+    func flush() async {
+        await withCheckedContinuation { continuation in
+            lock.lock()
+            if pending.isEmpty && !draining {
+                lock.unlock()
+                continuation.resume()
+            } else {
+                idle.append(continuation)
+                lock.unlock()
+            }
+        }
+    }
+
+    private func enqueue(_ change: Change, waiter: CheckedContinuation<Void, any Error>?) {
+        lock.lock()
+        pending.append((change, waiter))
+        let start = !draining
+        draining = true
+        lock.unlock()
+        if start {
+            Task { await self.drain() }
+        }
+    }
+
+    private func drain() async {
+        while true {
+            lock.lock()
+            let batch = pending
+            pending.removeAll(keepingCapacity: true)
+            if batch.isEmpty {
+                draining = false
+                let waiters = idle
+                idle.removeAll()
+                lock.unlock()
+                waiters.forEach { $0.resume() }
+                return
+            }
+            lock.unlock()
+            await write(batch)
+        }
+    }
+
+    private func write(_ batch: [(Change, CheckedContinuation<Void, any Error>?)]) async {
+        // Collapse: the last version of each job wins; a deletion cancels earlier upserts.
+        var latest: [String: JobRecord] = [:]
+        var order: [String] = []
+        var deleted: [String] = []
+        for (change, _) in batch {
+            for record in change.upserts {
+                if latest.updateValue(record, forKey: record.id) == nil { order.append(record.id) }
+            }
+            for id in change.deletions {
+                if latest.removeValue(forKey: id) != nil { order.removeAll { $0 == id } }
+                deleted.append(id)
+            }
+        }
+        do {
+            let records = order.compactMap { latest[$0] }
+            if !records.isEmpty { try await store.update(records) }
+            for id in deleted { _ = try await store.delete(id: id) }
+            lock.lock(); lastFailure = nil; lock.unlock()
+        } catch {
+            logger.error("job store write failed; changes not announced", metadata: ["error": "\(error)"])
+            lock.lock(); lastFailure = "\(error)"; lock.unlock()
+            for (_, waiter) in batch { waiter?.resume(throwing: error) }
+            return
+        }
+        let events = batch.flatMap { $0.0.events }
+        if !events.isEmpty { publish(events) }
+        for (_, waiter) in batch { waiter?.resume() }
+    }
+
+    var failure: String? {
+        lock.lock(); defer { lock.unlock() }
+        return lastFailure
+    }
+}

@@ -1,0 +1,139 @@
+import FerryCore
+import FerryStore
+import Foundation
+
+/// A validated job request (`POST /api/v1/jobs` body): every field checked, unknown fields ignored.
+///
+/// Pure: built from decoded JSON by `JobDraft.validate`, which throws an `APIError` naming the field.
+struct JobDraft: Sendable, Equatable {
+    var url: SubmittedURL
+    var filename: String?
+    var headers: [HeaderField]
+    var expectedSHA256: String?
+    var priority: Int
+    var maxBytesPerSecond: Int64?
+    var connections: Int?
+    var paused: Bool
+    var dedupe: Bool
+
+    /// URL (normalized) plus the request headers, names lower-cased and sorted: two jobs with the
+    /// same key fetch the same thing (API.md, "dedupe").
+    var dedupeKey: String {
+        let headerPart = headers
+            .map { "\($0.name.lowercased()):\($0.value)" }
+            .sorted()
+            .joined(separator: "\n")
+        return headerPart.isEmpty ? url.dedupeKey : url.dedupeKey + "\n" + headerPart
+    }
+
+    /// Request headers a job may not set: the engine owns them (API.md: Host, Range, hop-by-hop).
+    static let refusedHeaders: Set<String> = [
+        "host", "range", "if-range", "content-length", "transfer-encoding", "connection", "keep-alive",
+        "te", "trailer", "upgrade", "proxy-authorization", "proxy-authenticate", "proxy-connection", "expect",
+    ]
+
+    static let maxHeaderCount = 64
+
+    /// The JSON body as it is decoded; every field optional so that absence and `null` mean "default".
+    struct Body: Decodable {
+        var url: String?
+        var filename: String?
+        var headers: [String: String]?
+        var sha256: String?
+        var priority: Int?
+        var maxBytesPerSecond: Int64?
+        var connections: Int?
+        var paused: Bool?
+        var dedupe: Bool?
+    }
+
+    /// Checks a decoded body.
+    /// - Parameter allowPrivateNetworks: when false, a literal non-public address is refused now
+    ///   (`forbidden_destination`); names are checked later on the address actually connected.
+    static func validate(_ body: Body, allowPrivateNetworks: Bool) throws(APIError) -> JobDraft {
+        guard let text = body.url else { throw APIError(.invalidRequest, "'url' is required") }
+        let url: SubmittedURL
+        do { url = try SubmittedURL.parse(text) } catch { throw APIError(error) }
+        if !allowPrivateNetworks {
+            switch url.host {
+            case .ipv4(let address), .ipv6(let address):
+                if !AddressPolicy.isAllowed(address, allowPrivateNetworks: false) {
+                    throw APIError(.forbiddenDestination,
+                                   "\(address) is a \(AddressPolicy.classify(address).rawValue) address; private networks are not allowed")
+                }
+            case .domain(let name):
+                if name == "localhost" || name.hasSuffix(".localhost") {
+                    throw APIError(.forbiddenDestination, "'\(name)' is a loopback name; private networks are not allowed")
+                }
+            }
+        }
+        var filename: String?
+        if let requested = body.filename {
+            guard let clean = Filename.sanitize(requested) else {
+                throw APIError(.invalidRequest, "'filename' has nothing usable left after removing path separators and control characters")
+            }
+            filename = clean
+        }
+        var headers: [HeaderField] = []
+        if let given = body.headers {
+            guard given.count <= maxHeaderCount else {
+                throw APIError(.invalidRequest, "'headers' may hold at most \(maxHeaderCount) fields")
+            }
+            for (name, value) in given.sorted(by: { $0.key < $1.key }) {
+                guard isToken(name) else { throw APIError(.invalidRequest, "'headers' has an invalid header name '\(name)'") }
+                if refusedHeaders.contains(name.lowercased()) || name.lowercased().hasPrefix("proxy-") {
+                    throw APIError(.invalidRequest, "'headers' may not set '\(name)': Ferry manages it")
+                }
+                guard value.utf8.count <= 8192, !value.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) else {
+                    throw APIError(.invalidRequest, "'headers' has an invalid value for '\(name)'")
+                }
+                headers.append(HeaderField(name: name, value: value))
+            }
+        }
+        var digest: String?
+        if let sha = body.sha256 {
+            let lower = sha.lowercased()
+            guard lower.utf8.count == 64, lower.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+                throw APIError(.invalidRequest, "'sha256' must be 64 hexadecimal digits")
+            }
+            digest = lower
+        }
+        let priority = body.priority ?? 0
+        guard (-1_000_000...1_000_000).contains(priority) else {
+            throw APIError(.invalidRequest, "'priority' must be between -1000000 and 1000000")
+        }
+        if let rate = body.maxBytesPerSecond, rate < 1 {
+            throw APIError(.invalidRequest, "'maxBytesPerSecond' must be a positive number of bytes per second")
+        }
+        if let n = body.connections, !(1...16).contains(n) {
+            throw APIError(.invalidRequest, "'connections' must be between 1 and 16")
+        }
+        return JobDraft(
+            url: url, filename: filename, headers: headers, expectedSHA256: digest, priority: priority,
+            maxBytesPerSecond: body.maxBytesPerSecond, connections: body.connections,
+            paused: body.paused ?? false, dedupe: body.dedupe ?? true)
+    }
+
+    /// RFC 9110 token characters.
+    static func isToken(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= 256 else { return false }
+        return name.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            default:
+                "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            }
+        }
+    }
+}
+
+/// A validated `PATCH /api/v1/jobs/{id}` body.
+struct JobPatch: Sendable, Equatable {
+    var priority: Int?
+    /// `.some(nil)` removes the limit.
+    var maxBytesPerSecond: Int64??
+    var url: SubmittedURL?
+
+    var isEmpty: Bool { priority == nil && maxBytesPerSecond == nil && url == nil }
+}

@@ -1,0 +1,532 @@
+import FerryCore
+import FerryEngine
+import FerryStore
+import Foundation
+import Logging
+
+/// Owns every job's live state and is the only place that changes it.
+///
+/// User actions (create, pause, resume, cancel, patch, delete) and engine events both arrive here.
+/// Each change is made to the in-memory table synchronously (no suspension between reading and
+/// writing a job, so no update is lost), its events get their ids at once, and the change goes to
+/// the `CommitPipeline`, which makes it durable before the events are published. API calls that
+/// must answer with a durable result await that commit.
+///
+/// Owner: this actor. The engine, spool and store are called from here but own their own state.
+actor JobSupervisor {
+    struct Dependencies: Sendable {
+        var store: any JobStore
+        var engine: DownloadEngine
+        var spool: Spool
+        var ids: EventIDAllocator
+        var commits: CommitPipeline
+        var metrics: ServiceMetrics
+        var logger: Logger
+        var allowPrivateNetworks: Bool
+        var spoolQuota: Int64?
+        var now: @Sendable () -> Date = { Date() }
+    }
+
+    /// The answer to one item of a create request.
+    enum Created: Sendable {
+        case created(JobRecord)
+        case existing(JobRecord)
+        case refused(APIError)
+    }
+
+    private let store: any JobStore
+    private let engine: DownloadEngine
+    private let spool: Spool
+    private let ids: EventIDAllocator
+    private let commits: CommitPipeline
+    private let metrics: ServiceMetrics
+    private let logger: Logger
+    private let allowPrivateNetworks: Bool
+    private let spoolQuota: Int64?
+    private let now: @Sendable () -> Date
+
+    private var jobs: [String: JobRecord] = [:]
+    /// Job ids in list order (store sequence, ascending).
+    private var order: [String] = []
+    private var rates: [String: LiveRates] = [:]
+    private var byDedupeKey: [String: Set<String>] = [:]
+    /// Dedupe keys of jobs being inserted right now (between the store call and the table update).
+    private var pendingDedupe: [String: String] = [:]
+    /// How many times each job's transfer restarted from zero (followers abort when it changes).
+    private var restarts: [String: Int] = [:]
+
+    init(_ dependencies: Dependencies) {
+        store = dependencies.store
+        engine = dependencies.engine
+        spool = dependencies.spool
+        ids = dependencies.ids
+        commits = dependencies.commits
+        metrics = dependencies.metrics
+        logger = dependencies.logger
+        allowPrivateNetworks = dependencies.allowPrivateNetworks
+        spoolQuota = dependencies.spoolQuota
+        now = dependencies.now
+    }
+
+    // MARK: Reading
+
+    func job(_ id: String) -> (JobRecord, LiveRates?)? {
+        guard let job = jobs[id] else { return nil }
+        return (job, rates[id])
+    }
+
+    /// A page of jobs, oldest first, and the id of the last event already reflected in it.
+    func list(states: Set<JobState>?, after cursor: Int64?, limit: Int) -> (jobs: [(JobRecord, LiveRates?)], next: Int64?, eventID: Int64) {
+        let eventID = ids.lastAllocated
+        var start = 0
+        if let cursor {
+            start = lowerBound(sequence: cursor + 1)
+        }
+        var page: [(JobRecord, LiveRates?)] = []
+        var index = start
+        while index < order.count, page.count < limit {
+            if let job = jobs[order[index]], states?.contains(job.state) ?? true {
+                page.append((job, rates[job.id]))
+            }
+            index += 1
+        }
+        var next: Int64?
+        if page.count == limit, index < order.count, let last = page.last {
+            // Only hand out a cursor when something may follow.
+            let rest = order[index...].contains { id in jobs[id].map { states?.contains($0.state) ?? true } ?? false }
+            if rest { next = last.0.sequence }
+        }
+        return (page, next, eventID)
+    }
+
+    /// What a follower of a growing file needs to know.
+    struct FollowStatus: Sendable {
+        var state: JobState
+        var bytesOnDisk: Int64
+        var restarts: Int
+        var filename: String?
+    }
+
+    func followStatus(_ id: String) -> FollowStatus? {
+        guard let job = jobs[id] else { return nil }
+        return FollowStatus(state: job.state, bytesOnDisk: job.bytesReceived, restarts: restarts[id] ?? 0, filename: job.filename)
+    }
+
+    /// A job and the id of the newest event already reflected in it (for a stream's first event).
+    func snapshot(_ id: String) -> (job: JobRecord, rates: LiveRates?, eventID: Int64)? {
+        guard let job = jobs[id] else { return nil }
+        return (job, rates[id], ids.lastAllocated)
+    }
+
+    func counts() -> [JobState: Int] {
+        var counts: [JobState: Int] = [:]
+        for job in jobs.values { counts[job.state, default: 0] += 1 }
+        return counts
+    }
+
+    /// Sum of smoothed speeds of running transfers.
+    func totalSpeed() -> Double { rates.values.reduce(0) { $0 + $1.speed } }
+
+    func allJobs() -> [JobRecord] { order.compactMap { jobs[$0] } }
+
+    private func lowerBound(sequence: Int64) -> Int {
+        var low = 0, high = order.count
+        while low < high {
+            let mid = (low + high) / 2
+            if (jobs[order[mid]]?.sequence ?? 0) < sequence { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    // MARK: Start-up
+
+    /// Loads every job, puts interrupted ones back in the engine's queue, and sweeps the spool.
+    /// Jobs that were downloading or waiting continue from the bytes on disk; paused stay paused.
+    func recover() async throws {
+        let stored = try await store.all().sorted { $0.sequence < $1.sequence }
+        var resubmit: [JobRecord] = []
+        var changed: [JobRecord] = []
+        let partials = Set(spool.partialJobIDs())
+        for var job in stored {
+            if let name = job.filename, !job.state.isTerminal || job.state == .finished {
+                spool.claim(filename: name, for: job.id)
+            }
+            switch job.state {
+            case .waiting, .downloading:
+                let onDisk = partials.contains(job.id) ? spool.partialSize(jobID: job.id) : 0
+                if job.bytesReceived != onDisk || job.state != .waiting {
+                    job.bytesReceived = onDisk
+                    job.state = .waiting
+                    job.updatedAt = now()
+                    changed.append(job)
+                }
+                resubmit.append(job)
+            case .paused, .failed:
+                let onDisk = partials.contains(job.id) ? spool.partialSize(jobID: job.id) : 0
+                if job.bytesReceived != onDisk {
+                    job.bytesReceived = onDisk
+                    changed.append(job)
+                }
+            case .finished, .cancelled:
+                break
+            }
+            insertIntoTable(job)
+        }
+        // Partial files no job owns are leftovers: remove them.
+        for id in partials where jobs[id] == nil || jobs[id]!.state == .finished || jobs[id]!.state == .cancelled {
+            spool.removePartial(jobID: id)
+        }
+        if !changed.isEmpty { try await store.update(changed) }
+        for job in resubmit { engine.submit(spec(for: job)) }
+        logger.info("recovered jobs", metadata: ["jobs": "\(stored.count)", "resumed": "\(resubmit.count)"])
+    }
+
+    // MARK: Creating
+
+    /// Creates jobs from validated drafts, one answer per draft, in order.
+    /// Deduplicated drafts answer with the existing job; the rest are inserted in one transaction.
+    func create(_ drafts: [JobDraft]) async throws -> [Created] {
+        var answers: [Created?] = Array(repeating: nil, count: drafts.count)
+        var fresh: [(index: Int, record: JobRecord, draft: JobDraft)] = []
+        var claimedHere: [String: Int] = [:]
+        let created = now()
+        for (index, draft) in drafts.enumerated() {
+            let key = draft.dedupeKey
+            if draft.dedupe {
+                if let existing = dedupeMatch(key) {
+                    answers[index] = .existing(existing)
+                    continue
+                }
+                if let earlier = claimedHere[key] {
+                    answers[index] = .existing(fresh.first { $0.index == earlier }!.record)
+                    continue
+                }
+                if pendingDedupe[key] != nil {
+                    answers[index] = .refused(APIError(.conflict, "an identical job is being created right now; retry"))
+                    continue
+                }
+            }
+            var record = JobRecord(
+                id: Self.newID(), sequence: 0, url: draft.url.normalized, finalURL: nil,
+                state: draft.paused ? .paused : .waiting,
+                filename: nil, requestedFilename: draft.filename,
+                bytesReceived: 0, bytesExpected: nil, contentType: nil, sha256: nil,
+                expectedSHA256: draft.expectedSHA256, error: nil, attempts: 0, priority: draft.priority,
+                maxBytesPerSecond: draft.maxBytesPerSecond, connections: draft.connections,
+                headers: draft.headers, dedupeKey: key, etag: nil, lastModified: nil, resumeData: nil,
+                createdAt: created, startedAt: nil, finishedAt: nil, updatedAt: created)
+            if let requested = draft.filename {
+                record.filename = spool.reserve(filename: requested, for: record.id)
+            }
+            if draft.dedupe {
+                claimedHere[key] = index
+                pendingDedupe[key] = record.id
+            }
+            fresh.append((index, record, draft))
+        }
+        defer { for item in fresh where item.draft.dedupe { pendingDedupe.removeValue(forKey: item.record.dedupeKey) } }
+        guard !fresh.isEmpty else { return answers.map { $0! } }
+
+        let inserted: [JobRecord]
+        do {
+            inserted = try await store.insert(fresh.map(\.record))
+        } catch {
+            for item in fresh { spool.release(jobID: item.record.id) }
+            throw APIError.store(error)
+        }
+        var change = CommitPipeline.Change()
+        for (item, record) in zip(fresh, inserted) {
+            insertIntoTable(record)
+            change.events.append(jobEvent(record))
+            answers[item.index] = .created(record)
+        }
+        for (index, answer) in answers.enumerated() {
+            if answer == nil, let key = Optional(drafts[index].dedupeKey), let job = dedupeMatch(key) {
+                answers[index] = .existing(job)
+            }
+        }
+        try await commits.commit(change)
+        for record in inserted where record.state == .waiting {
+            engine.submit(spec(for: record))
+        }
+        metrics.jobsCreated(inserted.count)
+        return answers.map { $0 ?? .refused(APIError(.internal, "job creation lost an answer")) }
+    }
+
+    private func dedupeMatch(_ key: String) -> JobRecord? {
+        guard let candidates = byDedupeKey[key] else { return nil }
+        let usable = candidates.compactMap { jobs[$0] }.filter { job in
+            switch job.state {
+            case .cancelled, .failed: return false
+            case .finished: return job.filename.map { FileManager.default.fileExists(atPath: spool.finishedPath(for: $0)) } ?? false
+            default: return true
+            }
+        }
+        return usable.min { $0.sequence < $1.sequence }
+    }
+
+    /// 128 random bits as 26 lower-case base32 characters: opaque and URL-safe.
+    static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567")
+        let high = generator.next() as UInt64, low = generator.next() as UInt64
+        var bits = (high, low)
+        var out = ""
+        for _ in 0..<26 {
+            out.append(alphabet[Int(bits.1 & 31)])
+            bits.1 = (bits.1 >> 5) | ((bits.0 & 31) << 59)
+            bits.0 >>= 5
+        }
+        return out
+    }
+
+    // MARK: User actions
+
+    func pause(_ id: String) async throws -> JobRecord {
+        try await act(.pause, on: id) { job in
+            job.state = .paused
+            job.error = nil
+            self.rates[id] = nil
+            self.engine.pause(id: id)
+        }
+    }
+
+    func resume(_ id: String) async throws -> JobRecord {
+        try await act(.resume, on: id) { job in
+            job.state = .waiting
+            job.error = nil
+            self.engine.submit(self.spec(for: job))
+        }
+    }
+
+    func cancel(_ id: String) async throws -> JobRecord {
+        try await act(.cancel, on: id) { job in
+            job.state = .cancelled
+            job.error = nil
+            job.bytesReceived = 0
+            job.finishedAt = self.now()
+            self.rates[id] = nil
+            self.engine.cancel(id: id)
+            self.spool.removePartial(jobID: id)
+            self.spool.release(jobID: id)
+        }
+    }
+
+    func update(_ id: String, _ patch: JobPatch) async throws -> JobRecord {
+        guard let current = jobs[id] else { throw APIError.jobNotFound(id) }
+        if patch.url != nil, case .conflict = JobAction.changeURL.outcome(in: current.state) {
+            throw APIError(.conflict, JobAction.changeURL.conflictMessage(current.state))
+        }
+        return try await act(.changeSettings, on: id) { job in
+            if let priority = patch.priority, priority != job.priority {
+                job.priority = priority
+                self.engine.updatePriority(id: id, priority)
+            }
+            if let rate = patch.maxBytesPerSecond {
+                job.maxBytesPerSecond = rate
+                self.engine.updateRateLimit(id: id, rate)
+            }
+            if let url = patch.url {
+                job.url = url.normalized
+                self.reindex(job, dedupeKey: Self.dedupeKey(url: url, headers: job.headers))
+                job.dedupeKey = Self.dedupeKey(url: url, headers: job.headers)
+                if job.state == .waiting || job.state == .downloading {
+                    self.engine.updateURL(id: id, url.normalized)
+                }
+            }
+        }
+    }
+
+    /// Stops the job if active and removes it and its file for good.
+    func delete(_ id: String) async throws {
+        guard let job = jobs[id] else { throw APIError.jobNotFound(id) }
+        engine.cancel(id: id)
+        spool.removePartial(jobID: id)
+        if job.state == .finished, let name = job.filename { spool.removeFinished(filename: name) }
+        spool.release(jobID: id)
+        removeFromTable(id)
+        restarts[id] = nil
+        var change = CommitPipeline.Change()
+        change.deletions = [id]
+        change.events = [removedEvent(id)]
+        try await commitOrUnavailable(change)
+    }
+
+    /// Applies an action by API.md's table: a no-op answers the job unchanged, a conflict throws 409.
+    private func act(_ action: JobAction, on id: String, _ body: (inout JobRecord) -> Void) async throws -> JobRecord {
+        guard var job = jobs[id] else { throw APIError.jobNotFound(id) }
+        switch action.outcome(in: job.state) {
+        case .conflict: throw APIError(.conflict, action.conflictMessage(job.state))
+        case .noOp: return job
+        case .apply: break
+        }
+        body(&job)
+        job.updatedAt = now()
+        jobs[id] = job
+        try await commitOrUnavailable(CommitPipeline.Change(upserts: [job], events: [jobEvent(job)]))
+        return jobs[id] ?? job
+    }
+
+    private func commitOrUnavailable(_ change: CommitPipeline.Change) async throws {
+        do { try await commits.commit(change) } catch { throw APIError.store(error) }
+    }
+
+    // MARK: Engine events
+
+    /// Applies one engine event. Events of jobs that were deleted, cancelled or paused meanwhile are
+    /// reduced to what still matters (bytes on disk), never to a state the user left.
+    func apply(_ event: TransferEvent) {
+        let id = event.jobID
+        guard var job = jobs[id] else { return }
+        let userStopped = job.state == .paused || job.state == .cancelled || job.state == .finished
+        var events: [ServerEvent] = []
+        var persist = true
+        switch event {
+        case .started(_, let offset):
+            guard !userStopped else { return }
+            job.state = .downloading
+            job.error = nil
+            job.attempts += 1
+            job.bytesReceived = offset
+            if job.startedAt == nil { job.startedAt = now() }
+            rates[id] = LiveRates()
+            events.append(jobEvent(job))
+        case .responded(_, let metadata):
+            guard job.state != .cancelled else { return }
+            job.finalURL = metadata.finalURL
+            if let name = metadata.filename { job.filename = name }
+            job.contentType = metadata.contentType ?? job.contentType
+            job.bytesExpected = metadata.bytesExpected
+            job.etag = metadata.etag
+            job.lastModified = metadata.lastModified
+            events.append(jobEvent(job))
+        case .restarted:
+            guard !userStopped else { return }
+            job.bytesReceived = 0
+            restarts[id, default: 0] += 1
+            events.append(jobEvent(job, restarted: true))
+        case .progress(_, let progress):
+            guard job.state == .downloading else { return }
+            if progress.bytesReceived > job.bytesReceived {
+                metrics.bytesDownloaded(progress.bytesReceived - job.bytesReceived)
+            }
+            job.bytesReceived = progress.bytesReceived
+            job.bytesExpected = progress.bytesExpected ?? job.bytesExpected
+            let live = LiveRates(speed: progress.bytesPerSecond, eta: progress.eta)
+            rates[id] = live
+            jobs[id] = job
+            persist = false
+            events.append(progressEvent(job, live))
+        case .waiting(_, let reason):
+            guard !userStopped else { return }
+            let error: JobError? = switch reason {
+            case .queued: nil
+            case .diskFull(let message): JobError(code: "disk_full", message: message, httpStatus: nil)
+            case .retrying(let at, let attempt, let failure):
+                JobError(code: "retrying",
+                         message: "attempt \(attempt) failed (\(failure.code): \(failure.message)); retrying at \(Timestamp.rfc3339(at))",
+                         httpStatus: failure.httpStatus)
+            }
+            if job.state == .waiting && job.error == error { return }
+            if case .retrying(_, _, let failure) = reason { metrics.transferError(failure.code) }
+            if case .diskFull = reason { metrics.transferError("disk_full") }
+            job.state = .waiting
+            job.error = error
+            rates[id] = nil
+            events.append(jobEvent(job))
+        case .finished(_, let file):
+            guard job.state != .cancelled else { return }
+            job.state = .finished
+            job.error = nil
+            job.filename = file.filename
+            job.bytesReceived = file.size
+            job.bytesExpected = file.size
+            job.sha256 = file.sha256
+            job.contentType = file.contentType ?? job.contentType
+            job.finalURL = file.finalURL ?? job.finalURL
+            job.etag = file.etag ?? job.etag
+            job.lastModified = file.lastModified ?? job.lastModified
+            job.finishedAt = now()
+            rates[id] = nil
+            events.append(jobEvent(job))
+        case .failed(_, let failure):
+            guard !userStopped else { return }
+            job.state = .failed
+            job.error = JobError(code: failure.code, message: failure.message, httpStatus: failure.httpStatus)
+            job.finishedAt = now()
+            rates[id] = nil
+            metrics.transferError(failure.code)
+            if failure.code == "checksum_mismatch" { job.bytesReceived = 0 }
+            events.append(jobEvent(job))
+        case .paused(_, let bytes), .stopped(_, let bytes):
+            job.bytesReceived = bytes
+            rates[id] = nil
+            if case .paused = event, job.state == .paused { events.append(jobEvent(job)) }
+        }
+        job.updatedAt = now()
+        jobs[id] = job
+        commits.enqueue(CommitPipeline.Change(upserts: persist ? [job] : [], events: events))
+    }
+
+    // MARK: Helpers
+
+    func spec(for job: JobRecord) -> TransferSpec {
+        var resume: ResumeValidators?
+        if job.bytesReceived > 0 || job.etag != nil || job.lastModified != nil || job.filename != nil {
+            resume = ResumeValidators(
+                etag: job.etag, lastModified: job.lastModified, bytesExpected: job.bytesExpected,
+                filename: job.filename, finalURL: job.finalURL)
+        }
+        return TransferSpec(
+            id: job.id, url: job.url, headers: job.headers.map { (name: $0.name, value: $0.value) },
+            requestedFilename: job.requestedFilename, expectedSHA256: job.expectedSHA256,
+            maxBytesPerSecond: job.maxBytesPerSecond, priority: job.priority, sequence: job.sequence,
+            attempts: job.attempts, resume: resume)
+    }
+
+    static func dedupeKey(url: SubmittedURL, headers: [HeaderField]) -> String {
+        JobDraft(url: url, filename: nil, headers: headers, expectedSHA256: nil, priority: 0,
+                 maxBytesPerSecond: nil, connections: nil, paused: false, dedupe: true).dedupeKey
+    }
+
+    private func insertIntoTable(_ job: JobRecord) {
+        if jobs.updateValue(job, forKey: job.id) == nil {
+            if let last = order.last, let lastJob = jobs[last], lastJob.sequence > job.sequence {
+                order.insert(job.id, at: lowerBound(sequence: job.sequence))
+            } else {
+                order.append(job.id)
+            }
+        }
+        byDedupeKey[job.dedupeKey, default: []].insert(job.id)
+    }
+
+    private func removeFromTable(_ id: String) {
+        guard let job = jobs.removeValue(forKey: id) else { return }
+        rates[id] = nil
+        let index = lowerBound(sequence: job.sequence)
+        if index < order.count, order[index] == id { order.remove(at: index) } else { order.removeAll { $0 == id } }
+        byDedupeKey[job.dedupeKey]?.remove(id)
+        if byDedupeKey[job.dedupeKey]?.isEmpty == true { byDedupeKey[job.dedupeKey] = nil }
+    }
+
+    private func reindex(_ job: JobRecord, dedupeKey: String) {
+        byDedupeKey[job.dedupeKey]?.remove(job.id)
+        byDedupeKey[dedupeKey, default: []].insert(job.id)
+    }
+
+    private func jobEvent(_ job: JobRecord, restarted: Bool = false) -> ServerEvent {
+        ServerEvent(id: ids.next(), kind: .job, jobID: job.id,
+                    data: JobView.render(job, rates: rates[job.id], restarted: restarted),
+                    closesJobStream: job.state.isTerminal)
+    }
+
+    private func progressEvent(_ job: JobRecord, _ live: LiveRates) -> ServerEvent {
+        ServerEvent(id: ids.next(), kind: .progress, jobID: job.id, data: JobView.renderProgress(job, rates: live))
+    }
+
+    private func removedEvent(_ id: String) -> ServerEvent {
+        var json = JSONWriter(capacity: 48)
+        json.beginObject(); json.field("id", id); json.endObject()
+        return ServerEvent(id: ids.next(), kind: .removed, jobID: id, data: json.bytes, closesJobStream: true)
+    }
+}

@@ -1,0 +1,79 @@
+import FerryCore
+import FerryStore
+import Foundation
+
+/// The numbers of a running transfer that are not stored: speed and time left.
+struct LiveRates: Sendable, Equatable {
+    var speed: Double = 0
+    var eta: Double?
+}
+
+/// Renders a job as API.md's job object. Pure.
+enum JobView {
+    static func contentURL(_ id: String) -> String { "/api/v1/jobs/\(id)/content" }
+
+    static func progress(_ job: JobRecord) -> Double? {
+        guard let expected = job.bytesExpected else { return nil }
+        if expected == 0 { return job.state == .finished ? 1 : 0 }
+        return min(1, Double(job.bytesReceived) / Double(expected))
+    }
+
+    /// Writes the job object; `extra` adds fields (e.g. `"restarted": true` on an event).
+    static func write(_ job: JobRecord, rates: LiveRates?, into json: inout JSONWriter, restarted: Bool = false) {
+        let downloading = job.state == .downloading
+        json.beginObject()
+        json.field("id", job.id)
+        json.field("url", job.url)
+        json.field("finalUrl", job.finalURL)
+        json.field("state", job.state.rawValue)
+        json.field("filename", job.filename)
+        json.field("bytesReceived", job.bytesReceived)
+        json.field("bytesExpected", job.bytesExpected)
+        json.field("progress", progress(job))
+        json.field("speed", downloading ? (rates?.speed ?? 0).rounded() : 0)
+        json.field("eta", downloading ? rates?.eta : (job.state == .finished ? 0 : nil))
+        json.field("contentType", job.contentType)
+        json.field("sha256", job.sha256)
+        json.field("expectedSha256", job.expectedSHA256)
+        json.key("error")
+        if let error = job.error { writeError(error, into: &json) } else { json.null() }
+        json.field("attempts", job.attempts)
+        json.field("priority", job.priority)
+        json.field("maxBytesPerSecond", job.maxBytesPerSecond)
+        json.field("connections", job.connections)
+        json.field("createdAt", Timestamp.rfc3339(job.createdAt))
+        json.field("startedAt", job.startedAt.map(Timestamp.rfc3339))
+        json.field("finishedAt", job.finishedAt.map(Timestamp.rfc3339))
+        json.field("contentUrl", contentURL(job.id))
+        if restarted { json.field("restarted", true) }
+        json.endObject()
+    }
+
+    static func writeError(_ error: JobError, into json: inout JSONWriter) {
+        json.beginObject()
+        json.field("code", error.code)
+        json.field("message", error.message)
+        if let status = error.httpStatus { json.field("httpStatus", status) }
+        json.endObject()
+    }
+
+    static func render(_ job: JobRecord, rates: LiveRates?, restarted: Bool = false) -> [UInt8] {
+        var json = JSONWriter()
+        write(job, rates: rates, into: &json, restarted: restarted)
+        return json.bytes
+    }
+
+    /// `{"id","bytesReceived","bytesExpected","progress","speed","eta"}` for a `progress` event.
+    static func renderProgress(_ job: JobRecord, rates: LiveRates) -> [UInt8] {
+        var json = JSONWriter(capacity: 160)
+        json.beginObject()
+        json.field("id", job.id)
+        json.field("bytesReceived", job.bytesReceived)
+        json.field("bytesExpected", job.bytesExpected)
+        json.field("progress", progress(job))
+        json.field("speed", rates.speed.rounded())
+        json.field("eta", rates.eta)
+        json.endObject()
+        return json.bytes
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// Counters for `/metrics`, updated from any thread.
+///
+/// Owner: its lock, held only for a dictionary update; gauges that belong to other owners (jobs
+/// by state, speed, spool bytes, subscribers) are read from them when the page is rendered.
+final class ServiceMetrics: @unchecked Sendable {
+    struct RequestKey: Hashable {
+        var route: String
+        var method: String
+        var status: Int
+    }
+
+    private let lock = NSLock()
+    private var requests: [RequestKey: Int] = [:]
+    private var transferErrors: [String: Int] = [:]
+    private var downloadedBytes: Int64 = 0
+    private var created: Int = 0
+
+    func request(route: String, method: String, status: Int) {
+        lock.lock(); defer { lock.unlock() }
+        requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
+    }
+
+    func transferError(_ code: String) {
+        lock.lock(); defer { lock.unlock() }
+        transferErrors[code, default: 0] += 1
+    }
+
+    func bytesDownloaded(_ count: Int64) {
+        lock.lock(); defer { lock.unlock() }
+        downloadedBytes += count
+    }
+
+    func jobsCreated(_ count: Int) {
+        lock.lock(); defer { lock.unlock() }
+        created += count
+    }
+
+    /// Gauges owned elsewhere, gathered by the caller just before rendering.
+    struct Gauges {
+        var jobsByState: [String: Int]
+        var downloadSpeed: Double
+        var subscribers: Int
+        var spoolBytes: Int64
+        var freeBytes: Int64?
+        var openConnections: Int
+    }
+
+    /// Prometheus text exposition format, version 0.0.4.
+    func render(_ gauges: Gauges) -> String {
+        lock.lock()
+        let requests = self.requests, errors = transferErrors, downloaded = downloadedBytes, created = self.created
+        lock.unlock()
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        }
+        family("ferry_jobs", "gauge", "Jobs by state.")
+        for state in ["waiting", "downloading", "paused", "finished", "failed", "cancelled"] {
+            out += "ferry_jobs{state=\"\(state)\"} \(gauges.jobsByState[state] ?? 0)\n"
+        }
+        family("ferry_jobs_created_total", "counter", "Jobs created since start.")
+        out += "ferry_jobs_created_total \(created)\n"
+        family("ferry_downloaded_bytes_total", "counter", "Bytes received from origins since start.")
+        out += "ferry_downloaded_bytes_total \(downloaded)\n"
+        family("ferry_download_speed_bytes_per_second", "gauge", "Current total download speed (smoothed).")
+        out += "ferry_download_speed_bytes_per_second \(Int64(gauges.downloadSpeed.rounded()))\n"
+        family("ferry_http_requests_total", "counter", "HTTP requests by route, method and status.")
+        for (key, count) in requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
+            out += "ferry_http_requests_total{route=\"\(escape(key.route))\",method=\"\(key.method)\",status=\"\(key.status)\"} \(count)\n"
+        }
+        family("ferry_sse_subscribers", "gauge", "Open event streams.")
+        out += "ferry_sse_subscribers \(gauges.subscribers)\n"
+        family("ferry_http_open_connections", "gauge", "Open HTTP connections.")
+        out += "ferry_http_open_connections \(gauges.openConnections)\n"
+        family("ferry_spool_bytes", "gauge", "Bytes held in the spool (partial and finished files).")
+        out += "ferry_spool_bytes \(gauges.spoolBytes)\n"
+        family("ferry_spool_free_bytes", "gauge", "Free bytes on the spool's filesystem.")
+        out += "ferry_spool_free_bytes \(gauges.freeBytes ?? -1)\n"
+        family("ferry_transfer_errors_total", "counter", "Transfer failures and waits by code.")
+        for (code, count) in errors.sorted(by: { $0.key < $1.key }) {
+            out += "ferry_transfer_errors_total{code=\"\(escape(code))\"} \(count)\n"
+        }
+        return out
+    }
+
+    private func escape(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+}

@@ -1,0 +1,13 @@
+import ArgumentParser
+import FerryService
+
+/// The `ferry` executable: `serve` (the default) runs the service; the other subcommands talk to one.
+@main
+struct FerryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ferry",
+        abstract: "A server-side download proxy: fetch files on the server's link, resume, verify, serve.",
+        subcommands: [ServeCommand.self],
+        defaultSubcommand: ServeCommand.self
+    )
+}

@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import FerryService
+import Logging
+
+/// `ferry serve`: runs the service until SIGTERM or SIGINT. Every option has an environment twin
+/// (`--max-concurrent` / `FERRY_MAX_CONCURRENT`); a flag wins over its variable.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the Ferry service (REST API, event streams, browser page)."
+    )
+
+    @Option(help: "Address to listen on (FERRY_HOST; default 127.0.0.1).") var host: String?
+    @Option(help: "Port to listen on, 0 for any (FERRY_PORT; default 8080).") var port: String?
+    @Option(help: "Spool directory for files and state (FERRY_SPOOL; default ./spool).") var spool: String?
+    @Option(help: "API token (FERRY_TOKEN). Generated when listening beyond loopback without one.") var token: String?
+    @Option(name: .customLong("max-concurrent"), help: "Downloads running at once (FERRY_MAX_CONCURRENT; default 4).")
+    var maxConcurrent: String?
+    @Flag(name: .customLong("allow-private-networks"),
+          help: "Allow loopback, private and link-local destinations (FERRY_ALLOW_PRIVATE_NETWORKS=1).")
+    var allowPrivateNetworks = false
+    @Option(name: .customLong("max-file-size"), help: "Largest file accepted, e.g. 10GiB (FERRY_MAX_FILE_SIZE).")
+    var maxFileSize: String?
+    @Option(name: .customLong("min-free-space"), help: "Free space reserve; below it downloads wait (FERRY_MIN_FREE_SPACE; default 1GiB).")
+    var minFreeSpace: String?
+    @Option(name: .customLong("spool-quota"), help: "Bytes the spool may hold (FERRY_SPOOL_QUOTA).")
+    var spoolQuota: String?
+    @Option(help: "Remove ended jobs older than this, e.g. 7d (FERRY_RETENTION).") var retention: String?
+    @Option(name: .customLong("public"), help: "Directory of the browser page (FERRY_PUBLIC; default ./Public).")
+    var publicDirectory: String?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (FERRY_LOG_LEVEL; default info).")
+    var logLevel: String?
+
+    func run() async throws {
+        var flags: [ServiceConfiguration.Setting: String] = [:]
+        flags[.host] = host
+        flags[.port] = port
+        flags[.spool] = spool
+        flags[.token] = token
+        flags[.maxConcurrent] = maxConcurrent
+        if allowPrivateNetworks { flags[.allowPrivateNetworks] = "1" }
+        flags[.maxFileSize] = maxFileSize
+        flags[.minFreeSpace] = minFreeSpace
+        flags[.spoolQuota] = spoolQuota
+        flags[.retention] = retention
+        flags[.publicDirectory] = publicDirectory
+        let environment = ProcessInfo.processInfo.environment
+        let configuration: ServiceConfiguration
+        do {
+            configuration = try ServiceConfiguration.resolve(flags: flags, environment: environment)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        let level = Logger.Level(rawValue: (logLevel ?? environment["FERRY_LOG_LEVEL"] ?? "info").lowercased()) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        try await FerryService.run(configuration: configuration, logger: Logger(label: "ferry"))
+    }
+}

@@ -1,2 +1,0 @@
-import FerryService
-print("ferry")
