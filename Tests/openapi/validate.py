@@ -350,10 +350,66 @@ def main():
                 checks.check(not open_, f"{method.upper()} {path} needs a token")
                 checks.check("401" in op["responses"], f"{method.upper()} {path} documents 401")
 
+    instance_checks(checks, doc)
+
     # Every $ref resolves (the validator follows them, but this names the broken one).
     broken = [r for r in refs(doc) if not resolves(doc, r)]
     checks.check(not broken, "every $ref resolves", ", ".join(broken))
     return finish(checks)
+
+
+def instance_checks(checks, doc):
+    """Validate sample bodies against the component schemas (JSON Schema 2020-12, as OpenAPI 3.1 uses)."""
+    try:
+        from jsonschema import Draft202012Validator
+    except ImportError:
+        checks.check(False, "jsonschema importable (a dependency of openapi-spec-validator)")
+        return
+
+    def errors(name, instance):
+        root = {"$ref": f"#/components/schemas/{name}", "components": doc["components"]}
+        return [e.message for e in Draft202012Validator(root).iter_errors(instance)]
+
+    def expect(name, instance, valid, what):
+        found = errors(name, instance)
+        checks.check(not found if valid else bool(found), what, "; ".join(found) if valid else "accepted")
+
+    for name, schema in doc["components"]["schemas"].items():
+        if "example" in schema:
+            expect(name, schema["example"], True, f"example of {name} is valid")
+
+    job = dict(doc["components"]["schemas"]["Job"]["example"])
+    waiting = dict(job, state="waiting", error={"code": "retrying", "message": "Retrying at 04:05:06Z."})
+    failed = dict(job, state="failed", error={"code": "http_error", "message": "Origin answered 404.", "httpStatus": 404})
+    unknown = dict(job, bytesExpected=None, progress=None, eta=None, finalUrl=None, filename=None)
+    finished = dict(job, state="finished", sha256="ab" * 32, finishedAt="2026-11-22T04:05:09.000Z")
+    expect("Job", waiting, True, "a waiting job with a `retrying` reason is a Job")
+    expect("Job", failed, True, "a failed job with `http_error` + httpStatus is a Job")
+    expect("Job", unknown, True, "a job without a known length is a Job")
+    expect("Job", finished, True, "a finished job is a Job")
+    expect("Job", dict(failed, error={"code": "http_error", "message": "x"}), False,
+           "`http_error` without httpStatus is refused")
+    expect("Job", dict(job, state="running"), False, "an unknown state is refused")
+    expect("Job", {k: v for k, v in job.items() if k != "error"}, False, "a job without `error` is refused")
+    expect("JobEvent", dict(job, restarted=True), True, "a job event with `restarted: true` is a JobEvent")
+    item_error = {"error": {"code": "invalid_url", "message": "Not a URL."}}
+    expect("BatchItem", waiting, True, "a job with an error reason is exactly one BatchItem (a job)")
+    expect("BatchItem", job, True, "a job is exactly one BatchItem")
+    expect("BatchItem", item_error, True, "an {error} is exactly one BatchItem")
+    expect("Error", {"error": {"code": "not_found", "message": "No such job."}}, True, "an API error is an Error")
+    expect("Error", {"error": {"code": "no_such_code", "message": "x"}}, False, "an unknown error code is refused")
+    expect("JobCreate", {"url": "https://example.com/a", "headers": {"Accept": "*/*"}, "sha256": "AB" * 32,
+                         "priority": -3, "maxBytesPerSecond": 1000, "connections": 16, "paused": True,
+                         "dedupe": False, "somethingNew": 1}, True, "a full JobCreate (with an unknown field) is valid")
+    expect("JobCreate", {"filename": "a"}, False, "a JobCreate without url is refused")
+    expect("JobCreate", {"url": "https://e/a", "connections": 17}, False, "connections 17 is refused")
+    expect("JobCreate", {"url": "https://e/a", "sha256": "xyz"}, False, "a non-hex sha256 is refused")
+    expect("JobCreate", {"url": "https://e/a", "headers": {"X": 1}}, False, "a non-string header value is refused")
+    expect("JobPatch", {"maxBytesPerSecond": None}, True, "a JobPatch removing the rate limit is valid")
+    expect("JobList", {"jobs": [job], "next": None}, True, "a JobList is valid")
+    expect("ProgressEvent", {"id": "a", "bytesReceived": 5, "bytesExpected": None, "progress": None, "speed": 0.0,
+                             "eta": None}, True, "a ProgressEvent without a known length is valid")
+    expect("Readiness", {"status": "unavailable", "reasons": ["spool not writable"]}, True, "a Readiness is valid")
 
 
 def allows_null(doc, schema):

@@ -1585,7 +1585,17 @@ enum OpenAPIDocument {
             "$ref": "#/components/schemas/Job"
           },
           {
-            "$ref": "#/components/schemas/Error"
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Error"
+              }
+            ],
+            "not": {
+              "required": [
+                "id"
+              ]
+            },
+            "description": "This item was not created; the body an API error would have."
           }
         ]
       },
