@@ -119,6 +119,7 @@ public final class FerryService: @unchecked Sendable {
         self.server = server
         serverBox.server = server
         let ports = try server.start()
+        if let bound = ports.first { access.setPort(bound) }
         if access.isOpen {
             logger.notice("no token configured: the API is open to local callers on \(configuration.host)")
         }

@@ -16,7 +16,7 @@ final class AccessGuard: @unchecked Sendable {
 
     let token: String?
     private let cookies: SessionCookie?
-    private let port: Int
+    private var port: Int
     private let lock = NSLock()
     private var revokedNonces: Set<String> = []
 
@@ -27,6 +27,16 @@ final class AccessGuard: @unchecked Sendable {
     }
 
     var isOpen: Bool { token == nil }
+
+    /// The port actually bound (the configured one may be 0).
+    func setPort(_ port: Int) {
+        lock.lock(); self.port = port; lock.unlock()
+    }
+
+    private var currentPort: Int {
+        lock.lock(); defer { lock.unlock() }
+        return port
+    }
 
     /// Paths that need no credentials: health, readiness, the page and its files, logging in.
     static func isPublic(_ path: String) -> Bool {
@@ -98,6 +108,7 @@ final class AccessGuard: @unchecked Sendable {
             throw APIError(.forbidden, "a Host header is required")
         }
         let (name, hostPort) = Self.splitHost(host)
+        let port = currentPort
         let portMatches = hostPort.map { $0 == port } ?? (port == 80)
         guard Self.loopbackNames.contains(name), portMatches else {
             throw APIError(.forbidden, "Ferry is open to local callers only; Host '\(host)' is not this machine")
