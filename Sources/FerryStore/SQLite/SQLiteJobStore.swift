@@ -61,7 +61,7 @@ public final class SQLiteJobStore: JobStore, @unchecked Sendable {
     func pragma(_ name: String) async throws -> String? {
         try await perform { connection in
             try connection.withStatement("PRAGMA \(name)", operation: "read PRAGMA \(name)") { statement in
-                try statement.step() ? statement.string(name) : nil
+                try statement.step() ? statement.string(at: 0) : nil
             }
         }
     }

@@ -84,7 +84,11 @@ final class Statement {
     }
 
     func string(_ name: String) -> String? {
-        let index = column(name)
+        string(at: column(name))
+    }
+
+    /// The text of the column at `index` (for results whose column names vary, such as PRAGMAs).
+    func string(at index: Int32) -> String? {
         guard sqlite3_column_type(handle, index) != SQLITE_NULL, let text = sqlite3_column_text(handle, index)
         else { return nil }
         let count = Int(sqlite3_column_bytes(handle, index))
