@@ -59,7 +59,7 @@ enum SQLiteJobRow {
     /// The record in the statement's current row (selected with `selectColumns`).
     /// - Throws: `JobStoreError.corrupt` when a required column is NULL or holds something Ferry never writes.
     static func record(from row: Statement) throws -> JobRecord {
-        let id = try required(row.string("id"), "id", in: row)
+        guard let id = row.string("id") else { throw JobStoreError.corrupt("a job row has a NULL id") }
         func need<T>(_ value: T?, _ column: String) throws -> T {
             guard let value else { throw JobStoreError.corrupt("job \(id): column \(column) is NULL") }
             return value
@@ -103,11 +103,6 @@ enum SQLiteJobRow {
             finishedAt: row.double("finished_at").map(StoredDate.date(seconds:)),
             updatedAt: StoredDate.date(seconds: try need(row.double("updated_at"), "updated_at"))
         )
-    }
-
-    private static func required(_ value: String?, _ column: String, in row: Statement) throws -> String {
-        guard let value else { throw JobStoreError.corrupt("a job row has a NULL \(column)") }
-        return value
     }
 
     private static func encodeHeaders(_ headers: [HeaderField]) throws -> String {

@@ -79,10 +79,6 @@ final class Statement {
 
     // MARK: Columns of the current row
 
-    func isNull(_ name: String) -> Bool {
-        sqlite3_column_type(handle, column(name)) == SQLITE_NULL
-    }
-
     func string(_ name: String) -> String? {
         string(at: column(name))
     }
