@@ -1,0 +1,63 @@
+import Foundation
+
+/// Durable storage of jobs, idempotency records and a little metadata.
+///
+/// Every mutating call is durable (synced) when it returns. Safe to call from any task; implementations own their
+/// state (`SQLiteJobStore`: a private serial queue; `MemoryJobStore`: an actor). The same contract tests
+/// (`JobStoreContractTests`) run against every implementation.
+///
+/// Behaviour every implementation shares:
+/// - `insert` assigns `sequence` (strictly increasing, never reused, even after deletes) and stores the whole
+///   batch or nothing; an id already stored, or repeated in the batch, throws `JobStoreError.duplicateID`.
+/// - Dates are kept to the millisecond (`StoredDate`): what is read back equals `storedForm` of what was written.
+/// - `list` returns jobs oldest first (sequence ascending); `limit` is clamped to 1...1000; `next` is an opaque
+///   `JobCursor`, `nil` on the last page; a cursor no store made throws `JobStoreError.invalidCursor`. A set of
+///   states filters (an empty set matches nothing); `nil` lists every state.
+/// - `counts` has an entry for every `JobState`, zero included.
+///
+/// Implementations: `SQLiteJobStore` (default, WAL, in the spool), `MemoryJobStore` (tests, ephemeral mode).
+///
+/// ## A PostgreSQL store shared by several Ferry nodes (designed for, not built)
+/// Nothing here is SQLite-specific: the calls are async, ids are strings, cursors are opaque, dates have a fixed
+/// precision, and there is no transaction handle in the protocol. A `PostgresJobStore` would:
+/// - take `sequence` from a database `SEQUENCE` (`bigint DEFAULT nextval('job_sequence')`, read back with
+///   `INSERT ... RETURNING sequence`); sequences from concurrent transactions may commit out of order, so a
+///   gapless list for event replay would page on a commit-ordered column or hold the cursor behind the oldest
+///   in-flight transaction (`pg_snapshot_xmin`), which the opaque cursor allows without changing callers;
+/// - let each node claim work with `UPDATE jobs SET state = 'downloading', owner = $node, lease_until = now() + ...
+///   WHERE id IN (SELECT id FROM jobs WHERE state = 'waiting' ORDER BY priority DESC, sequence
+///   FOR UPDATE SKIP LOCKED LIMIT $n) RETURNING *` — a claiming call (and a lease renewal) would be added to this
+///   protocol then; a single node never needs it, as the engine's scheduler owns its queue;
+/// - publish changes with `NOTIFY ferry_jobs, '<id>'` in the same transaction (delivered only on commit) and have
+///   each node `LISTEN` to refresh its view and fan events out to its SSE subscribers; the event id would come from
+///   a `SEQUENCE` too (kept under `value(forKey:)` today);
+/// - keep idempotency records in a table keyed by `key` with `INSERT ... ON CONFLICT DO NOTHING`, so two nodes
+///   racing on one key agree on the first answer; purge with `DELETE ... WHERE created_at < $1`;
+/// - map SQLSTATE errors into `JobStoreError` (a `.postgres(sqlstate:message:operation:)` case), as SQLite codes are.
+public protocol JobStore: Sendable {
+    /// Stores new jobs in one transaction and returns them as stored: `sequence` assigned, dates normalized.
+    func insert(_ jobs: [JobRecord]) async throws -> [JobRecord]
+    /// Replaces the job with the same id (its `sequence` is kept as stored). Throws `JobStoreError.notFound`.
+    func update(_ job: JobRecord) async throws
+    func job(id: String) async throws -> JobRecord?
+    /// Whether a job was deleted.
+    func delete(id: String) async throws -> Bool
+    /// Jobs oldest first (sequence ascending), filtered by state when `states` is given.
+    func list(states: Set<JobState>?, after cursor: String?, limit: Int) async throws -> JobPage
+    /// Every job, oldest first (start-up recovery).
+    func all() async throws -> [JobRecord]
+    /// Jobs with this dedupe key, oldest first, whatever their state.
+    func jobs(dedupeKey: String) async throws -> [JobRecord]
+    /// How many jobs are in each state; every state present.
+    func counts() async throws -> [JobState: Int]
+    func idempotencyRecord(key: String) async throws -> IdempotencyRecord?
+    /// Saves (or replaces) the record for its key.
+    func saveIdempotencyRecord(_ record: IdempotencyRecord) async throws
+    /// Deletes records created strictly before `olderThan`.
+    func purgeIdempotencyRecords(olderThan: Date) async throws
+    /// Small metadata (e.g. the last event id).
+    func value(forKey key: String) async throws -> String?
+    func setValue(_ value: String, forKey key: String) async throws
+    /// Releases resources. Calls made afterwards fail (SQLite) or keep working (memory).
+    func close() async
+}

@@ -1,0 +1,119 @@
+import Foundation
+
+/// A `JobStore` kept in memory: for tests and an ephemeral mode. Nothing survives the process.
+///
+/// An actor owns the state. It behaves as `SQLiteJobStore` does (sequences never reused, whole-batch inserts,
+/// dates kept to the millisecond, the same cursors and errors), which the shared contract tests check.
+/// `close()` does nothing; the store stays usable.
+public actor MemoryJobStore: JobStore {
+    /// Jobs in sequence order (inserts append, as sequences only grow).
+    private var ordered: [JobRecord] = []
+    private var sequenceByID: [String: Int64] = [:]
+    private var lastSequence: Int64 = 0
+    private var idempotencyRecords: [String: IdempotencyRecord] = [:]
+    private var meta: [String: String] = [:]
+
+    public init() {}
+
+    public func insert(_ jobs: [JobRecord]) throws -> [JobRecord] {
+        var seen = Set<String>()
+        for job in jobs where sequenceByID[job.id] != nil || !seen.insert(job.id).inserted {
+            throw JobStoreError.duplicateID(job.id)
+        }
+        let stored = jobs.map { job in
+            lastSequence += 1
+            var record = job.storedForm
+            record.sequence = lastSequence
+            return record
+        }
+        for record in stored { sequenceByID[record.id] = record.sequence }
+        ordered.append(contentsOf: stored)
+        return stored
+    }
+
+    public func update(_ job: JobRecord) throws {
+        guard let index = index(of: job.id) else { throw JobStoreError.notFound(job.id) }
+        var record = job.storedForm
+        record.sequence = ordered[index].sequence
+        ordered[index] = record
+    }
+
+    public func job(id: String) -> JobRecord? {
+        index(of: id).map { ordered[$0] }
+    }
+
+    public func delete(id: String) -> Bool {
+        guard let index = index(of: id) else { return false }
+        ordered.remove(at: index)
+        sequenceByID[id] = nil
+        return true
+    }
+
+    public func list(states: Set<JobState>?, after cursor: String?, limit: Int) throws -> JobPage {
+        let after = try cursor.map { try JobCursor(decoding: $0).sequence } ?? 0
+        let limit = JobPage.clampedLimit(limit)
+        var jobs: [JobRecord] = []
+        for record in ordered[firstIndex(after: after)...] where states?.contains(record.state) ?? true {
+            if jobs.count == limit {
+                return JobPage(jobs: jobs, next: JobCursor(sequence: jobs[jobs.count - 1].sequence).encoded)
+            }
+            jobs.append(record)
+        }
+        return JobPage(jobs: jobs, next: nil)
+    }
+
+    public func all() -> [JobRecord] {
+        ordered
+    }
+
+    public func jobs(dedupeKey: String) -> [JobRecord] {
+        ordered.filter { $0.dedupeKey == dedupeKey }
+    }
+
+    public func counts() -> [JobState: Int] {
+        var counts = Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0, 0) })
+        for record in ordered { counts[record.state, default: 0] += 1 }
+        return counts
+    }
+
+    public func idempotencyRecord(key: String) -> IdempotencyRecord? {
+        idempotencyRecords[key]
+    }
+
+    public func saveIdempotencyRecord(_ record: IdempotencyRecord) {
+        idempotencyRecords[record.key] = record.storedForm
+    }
+
+    public func purgeIdempotencyRecords(olderThan date: Date) {
+        let cutoff = StoredDate.normalize(date)
+        idempotencyRecords = idempotencyRecords.filter { $0.value.createdAt >= cutoff }
+    }
+
+    public func value(forKey key: String) -> String? {
+        meta[key]
+    }
+
+    public func setValue(_ value: String, forKey key: String) {
+        meta[key] = value
+    }
+
+    public func close() {}
+
+    // MARK: Private
+
+    private func index(of id: String) -> Int? {
+        guard let sequence = sequenceByID[id] else { return nil }
+        let index = firstIndex(after: sequence - 1)
+        return index < ordered.count && ordered[index].sequence == sequence ? index : nil
+    }
+
+    /// The position of the first job whose sequence is greater than `sequence` (binary search).
+    private func firstIndex(after sequence: Int64) -> Int {
+        var low = 0, high = ordered.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ordered[middle].sequence <= sequence { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}

@@ -1,0 +1,99 @@
+/// The SQLite schema of `SQLiteJobStore`, as numbered migrations tracked in `PRAGMA user_version`.
+///
+/// Columns that are queried are real columns (`id`, `sequence`, `state`, `dedupe_key`, `created_at`, ...); so is
+/// every other field of `JobRecord`, except `headers`, kept as a JSON array of `{"name","value"}`. Dates are
+/// Unix-epoch seconds as `REAL`, rounded to the millisecond (`StoredDate`). Pure data; used on the store's queue.
+enum SQLiteSchema {
+    /// One step from `version - 1` to `version`. Steps run in order, each in its own transaction together with
+    /// the `user_version` bump, so a crash mid-migration leaves the previous version intact.
+    struct Migration {
+        var version: Int32
+        var sql: String
+    }
+
+    /// The version this build writes. A database with a higher `user_version` is refused (a newer Ferry wrote it).
+    static var currentVersion: Int32 { migrations.last?.version ?? 0 }
+
+    static let migrations: [Migration] = [
+        Migration(version: 1, sql: """
+            CREATE TABLE jobs (
+                id                   TEXT    PRIMARY KEY NOT NULL,
+                sequence             INTEGER NOT NULL UNIQUE,
+                state                TEXT    NOT NULL,
+                dedupe_key           TEXT    NOT NULL,
+                url                  TEXT    NOT NULL,
+                final_url            TEXT,
+                filename             TEXT,
+                requested_filename   TEXT,
+                bytes_received       INTEGER NOT NULL,
+                bytes_expected       INTEGER,
+                content_type         TEXT,
+                sha256               TEXT,
+                expected_sha256      TEXT,
+                error_code           TEXT,
+                error_message        TEXT,
+                error_http_status    INTEGER,
+                attempts             INTEGER NOT NULL,
+                priority             INTEGER NOT NULL,
+                max_bytes_per_second INTEGER,
+                connections          INTEGER,
+                headers              TEXT    NOT NULL,
+                etag                 TEXT,
+                last_modified        TEXT,
+                resume_data          BLOB,
+                created_at           REAL    NOT NULL,
+                started_at           REAL,
+                finished_at          REAL,
+                updated_at           REAL    NOT NULL
+            );
+            CREATE INDEX jobs_state_sequence ON jobs (state, sequence);
+            CREATE INDEX jobs_dedupe_key ON jobs (dedupe_key);
+            CREATE INDEX jobs_created_at ON jobs (created_at);
+
+            CREATE TABLE idempotency_records (
+                key          TEXT    PRIMARY KEY NOT NULL,
+                request_hash TEXT    NOT NULL,
+                status       INTEGER NOT NULL,
+                body         BLOB    NOT NULL,
+                created_at   REAL    NOT NULL
+            );
+            CREATE INDEX idempotency_records_created_at ON idempotency_records (created_at);
+
+            CREATE TABLE meta (
+                key   TEXT PRIMARY KEY NOT NULL,
+                value TEXT NOT NULL
+            );
+
+            -- The last sequence handed out, so sequences are never reused after deletes.
+            CREATE TABLE counters (
+                name  TEXT    PRIMARY KEY NOT NULL,
+                value INTEGER NOT NULL
+            );
+            INSERT INTO counters (name, value) VALUES ('job_sequence', 0);
+            """),
+    ]
+
+    /// Brings the database up to `currentVersion`.
+    /// - Throws: `JobStoreError.corrupt` for a database newer than this build; SQLite errors otherwise.
+    static func migrate(_ connection: SQLiteConnection) throws {
+        let found = try userVersion(connection)
+        guard found <= currentVersion else {
+            throw JobStoreError.corrupt(
+                "\(connection.path) has schema version \(found); this Ferry understands up to \(currentVersion)")
+        }
+        for migration in migrations where migration.version > found {
+            try connection.transaction("migrate to schema \(migration.version)") {
+                try connection.execute(migration.sql, operation: "migrate to schema \(migration.version)")
+                try connection.execute("PRAGMA user_version = \(migration.version)",
+                                       operation: "set schema version \(migration.version)")
+            }
+        }
+    }
+
+    static func userVersion(_ connection: SQLiteConnection) throws -> Int32 {
+        try connection.withStatement("PRAGMA user_version", operation: "read schema version") { statement in
+            try statement.step()
+            return Int32(truncatingIfNeeded: statement.int64("user_version") ?? 0)
+        }
+    }
+}

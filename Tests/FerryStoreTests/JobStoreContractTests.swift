@@ -1,0 +1,352 @@
+import Foundation
+import Testing
+@testable import FerryStore
+
+/// The behaviour every `JobStore` promises, run against each implementation.
+@Suite("JobStore contract")
+struct JobStoreContractTests {
+    // MARK: Insert, read, update, delete
+
+    @Test(arguments: StoreKind.allCases)
+    func insertAssignsSequenceAndReadsBackEqual(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let full = JobRecord.makeFull("full")
+            let stored = try await store.insert([full, .make("plain")])
+            #expect(stored.count == 2)
+            #expect(stored[0].sequence == 1)
+            #expect(stored[1].sequence == 2)
+
+            var expected = full.storedForm
+            expected.sequence = 1
+            #expect(stored[0] == expected)
+            #expect(stored[0] != full)  // the original's dates are off the millisecond grid
+            #expect(StoredDate.milliseconds(stored[0].createdAt) == 1_795_000_000_123)
+            #expect(StoredDate.milliseconds(stored[0].finishedAt!) == 1_795_000_003_000)
+
+            #expect(try await store.job(id: "full") == stored[0])
+            #expect(try await store.job(id: "plain") == stored[1])
+            #expect(try await store.job(id: "missing") == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func updateReplacesTheWholeRecordButKeepsTheSequence(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let stored = try await store.insert([.makeFull("a"), .make("b")])
+            var changed = JobRecord.make("a", state: .downloading)
+            changed.sequence = 99  // ignored: a job keeps the sequence it was given
+            changed.bytesReceived = 77
+            changed.headers = [HeaderField(name: "Cookie", value: "k=v")]
+            changed.resumeData = []
+            changed.updatedAt = Date(timeIntervalSince1970: 1_795_000_100.000_6)
+            try await store.update(changed)
+
+            var expected = changed.storedForm
+            expected.sequence = stored[0].sequence
+            let read = try #require(try await store.job(id: "a"))
+            #expect(read == expected)
+            #expect(read.finalURL == nil && read.error == nil && read.etag == nil)  // optionals cleared
+            #expect(read.resumeData == [])  // an empty blob is not NULL
+            #expect(try await store.job(id: "b") == stored[1])  // neighbours untouched
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func updatingAMissingJobThrowsNotFound(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try await store.insert([.make("present")])
+            await #expect(throws: JobStoreError.notFound("ghost")) {
+                try await store.update(.make("ghost"))
+            }
+            #expect(try await store.job(id: "ghost") == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func deleteRemovesOnlyThatJob(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try await store.insert([.make("a"), .make("b"), .make("c")])
+            #expect(try await store.delete(id: "b"))
+            #expect(try await !store.delete(id: "b"))
+            #expect(try await !store.delete(id: "never"))
+            #expect(try await store.job(id: "b") == nil)
+            #expect(try await store.all().map(\.id) == ["a", "c"])
+            // The id is free again.
+            let again = try await store.insert([.make("b")])
+            #expect(again[0].sequence == 4)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func sequencesGrowAcrossBatchesAndAreNeverReused(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let first = try await store.insert((1...3).map { JobRecord.make("a\($0)") })
+            let second = try await store.insert([.make("b1"), .make("b2")])
+            #expect(first.map(\.sequence) == [1, 2, 3])
+            #expect(second.map(\.sequence) == [4, 5])
+            #expect(try await store.delete(id: "b2"))
+            let third = try await store.insert([.make("c1")])
+            #expect(third[0].sequence == 6)  // not 5, though 5 was deleted
+            #expect(try await store.insert([]) == [])
+            #expect(try await store.all().map(\.sequence) == [1, 2, 3, 4, 6])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aDuplicateIDRejectsTheWholeBatch(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try await store.insert([.make("a")])
+            await #expect(throws: JobStoreError.duplicateID("a")) {
+                try await store.insert([.make("b"), .make("a")])
+            }
+            await #expect(throws: JobStoreError.duplicateID("c")) {
+                try await store.insert([.make("c"), .make("c")])
+            }
+            #expect(try await store.all().map(\.id) == ["a"])
+            let next = try await store.insert([.make("d")])
+            #expect(next[0].sequence > 1)
+        }
+    }
+
+    // MARK: Listing
+
+    @Test(arguments: StoreKind.allCases)
+    func listFiltersByStates(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let states: [JobState] = [.waiting, .downloading, .paused, .finished, .failed, .cancelled, .waiting, .paused]
+            _ = try await store.insert(states.enumerated().map { JobRecord.make("j\($0.offset)", state: $0.element) })
+
+            let some = try await store.list(states: [.waiting, .paused], after: nil, limit: 100)
+            #expect(some.jobs.map(\.id) == ["j0", "j2", "j6", "j7"])
+            #expect(some.next == nil)
+
+            let one = try await store.list(states: [.cancelled], after: nil, limit: 100)
+            #expect(one.jobs.map(\.id) == ["j5"])
+
+            let none = try await store.list(states: [], after: nil, limit: 100)
+            #expect(none.jobs.isEmpty && none.next == nil)
+
+            let all = try await store.list(states: nil, after: nil, limit: 100)
+            #expect(all.jobs.map(\.id) == (0..<8).map { "j\($0)" })
+            #expect(try await store.list(states: Set(JobState.allCases), after: nil, limit: 100).jobs == all.jobs)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func cursorsWalkEveryJobOnceInOrder(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let cycle: [JobState] = [.waiting, .finished, .failed]
+            let inserted = try await store.insert((0..<25).map { JobRecord.make("j\($0)", state: cycle[$0 % 3]) })
+            _ = try await store.insert((25..<30).map { JobRecord.make("j\($0)", state: .paused) })
+
+            // Everything, 7 per page: 7, 7, 7, 7, 2.
+            let everything = try await walk(store, states: nil, limit: 7)
+            #expect(everything.sizes == [7, 7, 7, 7, 2])
+            #expect(everything.ids == (0..<30).map { "j\($0)" })
+            #expect(Array(everything.jobs.prefix(25)) == inserted)
+
+            // Filtered: the finished ones (j1, j4, ..., j22: 8 jobs), 3 per page.
+            let finished = try await walk(store, states: [.finished], limit: 3)
+            #expect(finished.sizes == [3, 3, 2])
+            #expect(finished.ids == stride(from: 1, to: 25, by: 3).map { "j\($0)" })
+
+            // A page that ends exactly on the last match has no next cursor.
+            let exact = try await walk(store, states: [.paused], limit: 5)
+            #expect(exact.sizes == [5])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aCursorSurvivesTheDeletionOfTheJobItPointsAt(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try await store.insert((0..<6).map { JobRecord.make("j\($0)") })
+            let first = try await store.list(states: nil, after: nil, limit: 3)
+            #expect(first.jobs.map(\.id) == ["j0", "j1", "j2"])
+            #expect(try await store.delete(id: "j2"))
+            #expect(try await store.delete(id: "j3"))
+            let second = try await store.list(states: nil, after: first.next, limit: 3)
+            #expect(second.jobs.map(\.id) == ["j4", "j5"])
+            #expect(second.next == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func limitIsClampedToOneThroughAThousand(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try await store.insert((0..<1003).map { JobRecord.make("j\($0)") })
+            let big = try await store.list(states: nil, after: nil, limit: 5000)
+            #expect(big.jobs.count == 1000)
+            #expect(big.next != nil)
+            let rest = try await store.list(states: nil, after: big.next, limit: 5000)
+            #expect(rest.jobs.map(\.id) == ["j1000", "j1001", "j1002"])
+            #expect(try await store.list(states: nil, after: nil, limit: 0).jobs.map(\.id) == ["j0"])
+            #expect(try await store.list(states: nil, after: nil, limit: -5).jobs.map(\.id) == ["j0"])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func anInvalidCursorThrows(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try await store.insert([.make("a")])
+            let foreign = Data("page=2".utf8).base64EncodedString()
+            for cursor in ["", "not a cursor!", "czox=", "czowMTA", foreign, "czotMQ", "czoxMjM0NTY3ODkwMTIzNDU2Nzg5MDEyMzQ1"] {
+                await #expect(throws: JobStoreError.invalidCursor(cursor), "cursor \(cursor)") {
+                    try await store.list(states: nil, after: cursor, limit: 10)
+                }
+            }
+        }
+    }
+
+    // MARK: Lookups
+
+    @Test(arguments: StoreKind.allCases)
+    func dedupeKeyFindsEveryJobWithThatKey(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try await store.insert([
+                .make("a", state: .finished, dedupeKey: "k"),
+                .make("b", dedupeKey: "other"),
+                .make("c", state: .cancelled, dedupeKey: "k"),
+                .make("d", dedupeKey: "k"),
+            ])
+            #expect(try await store.jobs(dedupeKey: "k").map(\.id) == ["a", "c", "d"])
+            #expect(try await store.jobs(dedupeKey: "other").map(\.id) == ["b"])
+            #expect(try await store.jobs(dedupeKey: "K").isEmpty)  // keys are compared exactly
+            #expect(try await store.jobs(dedupeKey: "none").isEmpty)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func countsHaveEveryStateIncludingZeros(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            var expected = Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0, 0) })
+            #expect(try await store.counts() == expected)
+            let states: [JobState] = [.waiting, .waiting, .waiting, .failed, .finished, .finished]
+            _ = try await store.insert(states.enumerated().map { JobRecord.make("j\($0.offset)", state: $0.element) })
+            var moved = try #require(try await store.job(id: "j0"))
+            moved.state = .downloading
+            try await store.update(moved)
+            expected[.waiting] = 2
+            expected[.downloading] = 1
+            expected[.failed] = 1
+            expected[.finished] = 2
+            #expect(try await store.counts() == expected)
+        }
+    }
+
+    // MARK: Idempotency records and metadata
+
+    @Test(arguments: StoreKind.allCases)
+    func idempotencyRecordsSaveLookUpReplaceAndPurge(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let now = Date(timeIntervalSince1970: 1_795_000_000.000_4)
+            let old = IdempotencyRecord(key: "old", requestHash: "h1", status: 201, body: Array("{\"id\":1}".utf8),
+                                        createdAt: now.addingTimeInterval(-90_000))
+            let fresh = IdempotencyRecord(key: "fresh", requestHash: "h2", status: 200, body: [],
+                                          createdAt: now.addingTimeInterval(-10))
+            try await store.saveIdempotencyRecord(old)
+            try await store.saveIdempotencyRecord(fresh)
+            #expect(try await store.idempotencyRecord(key: "old") == old.storedForm)
+            #expect(try await store.idempotencyRecord(key: "fresh") == fresh.storedForm)
+            #expect(try await store.idempotencyRecord(key: "none") == nil)
+
+            var replaced = fresh
+            replaced.status = 409
+            replaced.body = [1, 2, 3]
+            try await store.saveIdempotencyRecord(replaced)
+            #expect(try await store.idempotencyRecord(key: "fresh") == replaced.storedForm)
+
+            try await store.purgeIdempotencyRecords(olderThan: now.addingTimeInterval(-86_400))
+            #expect(try await store.idempotencyRecord(key: "old") == nil)
+            #expect(try await store.idempotencyRecord(key: "fresh") == replaced.storedForm)
+
+            // Strictly older: a record created exactly at the cut-off stays.
+            try await store.purgeIdempotencyRecords(olderThan: replaced.storedForm.createdAt)
+            #expect(try await store.idempotencyRecord(key: "fresh") != nil)
+            try await store.purgeIdempotencyRecords(olderThan: now)
+            #expect(try await store.idempotencyRecord(key: "fresh") == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func metaValuesAreSetAndReplaced(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            #expect(try await store.value(forKey: "lastEventID") == nil)
+            try await store.setValue("41", forKey: "lastEventID")
+            try await store.setValue("ünïcode ✓", forKey: "other")
+            try await store.setValue("42", forKey: "lastEventID")
+            #expect(try await store.value(forKey: "lastEventID") == "42")
+            #expect(try await store.value(forKey: "other") == "ünïcode ✓")
+            try await store.setValue("", forKey: "other")
+            #expect(try await store.value(forKey: "other") == "")
+        }
+    }
+
+    // MARK: Concurrency
+
+    @Test(arguments: StoreKind.allCases)
+    func concurrentInsertsAndUpdatesEndConsistent(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let writers = 40
+            // Every writer inserts its own batch of two, concurrently.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<writers {
+                    group.addTask {
+                        _ = try await store.insert([.make("w\(writer)-a"), .make("w\(writer)-b")])
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let all = try await store.all()
+            #expect(all.count == writers * 2)
+            #expect(all.map(\.sequence) == Array(1...Int64(writers * 2)))  // no gaps, no repeats, ordered
+            // A batch's jobs get consecutive sequences (one transaction each).
+            let byID = Dictionary(uniqueKeysWithValues: all.map { ($0.id, $0.sequence) })
+            for writer in 0..<writers { #expect(byID["w\(writer)-b"] == byID["w\(writer)-a"].map { $0 + 1 }) }
+
+            // Every job is updated five times in order by its own task, all tasks at once.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for job in all {
+                    group.addTask {
+                        var copy = job
+                        for attempt in 1...5 {
+                            copy.attempts = attempt
+                            copy.state = attempt == 5 ? .finished : .downloading
+                            try await store.update(copy)
+                        }
+                    }
+                }
+                // Readers run alongside.
+                for _ in 0..<10 {
+                    group.addTask {
+                        let page = try await store.list(states: nil, after: nil, limit: 1000)
+                        #expect(page.jobs.count == writers * 2)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let final = try await store.all()
+            #expect(final.allSatisfy { $0.attempts == 5 && $0.state == .finished })
+            #expect(final.map(\.sequence) == all.map(\.sequence))
+            #expect(try await store.counts()[.finished] == writers * 2)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Follows `next` cursors until the last page.
+    private func walk(_ store: any JobStore, states: Set<JobState>?, limit: Int) async throws
+        -> (jobs: [JobRecord], ids: [String], sizes: [Int])
+    {
+        var jobs: [JobRecord] = []
+        var sizes: [Int] = []
+        var cursor: String?
+        repeat {
+            let page = try await store.list(states: states, after: cursor, limit: limit)
+            jobs += page.jobs
+            sizes.append(page.jobs.count)
+            cursor = page.next
+            if sizes.count > 100 { Issue.record("pagination does not end"); break }
+        } while cursor != nil
+        return (jobs, jobs.map(\.id), sizes)
+    }
+}

@@ -1,0 +1,155 @@
+import CSQLite
+import Foundation
+import Testing
+@testable import FerryStore
+
+/// What only the SQLite store promises: durability across reopen, WAL, clear errors for bad files, bulk speed.
+@Suite("SQLiteJobStore")
+struct SQLiteJobStoreTests {
+    @Test func dataSurvivesCloseAndReopen() async throws {
+        let directory = try TemporaryDirectory(prefix: "ferry-store-reopen")
+        defer { directory.remove() }
+        let path = directory.path + "/jobs.sqlite"
+
+        let store = try SQLiteJobStore(path: path)
+        let inserted = try await store.insert([.makeFull("a"), .make("b"), .make("c")])
+        var updated = inserted[1]
+        updated.state = .paused
+        updated.bytesReceived = 12_345
+        try await store.update(updated)
+        #expect(try await store.delete(id: "c"))
+        let record = IdempotencyRecord(key: "k", requestHash: "h", status: 201, body: [7, 8],
+                                       createdAt: Date(timeIntervalSince1970: 1_795_000_000.5004))
+        try await store.saveIdempotencyRecord(record)
+        try await store.setValue("1234", forKey: "lastEventID")
+        await store.close()
+
+        let reopened = try SQLiteJobStore(path: path)
+        #expect(try await reopened.all() == [inserted[0], updated.storedForm])
+        #expect(try await reopened.idempotencyRecord(key: "k") == record.storedForm)
+        #expect(try await reopened.value(forKey: "lastEventID") == "1234")
+        // The sequence counter survives too: the deleted job's sequence (3) is not handed out again.
+        #expect(try await reopened.insert([.make("d")])[0].sequence == 4)
+        await reopened.close()
+    }
+
+    @Test func opensInWALModeWithFullSync() async throws {
+        let directory = try TemporaryDirectory(prefix: "ferry-store-wal")
+        defer { directory.remove() }
+        let path = directory.path + "/jobs.sqlite"
+        let store = try SQLiteJobStore(path: path)
+        #expect(try await store.pragma("journal_mode") == "wal")
+        #expect(try await store.pragma("synchronous") == "2")  // FULL
+        #expect(try await store.pragma("busy_timeout") == "\(SQLiteJobStore.busyTimeoutMilliseconds)")
+        #expect(try await store.pragma("user_version") == "\(SQLiteSchema.currentVersion)")
+        _ = try await store.insert([.make("a")])
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+        await store.close()
+    }
+
+    @Test func aFileThatIsNotADatabaseIsReportedAsSuch() throws {
+        let directory = try TemporaryDirectory(prefix: "ferry-store-notadb")
+        defer { directory.remove() }
+        let path = directory.path + "/jobs.sqlite"
+        try Data(String(repeating: "this is not a database\n", count: 200).utf8).write(to: URL(fileURLWithPath: path))
+        do {
+            _ = try SQLiteJobStore(path: path)
+            Issue.record("opening a text file as a job store succeeded")
+        } catch let JobStoreError.corrupt(detail) {
+            #expect(detail.contains(path))
+            #expect(detail.contains("not a SQLite database"))
+        }
+    }
+
+    @Test func aDatabaseFromANewerFerryIsRefused() async throws {
+        let directory = try TemporaryDirectory(prefix: "ferry-store-newer")
+        defer { directory.remove() }
+        let path = directory.path + "/jobs.sqlite"
+        await (try SQLiteJobStore(path: path)).close()
+        try rawExecute(path, "PRAGMA user_version = 99")
+        do {
+            _ = try SQLiteJobStore(path: path)
+            Issue.record("a schema from the future was accepted")
+        } catch let JobStoreError.corrupt(detail) {
+            #expect(detail.contains("schema version 99"))
+        }
+    }
+
+    @Test func anUnopenablePathCarriesTheSQLiteCodeAndOperation() throws {
+        let path = "/nonexistent-\(UUID().uuidString)/jobs.sqlite"
+        do {
+            _ = try SQLiteJobStore(path: path)
+            Issue.record("opened a database in a directory that does not exist")
+        } catch let JobStoreError.sqlite(code, _, operation) {
+            #expect(code & 0xff == SQLITE_CANTOPEN)
+            #expect(operation.contains(path))
+        }
+    }
+
+    @Test func callsAfterCloseFailWithMisuse() async throws {
+        let directory = try TemporaryDirectory(prefix: "ferry-store-closed")
+        defer { directory.remove() }
+        let store = try SQLiteJobStore(path: directory.path + "/jobs.sqlite")
+        _ = try await store.insert([.make("a")])
+        await store.close()
+        await store.close()  // twice is harmless
+        do {
+            _ = try await store.job(id: "a")
+            Issue.record("a closed store answered")
+        } catch let JobStoreError.sqlite(code, message, _) {
+            #expect(code == SQLITE_MISUSE)
+            #expect(message.contains("closed"))
+        }
+    }
+
+    @Test func aRowFerryNeverWroteIsReportedAsCorrupt() async throws {
+        let directory = try TemporaryDirectory(prefix: "ferry-store-badrow")
+        defer { directory.remove() }
+        let path = directory.path + "/jobs.sqlite"
+        let store = try SQLiteJobStore(path: path)
+        _ = try await store.insert([.make("a")])
+        try rawExecute(path, "UPDATE jobs SET state = 'exploded' WHERE id = 'a'")
+        await #expect(throws: JobStoreError.corrupt("job a: unknown state \"exploded\"")) {
+            try await store.job(id: "a")
+        }
+        await #expect(throws: JobStoreError.self) { try await store.counts() }
+        await store.close()
+    }
+
+    @Test func twoThousandJobsInsertAndUpdate() async throws {
+        let directory = try TemporaryDirectory(prefix: "ferry-store-bulk")
+        defer { directory.remove() }
+        let store = try SQLiteJobStore(path: directory.path + "/jobs.sqlite")
+        let count = 2000
+        let jobs = (0..<count).map { JobRecord.make("job-\($0)") }
+
+        let clock = ContinuousClock()
+        var inserted: [JobRecord] = []
+        let insertTime = try await clock.measure { inserted = try await store.insert(jobs) }
+        #expect(inserted.count == count)
+
+        let updateTime = try await clock.measure {
+            for var job in inserted {
+                job.state = .downloading
+                job.bytesReceived = 1000
+                try await store.update(job)
+            }
+        }
+        print("SQLiteJobStore: one batch of \(count) inserts in \(insertTime); \(count) single updates in \(updateTime)")
+        #expect(try await store.counts()[.downloading] == count)
+        #expect(try await store.all().allSatisfy { $0.bytesReceived == 1000 })
+        await store.close()
+    }
+
+    /// Runs SQL on the file through a separate raw connection (what a damaged or foreign database looks like).
+    private func rawExecute(_ path: String, _ sql: String) throws {
+        var db: OpaquePointer?
+        guard sqlite3_open(path, &db) == SQLITE_OK else { throw JobStoreError.corrupt("raw open failed") }
+        defer { sqlite3_close(db) }
+        sqlite3_busy_timeout(db, 5000)
+        let rc = sqlite3_exec(db, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else {
+            throw JobStoreError.sqlite(code: rc, message: String(cString: sqlite3_errmsg(db)), operation: sql)
+        }
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import FerryStore
-
-@Test func FerryStoreBuilds() { #expect(Bool(true)) }
