@@ -39,6 +39,9 @@ public protocol JobStore: Sendable {
     func insert(_ jobs: [JobRecord]) async throws -> [JobRecord]
     /// Replaces the job with the same id (its `sequence` is kept as stored). Throws `JobStoreError.notFound`.
     func update(_ job: JobRecord) async throws
+    /// Replaces and deletes jobs in one transaction (a group commit): all or nothing, durable when it returns.
+    /// Updates of ids not stored (deleted meanwhile) are skipped, not errors.
+    func apply(updates: [JobRecord], deletions: [String]) async throws
     func job(id: String) async throws -> JobRecord?
     /// Whether a job was deleted.
     func delete(id: String) async throws -> Bool

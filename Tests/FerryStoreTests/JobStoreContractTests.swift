@@ -52,6 +52,23 @@ struct JobStoreContractTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func applyUpdatesAndDeletesTogetherAndSkipsVanishedJobs(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let stored = try await store.insert([.make("a"), .make("b"), .make("c")])
+            var a = JobRecord.make("a", state: .finished)
+            a.bytesReceived = 42
+            try await store.apply(updates: [a, .make("ghost", state: .failed)], deletions: ["b"])
+            let readA = try #require(try await store.job(id: "a"))
+            #expect(readA.state == .finished && readA.bytesReceived == 42 && readA.sequence == stored[0].sequence)
+            #expect(try await store.job(id: "b") == nil)
+            #expect(try await store.job(id: "ghost") == nil)  // an update never creates a job
+            #expect(try await store.job(id: "c") == stored[2])
+            try await store.apply(updates: [], deletions: [])
+            #expect(try await store.all().map(\.id) == ["a", "c"])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func updatingAMissingJobThrowsNotFound(kind: StoreKind) async throws {
         try await kind.withStore { store in
             _ = try await store.insert([.make("present")])

@@ -1,4 +1,5 @@
 import FerryHTTP
+import FerryStore
 import Foundation
 
 /// Turns request bodies and query strings into values, with `invalid_request` errors that name
@@ -50,14 +51,13 @@ enum RequestDecoding {
         bytes.first { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) } == UInt8(ascii: "[")
     }
 
-    /// An opaque list cursor for a sequence number, and back.
-    static func cursor(_ sequence: Int64) -> String { "c" + String(sequence, radix: 36) }
+    /// The opaque list cursor for a sequence number (the stores' `JobCursor`), and back.
+    static func cursor(_ sequence: Int64) -> String { JobCursor(sequence: sequence).encoded }
 
     static func sequence(fromCursor text: String) throws(APIError) -> Int64 {
-        guard text.hasPrefix("c"), let value = Int64(text.dropFirst(), radix: 36), value >= 0 else {
+        do { return try JobCursor(decoding: text).sequence } catch {
             throw APIError(.invalidRequest, "'after' is not a cursor this server issued")
         }
-        return value
     }
 }
 

@@ -21,6 +21,7 @@ final class CommitPipeline: @unchecked Sendable {
 
     private let store: any JobStore
     private let publish: @Sendable ([ServerEvent]) -> Void
+    private let beforePublish: @Sendable ([ServerEvent]) async throws -> Void
     private let logger: Logger
     private let lock = NSLock()
     private var pending: [(Change, CheckedContinuation<Void, any Error>?)] = []
@@ -29,9 +30,15 @@ final class CommitPipeline: @unchecked Sendable {
     /// Set when a write failed: readiness reports it.
     private(set) var lastFailure: String?
 
-    init(store: any JobStore, logger: Logger, publish: @escaping @Sendable ([ServerEvent]) -> Void) {
+    /// - Parameters:
+    ///   - beforePublish: runs after each batch is durable and before its events go out (the event
+    ///     id high-water mark is kept ahead of the ids published).
+    init(store: any JobStore, logger: Logger,
+         beforePublish: @escaping @Sendable ([ServerEvent]) async throws -> Void = { _ in },
+         publish: @escaping @Sendable ([ServerEvent]) -> Void) {
         self.store = store
         self.logger = logger
+        self.beforePublish = beforePublish
         self.publish = publish
     }
 
@@ -105,9 +112,8 @@ final class CommitPipeline: @unchecked Sendable {
             }
         }
         do {
-            let records = order.compactMap { latest[$0] }
-            if !records.isEmpty { try await store.update(records) }
-            for id in deleted { _ = try await store.delete(id: id) }
+            try await store.apply(updates: order.compactMap { latest[$0] }, deletions: deleted)
+            try await beforePublish(batch.flatMap { $0.0.events })
             lock.lock(); lastFailure = nil; lock.unlock()
         } catch {
             logger.error("job store write failed; changes not announced", metadata: ["error": "\(error)"])

@@ -176,7 +176,7 @@ actor JobSupervisor {
         for id in partials where jobs[id] == nil || jobs[id]!.state == .finished || jobs[id]!.state == .cancelled {
             spool.removePartial(jobID: id)
         }
-        if !changed.isEmpty { try await store.update(changed) }
+        if !changed.isEmpty { try await store.apply(updates: changed, deletions: []) }
         for job in resubmit { engine.submit(spec(for: job)) }
         logger.info("recovered jobs", metadata: ["jobs": "\(stored.count)", "resumed": "\(resubmit.count)"])
     }

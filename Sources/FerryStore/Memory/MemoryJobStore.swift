@@ -38,6 +38,11 @@ public actor MemoryJobStore: JobStore {
         ordered[index] = record
     }
 
+    public func apply(updates: [JobRecord], deletions: [String]) {
+        for job in updates { try? update(job) }
+        for id in deletions { _ = delete(id: id) }
+    }
+
     public func job(id: String) -> JobRecord? {
         index(of: id).map { ordered[$0] }
     }

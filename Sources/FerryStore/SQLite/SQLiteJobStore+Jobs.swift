@@ -49,6 +49,26 @@ extension SQLiteJobStore {
         }
     }
 
+    public func apply(updates: [JobRecord], deletions: [String]) async throws {
+        guard !updates.isEmpty || !deletions.isEmpty else { return }
+        try await perform { connection in
+            try connection.transaction("apply \(updates.count) update(s), \(deletions.count) deletion(s)") {
+                for job in updates {
+                    try connection.withStatement(SQLiteJobRow.updateSQL, operation: "update job") { statement in
+                        try SQLiteJobRow.bind(job.storedForm, to: statement, includingSequence: false)
+                        try statement.step()
+                    }
+                }
+                for id in deletions {
+                    try connection.withStatement("DELETE FROM jobs WHERE id = :id", operation: "delete job") { statement in
+                        try statement.bind(id, to: ":id")
+                        try statement.step()
+                    }
+                }
+            }
+        }
+    }
+
     public func job(id: String) async throws -> JobRecord? {
         try await perform { connection in
             try Self.select(connection, where: "id = :id", operation: "read job") {
