@@ -1,0 +1,132 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// Server-Sent Events: replay, handshake, per-job streams, slow subscribers.
+@Suite("Event streams, end to end", .serialized)
+struct EventStreamTests {
+    @Test func streamStartsWithRetryAndCarriesJobEventsInIdOrder() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/e.bin", size: 200_000, seed: 1)
+            try await withFerry { ferry in
+                let stream = try ferry.client.events("/api/v1/events?interval=100")
+                #expect(stream.status == 200)
+                let id = try #require(try ferry.client.json("POST", "/api/v1/jobs", ["url": nginx.url("/e.bin")]).json()["id"] as? String)
+                let events = try stream.collect { event in
+                    event.event == "job" && (try? event.json()["state"] as? String) == "finished"
+                }
+                #expect(stream.retry == 2000)
+                let ids = events.compactMap { $0.id.flatMap(Int64.init) }
+                #expect(ids.count == events.count, "every event carries an id")
+                #expect(ids == ids.sorted() && Set(ids).count == ids.count, "ids strictly increase")
+                let jobEvents = events.filter { $0.event == "job" }
+                #expect(try jobEvents.first?.json()["id"] as? String == id)
+                #expect(try jobEvents.first?.json()["state"] as? String == "waiting")
+                let final = try #require(jobEvents.last).json()
+                #expect(final["bytesReceived"] as? Int == 200_000)
+                #expect(final["sha256"] as? String == Fixture.sha256Hex(of: Fixture.content(size: 200_000, seed: 1)))
+            }
+        }
+    }
+
+    @Test func replayAfterDisconnectLosesAndDuplicatesNothing() async throws {
+        try await withFerry { ferry in
+            let client = ferry.client
+            // The list + Ferry-Event-Id handshake.
+            let list = try client.get("/api/v1/jobs")
+            let handshake = try #require(list.header("Ferry-Event-Id"))
+            var created: [String] = []
+            for index in 0..<5 {
+                created.append(try #require(try client.json("POST", "/api/v1/jobs", ["url": "http://127.0.0.1:9/r\(index)", "paused": true]).json()["id"] as? String))
+            }
+            let stream = try client.events("/api/v1/events", headers: ["Last-Event-ID": handshake])
+            let firstBatch = try stream.collect(timeout: 10) { event in
+                (try? event.json()["id"] as? String) == created.last
+            }
+            #expect(firstBatch.filter { $0.event == "job" }.compactMap { try? $0.json()["id"] as? String } == created)
+            let lastSeen = try #require(firstBatch.last?.id)
+            stream.connection.setTimeout(0.1)
+
+            // Disconnect, change things, reconnect with Last-Event-ID.
+            _ = try client.request("POST", "/api/v1/jobs/\(created[0])/cancel")
+            _ = try client.request("DELETE", "/api/v1/jobs/\(created[1])")
+            _ = try client.json("PATCH", "/api/v1/jobs/\(created[2])", ["priority": 3])
+            let again = try client.events("/api/v1/events", headers: ["Last-Event-ID": lastSeen])
+            let missed = try again.collect(timeout: 10) { event in
+                event.event == "job" && (try? event.json()["priority"] as? Int) == 3
+            }
+            #expect(missed.map(\.event) == ["job", "removed", "job"])
+            #expect(try missed[0].json()["state"] as? String == "cancelled")
+            #expect(try missed[1].json()["id"] as? String == created[1])
+            #expect(missed.allSatisfy { Int64($0.id ?? "") ?? 0 > Int64(lastSeen)! })
+
+            // The query parameter does the same for a page's first connection; the header wins over it.
+            let viaQuery = try client.events("/api/v1/events?lastEventId=\(lastSeen)")
+            let same = try viaQuery.collect(timeout: 10) { $0.event == "job" && (try? $0.json()["priority"] as? Int) == 3 }
+            #expect(same.map(\.id) == missed.map(\.id))
+        }
+    }
+
+    @Test func unknownLastEventIdGetsAReset() async throws {
+        try await withFerry { ferry in
+            let stream = try ferry.client.events("/api/v1/events", headers: ["Last-Event-ID": "999999999999"])
+            let first = try #require(try stream.next(timeout: 5))
+            #expect(first.event == "reset")
+        }
+    }
+
+    @Test func perJobStreamStartsWithTheJobAndClosesAfterItEnds() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/j.bin", size: 100_000, seed: 2)
+            try await withFerry { ferry in
+                let client = ferry.client
+                let id = try #require(try client.json("POST", "/api/v1/jobs", ["url": nginx.url("/j.bin"), "paused": true]).json()["id"] as? String)
+                let stream = try client.events("/api/v1/jobs/\(id)/events")
+                let first = try #require(try stream.next(timeout: 5))
+                #expect(first.event == "job")
+                #expect(try first.json()["state"] as? String == "paused")
+                _ = try client.request("POST", "/api/v1/jobs/\(id)/resume")
+                var last: SSEvent?
+                while let event = try stream.next(timeout: 20) { last = event }  // nil: the server closed the stream
+                #expect(try last?.json()["state"] as? String == "finished")
+                let lastID = try #require(last?.id)
+                // Reconnecting after the end: 204 tells EventSource to stop.
+                let after = try client.request("GET", "/api/v1/jobs/\(id)/events", headers: ["Last-Event-ID": lastID])
+                #expect(after.status == 204)
+                // Without Last-Event-ID: the job event, then the end.
+                let once = try client.events("/api/v1/jobs/\(id)/events")
+                #expect(try once.next(timeout: 5)?.event == "job")
+                #expect(try once.next(timeout: 5) == nil)
+                #expect(try client.get("/api/v1/jobs/nope/events").status == 404)
+            }
+        }
+    }
+
+    @Test func aSubscriberThatNeverReadsDoesNotSlowADownload() async throws {
+        try await withNginx { nginx in
+            let size = 48 * 1024 * 1024
+            try Fixture.writeFile(at: nginx.root + "/fast.bin", size: size, seed: 9)
+            try await withFerry { ferry in
+                // Open a stream with a tiny receive buffer and never read from it.
+                let stuck = try TestConnection(port: ferry.port)
+                var small: Int32 = 4096
+                setsockopt(stuck.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+                try stuck.send(TestConnection.requestBytes("GET", "/api/v1/events?interval=100", port: ferry.port, headers: [:], body: nil))
+                let watcher = try ferry.client.events("/api/v1/events?interval=100")
+                let start = Date()
+                let id = try #require(try ferry.client.json("POST", "/api/v1/jobs", ["url": nginx.url("/fast.bin")]).json()["id"] as? String)
+                let events = try watcher.collect(timeout: 60) { event in
+                    event.event == "job" && (try? event.json()["state"] as? String) == "finished"
+                }
+                let elapsed = Date().timeIntervalSince(start)
+                #expect(try events.last?.json()["id"] as? String == id)
+                #expect(elapsed < 30, "a 48 MiB loopback download took \(elapsed) s with a stuck subscriber")
+                withExtendedLifetime(stuck) {}
+            }
+        }
+    }
+}
+
+extension SSEvent: Equatable {
+    static func == (a: SSEvent, b: SSEvent) -> Bool { a.id == b.id && a.event == b.event && a.data == b.data }
+}

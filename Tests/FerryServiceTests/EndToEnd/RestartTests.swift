@@ -1,0 +1,92 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// The `ferry` process itself: SIGKILL mid-download and SIGTERM, then a new start that continues.
+@Suite("Process restarts", .serialized)
+struct RestartTests {
+    /// A port nothing listens on right now.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Starts `ferry serve` on `port` with `spool` and waits until it answers /healthz.
+    static func launch(port: Int, spool: String) throws -> ChildProcess {
+        let process = try ChildProcess.launch(
+            try ferryExecutable(),
+            ["serve", "--host", "127.0.0.1", "--port", String(port), "--spool", spool,
+             "--allow-private-networks", "--min-free-space", "0", "--public", RunningFerry.repositoryRoot + "/Public"],
+            environment: nil)
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if let health = try? TestClient(port: port).get("/healthz"), health.status == 200 { return process }
+            if !process.isRunning { break }
+            usleep(50_000)
+        }
+        let log = process.standardError()
+        _ = process.stop(grace: 1)
+        throw TestClientError.timeout("ferry did not start: \(log.suffix(2000))")
+    }
+
+    @Test func killNineMidDownloadThenRestartFinishesWithTheRightBytes() async throws {
+        try await withNginx { nginx in
+            let size = 6 * 1024 * 1024
+            try FileManager.default.createDirectory(atPath: nginx.root + "/slow", withIntermediateDirectories: true)
+            try Fixture.writeFile(at: nginx.root + "/slow/crash.bin", size: size, seed: 21)
+            let spool = try Fixture.tempDirectory("ferry-crash")
+            defer { Fixture.removeTree(spool) }
+            let port = try Self.freePort()
+            var ferry = try Self.launch(port: port, spool: spool)
+            defer { _ = ferry.stop(grace: 2) }
+            let client = TestClient(port: port)
+            let id = try #require(try client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/crash.bin?rate=1048576")]).json()["id"] as? String)
+            try client.waitForJob(id) { ($0["bytesReceived"] as? Int ?? 0) > 1_500_000 }
+            ferry.terminate(signal: SIGKILL)
+            #expect(ferry.waitForExit(timeout: 5) != nil)
+
+            ferry = try Self.launch(port: port, spool: spool)
+            let finished = try client.waitForJob(id, timeout: 40) { $0["state"] as? String == "finished" }
+            #expect(finished["sha256"] as? String == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 21)))
+            let resumed = nginx.accessLog().filter { $0.path.hasPrefix("/slow/crash.bin") && $0.status == 206 }
+            #expect(!resumed.isEmpty, "after a crash the download continues with a Range request")
+            let fetched = nginx.accessLog().filter { $0.path.hasPrefix("/slow/crash.bin") }.reduce(Int64(0)) { $0 + $1.bytesSent }
+            #expect(fetched < Int64(Double(size) * 1.5), "fetched \(fetched) bytes for a \(size)-byte file")
+        }
+    }
+
+    @Test func sigtermExitsZeroQuicklyAndJobsContinueOnTheNextStart() async throws {
+        try await withNginx { nginx in
+            let size = 5 * 1024 * 1024
+            try FileManager.default.createDirectory(atPath: nginx.root + "/slow", withIntermediateDirectories: true)
+            try Fixture.writeFile(at: nginx.root + "/slow/term.bin", size: size, seed: 22)
+            let spool = try Fixture.tempDirectory("ferry-term")
+            defer { Fixture.removeTree(spool) }
+            let port = try Self.freePort()
+            var ferry = try Self.launch(port: port, spool: spool)
+            defer { _ = ferry.stop(grace: 2) }
+            let client = TestClient(port: port)
+            let id = try #require(try client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/term.bin?rate=1048576")]).json()["id"] as? String)
+            let paused = try #require(try client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/term.bin?rate=1048577"), "paused": true]).json()["id"] as? String)
+            try client.waitForJob(id) { ($0["bytesReceived"] as? Int ?? 0) > 1_000_000 }
+            let stopAt = Date()
+            ferry.terminate(signal: SIGTERM)
+            let status = ferry.waitForExit(timeout: 10)
+            #expect(status == 0, "ferry exited with \(String(describing: status)); log: \(ferry.standardError().suffix(1500))")
+            #expect(Date().timeIntervalSince(stopAt) < 10)
+
+            ferry = try Self.launch(port: port, spool: spool)
+            let finished = try client.waitForJob(id, timeout: 40) { $0["state"] as? String == "finished" }
+            #expect(finished["sha256"] as? String == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 22)))
+            #expect(try client.get("/api/v1/jobs/\(paused)").json()["state"] as? String == "paused", "a user-paused job stays paused")
+        }
+    }
+}

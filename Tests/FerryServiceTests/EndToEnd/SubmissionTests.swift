@@ -1,0 +1,121 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// Creating jobs: dedupe, Idempotency-Key, validation of every field.
+@Suite("Submitting jobs")
+struct SubmissionTests {
+    @Test func dedupeReturnsTheExistingJob() async throws {
+        try await withFerry { ferry in
+            let client = ferry.client
+            let first = try client.json("POST", "/api/v1/jobs", ["url": "HTTP://Example.COM:80/a?b=1", "paused": true])
+            #expect(first.status == 201)
+            let id = try #require(try first.json()["id"] as? String)
+            let again = try client.json("POST", "/api/v1/jobs", ["url": "http://example.com/a?b=1"])
+            #expect(again.status == 200)
+            #expect(try again.json()["id"] as? String == id)
+            let otherHeaders = try client.json("POST", "/api/v1/jobs", ["url": "http://example.com/a?b=1", "headers": ["X-A": "1"], "paused": true])
+            #expect(otherHeaders.status == 201)
+            let notDeduped = try client.json("POST", "/api/v1/jobs", ["url": "http://example.com/a?b=1", "dedupe": false, "paused": true])
+            #expect(notDeduped.status == 201)
+            #expect(try notDeduped.json()["id"] as? String != id)
+            // A cancelled job is not a dedupe match.
+            _ = try client.request("POST", "/api/v1/jobs/\(id)/cancel")
+            let afterCancel = try client.json("POST", "/api/v1/jobs", ["url": "http://example.com/a?b=1", "paused": true])
+            #expect(afterCancel.status == 201)
+        }
+    }
+
+    @Test func idempotencyKeyReplaysTheFirstAnswer() async throws {
+        try await withFerry { ferry in
+            let client = ferry.client
+            let body: [String: Any] = ["url": "http://127.0.0.1:9/idem", "paused": true, "dedupe": false]
+            let first = try client.json("POST", "/api/v1/jobs", body, headers: ["Idempotency-Key": "k-1"])
+            #expect(first.status == 201)
+            let second = try client.json("POST", "/api/v1/jobs", body, headers: ["Idempotency-Key": "k-1"])
+            #expect(second.status == 201)
+            #expect(second.body == first.body)
+            #expect(second.header("Location") == first.header("Location"))
+            let different = try client.json("POST", "/api/v1/jobs", ["url": "http://127.0.0.1:9/other"], headers: ["Idempotency-Key": "k-1"])
+            #expect(different.status == 409)
+            let list = try client.get("/api/v1/jobs").json()
+            #expect((list["jobs"] as? [Any])?.count == 1)
+        }
+    }
+
+    @Test func idempotencyKeysSurviveARestart() async throws {
+        let spool = try Fixture.tempDirectory("ferry-idem")
+        defer { Fixture.removeTree(spool) }
+        let body: [String: Any] = ["url": "http://127.0.0.1:9/kept", "paused": true]
+        let ferry = try await RunningFerry.start(spool: spool)
+        let first = try ferry.client.json("POST", "/api/v1/jobs", body, headers: ["Idempotency-Key": "restart"])
+        await ferry.stop()
+        let again = try await RunningFerry.start(spool: spool)
+        let second = try again.client.json("POST", "/api/v1/jobs", body, headers: ["Idempotency-Key": "restart"])
+        let jobs = try again.client.get("/api/v1/jobs").json()["jobs"] as? [Any]
+        await again.stop()
+        #expect(first.status == 201 && second.status == 201)
+        #expect(try first.json()["id"] as? String == second.json()["id"] as? String)
+        #expect(jobs?.count == 1)
+    }
+
+    @Test(arguments: [
+        (#"{"url":"not a url"}"#, 400, "invalid_url"),
+        (#"{"url":"ftp://example.org/a"}"#, 400, "unsupported_scheme"),
+        (#"{"url":"file:///etc/passwd"}"#, 400, "unsupported_scheme"),
+        (#"{}"#, 400, "invalid_request"),
+        (#"{"url":5}"#, 400, "invalid_request"),
+        (#"{"url":"http://e.org/a","sha256":"abc"}"#, 400, "invalid_request"),
+        (#"{"url":"http://e.org/a","connections":17}"#, 400, "invalid_request"),
+        (#"{"url":"http://e.org/a","priority":"high"}"#, 400, "invalid_request"),
+        (#"{"url":"http://e.org/a","maxBytesPerSecond":0}"#, 400, "invalid_request"),
+        (#"{"url":"http://e.org/a","headers":{"Host":"evil"}}"#, 400, "invalid_request"),
+        (#"{"url":"http://e.org/a","headers":{"Range":"bytes=0-"}}"#, 400, "invalid_request"),
+        (#"{"url":"http://e.org/a","headers":{"Connection":"close"}}"#, 400, "invalid_request"),
+        (#"{"url":"http://e.org/a","headers":{"X-Ok":"a\r\nInjected: 1"}}"#, 400, "invalid_request"),
+        (#"{"url":"http://e.org/a","filename":"../.."}"#, 400, "invalid_request"),
+        (#"{"url":"http://e.org/a""#, 400, "invalid_request"),
+    ])
+    func invalidRequestsAreRefusedWithTheirCode(body: String, status: Int, code: String) async throws {
+        try await withFerry { ferry in
+            let response = try ferry.client.request("POST", "/api/v1/jobs", body: Array(body.utf8))
+            #expect(response.status == status)
+            let error = try #require(try response.json()["error"] as? [String: Any])
+            #expect(error["code"] as? String == code)
+            #expect((error["message"] as? String)?.isEmpty == false)
+        }
+    }
+
+    @Test(arguments: ["http://127.0.0.1/a", "http://127.1/a", "http://2130706433/a", "http://0x7f000001/a",
+                      "http://0177.0.0.1/a", "http://[::1]/a", "http://[::ffff:127.0.0.1]/a", "http://10.1.2.3/a",
+                      "http://172.16.0.1/a", "http://192.168.1.1/a", "http://169.254.169.254/latest", "http://100.64.0.1/",
+                      "http://0.0.0.0/", "http://[fc00::1]/", "http://[fe80::1]/", "http://localhost:8080/"])
+    func privateDestinationsAreRefusedAtSubmit(url: String) async throws {
+        try await withFerry({ $0.allowPrivateNetworks = false }) { ferry in
+            let response = try ferry.client.json("POST", "/api/v1/jobs", ["url": url])
+            #expect(response.status == 403, "\(url)")
+            #expect(try response.json()["error"].flatMap { $0 as? [String: Any] }?["code"] as? String == "forbidden_destination")
+        }
+    }
+
+    @Test func unknownFieldsAreIgnoredAndFilenamesSanitized() async throws {
+        try await withFerry { ferry in
+            let response = try ferry.client.json("POST", "/api/v1/jobs",
+                                                 ["url": "http://127.0.0.1:9/x", "paused": true, "colour": "blue",
+                                                  "filename": "../../etc/\u{202E}passwd"])
+            #expect(response.status == 201)
+            let name = try #require(try response.json()["filename"] as? String)
+            #expect(!name.contains("/") && !name.contains("..") && !name.unicodeScalars.contains("\u{202E}"))
+        }
+    }
+
+    @Test func bodiesMustBeJSONAndSmall() async throws {
+        try await withFerry { ferry in
+            let form = try ferry.client.request("POST", "/api/v1/jobs", headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                                                body: Array("url=http://e.org".utf8))
+            #expect(form.status == 415)
+            let big = try ferry.client.request("POST", "/api/v1/jobs", body: Array(repeating: UInt8(ascii: " "), count: 2 << 20))
+            #expect(big.status == 413)
+        }
+    }
+}

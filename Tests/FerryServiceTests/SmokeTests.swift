@@ -1,4 +1,0 @@
-import Testing
-@testable import FerryService
-
-@Test func FerryServiceBuilds() { #expect(Bool(true)) }
