@@ -1,0 +1,50 @@
+import Testing
+@testable import FerryService
+
+@Suite("Configuration from flags and environment")
+struct ServiceConfigurationTests {
+    @Test func defaultsMatchTheContract() throws {
+        let configuration = try ServiceConfiguration.resolve(flags: [:], environment: [:])
+        #expect(configuration.host == "127.0.0.1" && configuration.port == 8080 && configuration.spool == "./spool")
+        #expect(configuration.token == nil && configuration.maxConcurrent == 4 && !configuration.allowPrivateNetworks)
+        #expect(configuration.minFreeSpace == 1 << 30 && configuration.maxFileSize == nil && configuration.retention == nil)
+        #expect(configuration.isLoopbackHost)
+    }
+
+    @Test func environmentTwinsAndFlagsWin() throws {
+        let environment = ["FERRY_PORT": "9000", "FERRY_MAX_CONCURRENT": "8", "FERRY_ALLOW_PRIVATE_NETWORKS": "1",
+                           "FERRY_MIN_FREE_SPACE": "500M", "FERRY_MAX_FILE_SIZE": "2GiB", "FERRY_RETENTION": "7d",
+                           "FERRY_HOST": "0.0.0.0", "FERRY_TOKEN": "env-token"]
+        let configuration = try ServiceConfiguration.resolve(flags: [.port: "9100", .token: "flag-token"], environment: environment)
+        #expect(configuration.port == 9100 && configuration.token == "flag-token")
+        #expect(configuration.maxConcurrent == 8 && configuration.allowPrivateNetworks)
+        #expect(configuration.minFreeSpace == 500_000_000 && configuration.maxFileSize == 2 << 30)
+        #expect(configuration.retention == 7 * 86400)
+        #expect(!configuration.isLoopbackHost)
+    }
+
+    @Test func badValuesNameTheSetting() {
+        #expect(throws: ConfigurationError.self) { try ServiceConfiguration.resolve(flags: [.port: "http"], environment: [:]) }
+        do {
+            _ = try ServiceConfiguration.resolve(flags: [:], environment: ["FERRY_MIN_FREE_SPACE": "lots"])
+            Issue.record("accepted a bad size")
+        } catch {
+            #expect(error.setting == "FERRY_MIN_FREE_SPACE")
+        }
+        #expect(throws: ConfigurationError.self) { try ServiceConfiguration.resolve(flags: [.retention: "soon"], environment: [:]) }
+        #expect(throws: ConfigurationError.self) { try ServiceConfiguration.resolve(flags: [.maxConcurrent: "0"], environment: [:]) }
+    }
+
+    @Test func loopbackHosts() {
+        for host in ["127.0.0.1", "localhost", "::1", "[::1]", "127.0.0.2"] {
+            var configuration = ServiceConfiguration()
+            configuration.host = host
+            #expect(configuration.isLoopbackHost, "\(host)")
+        }
+        for host in ["0.0.0.0", "::", "192.168.1.5", "example.org"] {
+            var configuration = ServiceConfiguration()
+            configuration.host = host
+            #expect(!configuration.isLoopbackHost, "\(host)")
+        }
+    }
+}

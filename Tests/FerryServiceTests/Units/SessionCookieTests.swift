@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+@testable import FerryService
+
+@Suite("Session cookies")
+struct SessionCookieTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test func issuedCookiesVerifyUntilTheyExpire() throws {
+        let cookies = SessionCookie(token: "t")
+        let value = cookies.issue(now: now, nonce: [1, 2, 3])
+        #expect(cookies.verify(value, now: now) == "010203")
+        #expect(cookies.verify(value, now: now.addingTimeInterval(SessionCookie.lifetime + 1)) == nil)
+    }
+
+    @Test func aChangedTokenOrTamperedValueIsRefused() {
+        let value = SessionCookie(token: "t").issue(now: now)
+        #expect(SessionCookie(token: "other").verify(value, now: now) == nil)
+        var parts = value.split(separator: ".").map(String.init)
+        parts[1] = String(Int(parts[1])! + 1_000_000)
+        #expect(SessionCookie(token: "t").verify(parts.joined(separator: "."), now: now) == nil)
+        #expect(SessionCookie(token: "t").verify("garbage", now: now) == nil)
+        #expect(SessionCookie(token: "t").verify("", now: now) == nil)
+    }
+
+    @Test func cookieHeaderParsing() {
+        #expect(SessionCookie.value(inCookieHeader: "a=1; ferry_session=xyz; b=2") == "xyz")
+        #expect(SessionCookie.value(inCookieHeader: "ferry_sessionx=1") == nil)
+        #expect(SessionCookie(token: "t").setCookieHeader("v").contains("HttpOnly; SameSite=Strict"))
+    }
+
+    @Test func constantTimeEqualityIsEquality() {
+        #expect(Secret.constantTimeEqual("abc", "abc"))
+        #expect(!Secret.constantTimeEqual("abc", "abd"))
+        #expect(!Secret.constantTimeEqual("abc", "abcd"))
+        #expect(Secret.sha256Hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+}
