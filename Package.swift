@@ -32,8 +32,10 @@ let package = Package(
         .target(name: "FerryStore", dependencies: ["CSQLite", "FerryCore"]),
         // The service: REST API, events, auth, recovery. Glues server, engine and store.
         .target(name: "FerryService", dependencies: ["CCrypto", "FerryCore", "FerryHTTP", "FerryEngine", "FerryStore", logging]),
+        // A client of Ferry's HTTP API (requests, event streams) for the terminal commands.
+        .target(name: "FerryClient", dependencies: ["CCurl"]),
         // The `ferry` command: `serve` and the terminal client.
-        .executableTarget(name: "ferry", dependencies: ["FerryService", "FerryCore", argumentParser, logging]),
+        .executableTarget(name: "ferry", dependencies: ["FerryService", "FerryClient", "FerryCore", argumentParser, logging]),
 
         // Test harness: real origins (nginx, the fault origin) started and stopped by pid.
         .target(name: "FerryTestSupport", dependencies: ["CCrypto"], path: "Tests/FerryTestSupport"),
@@ -41,6 +43,7 @@ let package = Package(
         .testTarget(name: "FerryHTTPTests", dependencies: ["FerryHTTP", "FerryTestSupport"]),
         .testTarget(name: "FerryEngineTests", dependencies: ["FerryEngine", "FerryTestSupport"]),
         .testTarget(name: "FerryStoreTests", dependencies: ["FerryStore"]),
+        .testTarget(name: "FerryClientTests", dependencies: ["FerryClient", "FerryTestSupport"]),
         .testTarget(name: "FerryServiceTests", dependencies: ["FerryService", "FerryTestSupport", "ferry"]),
     ]
 )

@@ -1,0 +1,1 @@
+// FerryClient: see docs/ARCHITECTURE.md.

@@ -1,0 +1,4 @@
+import Testing
+@testable import FerryClient
+
+@Test func FerryClientBuilds() { #expect(Bool(true)) }
