@@ -15,6 +15,8 @@ import Testing
         ("  spaced  .txt  ", "spaced  .txt"), ("what?.txt", "what_.txt"), ("a<b>c:d\"e|f*g", "a_b_c_d_e_f_g"),
         ("Résumé €.pdf", "Résumé €.pdf"), ("日本語.txt", "日本語.txt"), ("a..b.txt", "a..b.txt"), ("\u{3000}wide\u{00A0}", "wide"),
         ("emoji 👩‍👩‍👧.png", "emoji 👩‍👩‍👧.png"), ("ok\u{2028}\u{2029}", "ok"),
+        ("nul.txt", "_nul.txt"), ("CON", "_CON"), ("com1.log", "_com1.log"), ("LPT9", "_LPT9"), ("aux.tar.gz", "_aux.tar.gz"),
+        ("com0.txt", "com0.txt"), ("console.txt", "console.txt"), ("COM10", "COM10"), ("nullable.txt", "nullable.txt"),
     ])
     func sanitizes(raw: String, expected: String?) {
         #expect(Filename.sanitize(raw) == expected)

@@ -145,13 +145,3 @@ public enum ContentDisposition {
         return String(validating: scalars.map { UInt8($0.value) }, as: UTF8.self) ?? value
     }
 }
-
-extension String {
-    /// The string without the given scalars at either end.
-    func trimmingCharacters(inSet set: Set<Unicode.Scalar>) -> String {
-        let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !set.contains($0) }),
-              let last = scalars.lastIndex(where: { !set.contains($0) }) else { return "" }
-        return String(scalars[first...last])
-    }
-}

@@ -8,6 +8,8 @@
 ///   no U+2028/U+2029 separators and no byte order mark;
 /// - has the characters Windows forbids (`< > : " | ? *`) replaced by `_`, so files can be copied to SMB
 ///   shares and Windows clients unchanged, while staying readable;
+/// - does not start with a Windows device name (`CON`, `PRN`, `AUX`, `NUL`, `COM1`–`COM9`, `LPT1`–`LPT9`,
+///   alone or before a dot, any case): those get a leading `_` (`"nul.txt"` → `"_nul.txt"`);
 /// - has no leading dots (no hidden files, no `.`/`..`) and no leading or trailing whitespace or trailing
 ///   dots (Windows strips them);
 /// - is at most 255 bytes of UTF-8: longer names are cut inside the part before the extension, at a
@@ -26,8 +28,9 @@ public enum Filename {
             if isRemoved(scalar) { continue }
             scalars.append(isReplaced(scalar) ? "_" : scalar)
         }
-        let cleaned = trimmed(String(scalars))
+        var cleaned = trimmed(String(scalars))
         guard !cleaned.isEmpty else { return nil }
+        if isWindowsDeviceName(cleaned) { cleaned = "_" + cleaned }
         let capped = cap(cleaned)
         return capped.isEmpty ? nil : capped
     }
@@ -94,6 +97,15 @@ public enum Filename {
         case "<", ">", ":", "\"", "|", "?", "*": return true
         default: return false
         }
+    }
+
+    /// Whether the part before the first dot is a name Windows reserves for devices.
+    private static func isWindowsDeviceName(_ name: String) -> Bool {
+        let base = name.split(separator: ".", maxSplits: 1).first.map { $0.uppercased() } ?? ""
+        let trimmedBase = base.trimmingCharacters(inSet: [" "])
+        if ["CON", "PRN", "AUX", "NUL"].contains(trimmedBase) { return true }
+        guard trimmedBase.count == 4, let last = trimmedBase.last, ("1"..."9").contains(last) else { return false }
+        return trimmedBase.hasPrefix("COM") || trimmedBase.hasPrefix("LPT")
     }
 
     /// Leading whitespace and dots, trailing whitespace and dots removed.
