@@ -57,6 +57,13 @@ import Testing
         }
     }
 
+    @Test func manyParametersStayLinear() {
+        let header = "attachment" + String(repeating: "; a=b", count: 20_000) + "; filename=last.txt"
+        let clock = ContinuousClock()
+        let elapsed = clock.measure { #expect(ContentDisposition.filename(header) == "last.txt") }
+        #expect(elapsed < .seconds(5))
+    }
+
     @Test(arguments: [
         ("report.pdf", "attachment; filename=\"report.pdf\"; filename*=UTF-8''report.pdf"),
         ("€ rates.txt", "attachment; filename=\"_ rates.txt\"; filename*=UTF-8''%E2%82%AC%20rates.txt"),

@@ -116,6 +116,15 @@ import Testing
         #expect(problem("http://\(long)/") != nil)
     }
 
+    @Test func hugeInputsAreRefusedQuickly() {
+        let hugeHost = String(repeating: "ü", count: 20_000)
+        #expect(problem("http://\(hugeHost)/") == .invalid("the host name is too long for DNS"))
+        let hugePath = "http://example.com/" + String(repeating: "a", count: SubmittedURL.maxLength)
+        #expect(problem(hugePath) == .invalid("the URL is longer than 65536 bytes"))
+        let longButFine = "http://example.com/?sig=" + String(repeating: "a", count: 8000)
+        #expect((try? SubmittedURL.parse(longButFine)) != nil)
+    }
+
     // MARK: Schemes
 
     @Test(arguments: [("file:///etc/passwd", "file"), ("ftp://example.com/x", "ftp"), ("gopher://example.com/", "gopher"),

@@ -65,6 +65,7 @@ public enum ContentDisposition {
         var i = 0
         func skipSpaces() { while i < chars.count, chars[i] == " " || chars[i] == "\t" { i += 1 } }
         var parameters: [Parameter] = []
+        var seen: Set<String> = []
         skipSpaces()
         // Disposition type: a token before the first ';' that has no '='.
         var typeEnd = i
@@ -113,7 +114,7 @@ public enum ContentDisposition {
                 }
                 value = String(value).trimmingCharacters(inSet: [" ", "\t"]).unicodeScalars
             }
-            if !parameters.contains(where: { $0.name == name }) {
+            if seen.insert(name).inserted {
                 parameters.append(Parameter(name: name, value: String(value), quoted: quoted))
             }
         }

@@ -2,6 +2,9 @@ import Foundation
 
 /// The WHATWG host parser for special schemes (http, https), as used by ``SubmittedURL``.
 enum HostParser {
+    /// The longest host text (before percent-decoding) that is looked at.
+    static let maxRawHostLength = 1024
+
     /// Parses the host part of an authority (brackets included for IPv6).
     static func parse(_ raw: ArraySlice<UInt8>) throws(URLProblem) -> SubmittedURL.Host {
         if raw.first == UInt8(ascii: "[") {
@@ -13,6 +16,8 @@ enum HostParser {
             return .ipv6(address)
         }
         guard !raw.isEmpty else { throw .invalid("the URL has no host") }
+        // Bound the work below (NFKC, Punycode) before doing it; DNS names are at most 253 bytes anyway.
+        guard raw.count <= maxRawHostLength else { throw .invalid("the host name is too long for DNS") }
         guard let decoded = String(validating: PercentEncoding.decode(raw), as: UTF8.self) else {
             throw .invalid("the host is not valid UTF-8 after percent-decoding")
         }

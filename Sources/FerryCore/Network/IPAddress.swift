@@ -4,7 +4,8 @@
 /// IPv4 is a dotted quad of decimal numbers 0–255 without leading zeros (`"127.0.0.1"`, not `"127.1"` or
 /// `"0177.0.0.1"`; the lenient WHATWG forms are handled by ``SubmittedURL``). IPv6 is RFC 4291 text with
 /// at most one `::`, an optional trailing dotted quad (`"::ffff:1.2.3.4"`) and optional surrounding
-/// brackets; zone identifiers (`%eth0`) are refused.
+/// brackets; zone identifiers (`%eth0`) are refused (code that has a `sockaddr` should use
+/// ``init(bytes:)``).
 ///
 /// ``description`` is canonical: dotted quad for IPv4, RFC 5952 for IPv6 (lowercase, longest run of two or
 /// more zero groups compressed, the first one on a tie), with IPv4-mapped addresses written
@@ -58,6 +59,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// Canonical text: dotted quad, or RFC 5952 IPv6 (without brackets).
     public var description: String {
         if isIPv4 { return bytes.map(String.init).joined(separator: ".") }
         var groups = [Int](repeating: 0, count: 8)

@@ -1,4 +1,7 @@
 extension SubmittedURL {
+    /// The longest URL accepted, in bytes: enough for long signed URLs, small enough to bound parsing work.
+    public static let maxLength = 65_536
+
     /// Parses `text` as described on ``SubmittedURL``.
     /// - Throws: ``URLProblem/unsupportedScheme(_:)`` for schemes other than http(s),
     ///   ``URLProblem/invalid(_:)`` for everything else that is wrong.
@@ -9,6 +12,7 @@ extension SubmittedURL {
         let leading = bytes.prefix(while: { $0 <= 0x20 }).count
         bytes.removeFirst(leading)
         guard !bytes.isEmpty else { throw .invalid("the URL is empty") }
+        guard bytes.count <= maxLength else { throw .invalid("the URL is longer than \(maxLength) bytes") }
         if bytes.contains(where: { $0 < 0x20 || $0 == 0x7f }) {
             throw .invalid("the URL contains control characters")
         }

@@ -2,6 +2,7 @@
 /// decides where a connection goes, and kept byte-exact where it only matters to the origin.
 ///
 /// What parsing does:
+/// - At most ``maxLength`` bytes (64 KiB).
 /// - Leading and trailing spaces and C0 controls are trimmed (pasted URLs); any other control character
 ///   (including tab and newline, which WHATWG would silently drop) makes the URL invalid, so nothing can
 ///   smuggle a header line through.

@@ -16,6 +16,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// The longest delay a `Retry-After` header can impose, in seconds.
     public static let retryAfterCeiling: Double = 3600
 
+    /// A policy; the defaults give 5 attempts waiting about 1, 2, 4 and 8 seconds (halved at most by jitter).
     public init(maxAttempts: Int = 5, baseDelay: Double = 1, maxDelay: Double = 60) {
         self.maxAttempts = maxAttempts
         self.baseDelay = baseDelay
