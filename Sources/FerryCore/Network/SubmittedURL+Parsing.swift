@@ -41,7 +41,7 @@ extension SubmittedURL {
         guard !hostPort.isEmpty else { throw .invalid("the URL has no host") }
 
         // Split host and port; a bracketed IPv6 literal may contain colons.
-        var hostText: ArraySlice<UInt8>
+        let hostText: ArraySlice<UInt8>
         var portText: ArraySlice<UInt8>? = nil
         if hostPort.first == UInt8(ascii: "[") {
             guard let close = hostPort.firstIndex(of: UInt8(ascii: "]")) else {
@@ -63,10 +63,10 @@ extension SubmittedURL {
         var port: Int? = nil
         if let portText, !portText.isEmpty {
             guard portText.allSatisfy(isDigit) else { throw .invalid("the port is not a number") }
-            let significant = portText.drop(while: { $0 == 48 })
-            guard significant.count <= 5, let value = Int(String(decoding: significant, as: UTF8.self).isEmpty
-                ? "0" : String(decoding: significant, as: UTF8.self)), value <= 65_535 else {
-                throw .invalid("the port is out of range (0-65535)")
+            var value = 0
+            for digit in portText {
+                value = value * 10 + Int(digit - 48)
+                guard value <= 65_535 else { throw .invalid("the port is out of range (0-65535)") }
             }
             port = value
         }
