@@ -1,8 +1,12 @@
+import Foundation
+
 /// Turns untrusted names (from API requests, `Content-Disposition` headers and URLs) into safe names for
 /// files in the spool's `files/` directory.
 ///
 /// A sanitized name:
 /// - is the last non-empty component after `/` or `\` (`"../../etc/passwd"` → `"passwd"`);
+/// - is in Unicode normalization form C, so a name typed on macOS (decomposed) and the same name typed
+///   elsewhere are the same bytes on disk;
 /// - has no C0 controls (NUL included), DEL or C1 controls, no bidirectional formatting characters
 ///   (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C, which can make `exe.txt` display as `txt.exe`),
 ///   no U+2028/U+2029 separators and no byte order mark;
@@ -24,7 +28,7 @@ public enum Filename {
     public static func sanitize(_ raw: String) -> String? {
         let component = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         var scalars = String.UnicodeScalarView()
-        for scalar in component.unicodeScalars {
+        for scalar in component.precomposedStringWithCanonicalMapping.unicodeScalars {
             if isRemoved(scalar) { continue }
             scalars.append(isReplaced(scalar) ? "_" : scalar)
         }
