@@ -1,1 +1,0 @@
-// FerryCore: see docs/ARCHITECTURE.md.

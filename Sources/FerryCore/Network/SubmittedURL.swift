@@ -1,0 +1,93 @@
+/// A URL submitted by a user, parsed the way browsers parse it (WHATWG URL standard) for everything that
+/// decides where a connection goes, and kept byte-exact where it only matters to the origin.
+///
+/// What parsing does:
+/// - At most ``maxLength`` bytes (64 KiB).
+/// - Leading and trailing spaces and C0 controls are trimmed (pasted URLs); any other control character
+///   (including tab and newline, which WHATWG would silently drop) makes the URL invalid, so nothing can
+///   smuggle a header line through.
+/// - Only `http` and `https` are accepted (case-insensitive); every other scheme, including `file:`,
+///   `ftp:`, `gopher:`, `dict:`, `data:` and `javascript:`, is ``URLProblem/unsupportedScheme(_:)``.
+/// - As WHATWG does for special schemes, any run of `/` or `\` may follow the scheme, and `\` counts as
+///   `/` in the authority and the path.
+/// - The host is parsed as WHATWG does: percent-decoded, lowercased, internationalised names mapped
+///   (NFKC, then Punycode per label), forbidden code points refused, a host ending in a numeric label is
+///   read as IPv4 with the lenient rules (`127.1`, `2130706433`, `0x7f000001`, `0177.0.0.1`, `0x7f.1` all
+///   mean 127.0.0.1), and `[…]` is IPv6. A trailing dot is removed. Empty labels, labels longer than 63
+///   bytes and names longer than 253 bytes are refused (no resolver would answer them).
+/// - The port must be 0–65535; the scheme's default port is dropped.
+/// - Userinfo (`user:pass@`) is kept, because origins may need HTTP basic authentication; it appears in
+///   ``normalized`` (handed to libcurl) but never in ``redacted``, which is what logs and error messages
+///   must use.
+/// - The path and query are kept byte for byte, except that spaces and non-ASCII characters are
+///   percent-encoded (libcurl refuses them) and `\` in the path becomes `/`. Dot segments are left to
+///   libcurl. The fragment is dropped: it is never sent to the origin.
+public struct SubmittedURL: Sendable, Equatable {
+    /// Where the connection goes.
+    public enum Host: Sendable, Equatable {
+        /// A literal IPv4 address (in any WHATWG form).
+        case ipv4(IPAddress)
+        /// A literal IPv6 address (written in brackets).
+        case ipv6(IPAddress)
+        /// A DNS name: lowercased, ASCII (Punycode for international names), trailing dot removed.
+        case domain(String)
+
+        /// The host as it appears in a URL: dotted quad, `[v6]` (RFC 5952), or the name.
+        public var serialized: String {
+            switch self {
+            case .ipv4(let address): return address.description
+            case .ipv6(let address): return "[" + address.description + "]"
+            case .domain(let name): return name
+            }
+        }
+
+        /// The literal address, `nil` for a domain.
+        public var address: IPAddress? {
+            switch self {
+            case .ipv4(let address), .ipv6(let address): return address
+            case .domain: return nil
+            }
+        }
+    }
+
+    /// `"http"` or `"https"`.
+    public let scheme: String
+    /// The destination host.
+    public let host: Host
+    /// The explicit port, `nil` when absent or equal to the scheme's default.
+    public let port: Int?
+    /// The path (starting with `/`) and the query (with its `?`), without the fragment.
+    public let pathAndQuery: String
+    /// `user[:password]`, percent-encoded, or `nil`. Secret: never log it.
+    public let userinfo: String?
+
+    /// `scheme://[userinfo@]host[:port]pathAndQuery`: what is handed to libcurl. Contains credentials when
+    /// the user gave some; use ``redacted`` for logs.
+    public var normalized: String { serialize(withUserinfo: true) }
+
+    /// ``normalized`` without the userinfo: safe to log and to show.
+    public var redacted: String { serialize(withUserinfo: false) }
+
+    /// The key under which identical downloads are found: ``normalized`` (scheme and host already
+    /// canonical, default port dropped).
+    public var dedupeKey: String { normalized }
+
+    /// The port a connection uses: the explicit one or the scheme's default.
+    public var effectivePort: Int { port ?? (scheme == "https" ? 443 : 80) }
+
+    init(scheme: String, host: Host, port: Int?, pathAndQuery: String, userinfo: String?) {
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        self.pathAndQuery = pathAndQuery
+        self.userinfo = userinfo
+    }
+
+    private func serialize(withUserinfo: Bool) -> String {
+        var text = scheme + "://"
+        if withUserinfo, let userinfo { text += userinfo + "@" }
+        text += host.serialized
+        if let port { text += ":" + String(port) }
+        return text + pathAndQuery
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import FerryCore
-
-@Test func FerryCoreBuilds() { #expect(Bool(true)) }
