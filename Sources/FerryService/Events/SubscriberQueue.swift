@@ -129,6 +129,10 @@ public struct SubscriberQueue: Sendable {
     public mutating func take(now: Double, writable: Bool) -> [ServerEvent] {
         guard writable, hasPending else { return [] }
         let lastMandatoryID = pendingEvents.last?.id ?? Int64.min
+        for event in pendingEvents {
+            pendingBytes -= event.frame.count
+            if event.kind == .removed { lastSent[event.jobID!] = nil }   // the job is gone
+        }
         var sending: [ServerEvent] = []
         var blocked = false
         for (event, _) in pendingProgress.values.sorted(by: { $0.event.id < $1.event.id }) {
@@ -148,10 +152,6 @@ public struct SubscriberQueue: Sendable {
             }
         }
         let out = EventLog.merge(pendingEvents, sending)
-        for event in pendingEvents {
-            pendingBytes -= event.frame.count
-            if event.kind == .removed { lastSent[event.jobID!] = nil }
-        }
         pendingEvents.removeAll(keepingCapacity: pendingEvents.count <= 1_024)
         for event in out { dirtyJobIDs.remove(event.jobID!) }
         if let last = out.last {
