@@ -134,12 +134,13 @@ public struct SubscriberQueue: Sendable {
             if event.kind == .removed { lastSent[event.jobID!] = nil }   // the job is gone
         }
         var sending: [ServerEvent] = []
+        var dropped: [String] = []
         var blocked = false
         for (event, _) in pendingProgress.values.sorted(by: { $0.event.id < $1.event.id }) {
             let jobID = event.jobID!
             let due = now >= dueTime(of: jobID)
             if event.id < lastMandatoryID {
-                if !due { dirtyJobIDs.insert(jobID) }
+                if !due { dropped.append(jobID) }
             } else if blocked || !due {
                 blocked = true
                 continue   // stays pending
@@ -153,7 +154,10 @@ public struct SubscriberQueue: Sendable {
         }
         let out = EventLog.merge(pendingEvents, sending)
         pendingEvents.removeAll(keepingCapacity: pendingEvents.count <= 1_024)
+        // Delivered events clear a job's dirty mark; a drop marks it after, since whatever else of
+        // that job goes out now is older than the dropped progress.
         for event in out { dirtyJobIDs.remove(event.jobID!) }
+        dirtyJobIDs.formUnion(dropped)
         if let last = out.last {
             assert(out.first!.id > lastDeliveredID, "delivery must stay in increasing id order")
             lastDeliveredID = last.id

@@ -16,6 +16,19 @@ import Testing
         var queue: SubscriberQueue
         let admitted: (ServerEvent) -> Bool
 
+        /// The latest admitted event offered per job, and the ids delivered so far.
+        var lastOfferedByJob: [String: ServerEvent] = [:]
+        var deliveredIDs: Set<Int64> = []
+
+        /// After a writable take: a job whose latest offered event is a progress the subscriber is past
+        /// (its id is at most lastDeliveredID) is dirty exactly when that progress was not delivered.
+        func checkDirtyMarks(seed: UInt64, step: Int) {
+            for (job, last) in lastOfferedByJob where last.kind == .progress && last.id <= queue.lastDeliveredID {
+                #expect(deliveredIDs.contains(last.id) != queue.dirtyJobIDs.contains(job),
+                        "seed \(seed) step \(step) job \(job)")
+            }
+        }
+
         init(seed: UInt64, mandatoryPercent: Int) {
             var random = SeededGenerator(seed: seed)
             let jobs = (0..<Int.random(in: 1...8, using: &random)).map { "j\($0)" }
@@ -36,6 +49,7 @@ import Testing
                         : roll < mandatoryPercent / 8 ? F.removed(nextID, job) : F.job(nextID, job)
                     queue.offer(event, now: now)
                     offered.append((event, step))
+                    if admitted(event) { lastOfferedByJob[job] = event }
                 } else {
                     let writable = Int.random(in: 0..<4, using: &random) > 0
                     let due = queue.nextDueTime
@@ -48,6 +62,8 @@ import Testing
                         #expect(out.isEmpty)
                     }
                     delivered += out.map { Delivery(event: $0, time: now, step: step) }
+                    deliveredIDs.formUnion(out.map(\.id))
+                    if writable { checkDirtyMarks(seed: seed, step: step) }
                 }
             }
             // Drain: call take() whenever nextDueTime says so.
@@ -103,6 +119,12 @@ import Testing
         #expect(!session.queue.hasPending)
         #expect(session.queue.lastDeliveredID == ids.last ?? session.queue.lastDeliveredID)
 
+        var nextOfSameJob: [Int64: (event: ServerEvent, step: Int)] = [:]
+        var previousOfJob: [String: Int64] = [:]
+        for offer in session.offered {
+            if let previous = previousOfJob[offer.event.jobID!] { nextOfSameJob[previous] = offer }
+            previousOfJob[offer.event.jobID!] = offer.event.id
+        }
         var lastProgressTime: [String: Double] = [:]
         for delivery in delivered {
             let job = delivery.event.jobID!
@@ -114,10 +136,10 @@ import Testing
             }
             lastProgressTime[job] = delivery.time
             // The latest values only, and never a progress superseded by a job event already offered.
-            let newer = session.offered.first {
-                $0.step < delivery.step && $0.event.jobID == job && $0.event.id > delivery.event.id
+            // (Offers come in id order, so the first newer event of the job is the earliest offered.)
+            if let newer = nextOfSameJob[delivery.event.id] {
+                #expect(newer.step >= delivery.step, "seed \(seed): \(delivery.event) delivered after \(newer.event) was offered")
             }
-            #expect(newer == nil, "seed \(seed): \(delivery.event) delivered after \(newer!.event) was offered")
         }
     }
 

@@ -151,6 +151,18 @@ import Testing
         #expect(queue.dirtyJobIDs.isEmpty)
     }
 
+    @Test func aJobStaysDirtyWhenItsOlderJobEventGoesOutWithTheDrop() {
+        var queue = SubscriberQueue(after: 0)
+        queue.offer(F.progress(1, "a"), now: 0)
+        _ = queue.take(now: 0, writable: true)
+        queue.offer(F.job(2, "a"), now: 0.1)
+        queue.offer(F.progress(3, "a"), now: 0.1)       // newer than job 2, not due before 0.5
+        queue.offer(F.job(4, "b"), now: 0.1)
+        let out = queue.take(now: 0.1, writable: true)
+        #expect(out.map(\.id) == [2, 4])
+        #expect(queue.dirtyJobIDs == ["a"])
+    }
+
     @Test func dueProgressWaitsBehindAnUndueSmallerOneInsteadOfDroppingIt() {
         var queue = SubscriberQueue(after: 0)
         queue.offer(F.progress(1, "a"), now: 0)
