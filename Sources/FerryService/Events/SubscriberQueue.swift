@@ -22,9 +22,17 @@ import Foundation
 ///   events nothing is dropped: a due progress waits behind a smaller-id one that is not due yet, at
 ///   most one `interval`, so a job's last progress is lost only to a `job`/`removed` event of another
 ///   job overtaking it.
+/// - A delivered `removed` event forgets the job's send time (the job is gone).
 ///
 /// Invariant: every id returned by `take` is greater than ``lastDeliveredID`` before the call, so a
 /// subscriber never receives an id at or below one it already received.
+///
+/// Wiring, on the events queue: create the queue `after:` the client's `Last-Event-ID` (or the log's
+/// `newestID` for a client without one, so events allocated but not yet appended still reach it), offer it the ``EventLog`` replay, then call
+/// `take(now:writable: true)` and write the result *before* consulting ``isTooFarBehind``: a replay
+/// can exceed the limits by itself (the log keeps up to 16,384 job events), and judging it before the
+/// first write would close the stream on every reconnection. `isTooFarBehind` is meant to measure
+/// what piles up while the stream is not writable.
 public struct SubscriberQueue: Sendable {
     /// When a subscriber is too far behind to keep serving (the service then closes its stream and
     /// the client resumes with `Last-Event-ID`).
@@ -68,8 +76,8 @@ public struct SubscriberQueue: Sendable {
     private var lastSentPruneThreshold = 1_024
 
     /// - Parameters:
-    ///   - lastID: the id the subscriber already has: its `Last-Event-ID`, or the allocator's
-    ///     `lastAllocated` for a new subscriber. Offers at or below it are ignored.
+    ///   - lastID: the id the subscriber already has: its `Last-Event-ID`, or ``EventLog/newestID``
+    ///     for a new subscriber. Offers at or below it are ignored.
     ///   - filter: the jobs it follows.
     ///   - intervalMilliseconds: the `interval` query parameter; raised to at least 100.
     ///   - limits: when to give up on a slow subscriber.
