@@ -27,12 +27,12 @@ import Foundation
 /// Invariant: every id returned by `take` is greater than ``lastDeliveredID`` before the call, so a
 /// subscriber never receives an id at or below one it already received.
 ///
-/// Wiring, on the events queue: create the queue `after:` the client's `Last-Event-ID` (or the log's
-/// `newestID` for a client without one, so events allocated but not yet appended still reach it), offer it the ``EventLog`` replay, then call
-/// `take(now:writable: true)` and write the result *before* consulting ``isTooFarBehind``: a replay
-/// can exceed the limits by itself (the log keeps up to 16,384 job events), and judging it before the
-/// first write would close the stream on every reconnection. `isTooFarBehind` is meant to measure
-/// what piles up while the stream is not writable.
+/// Wiring, on the events queue: create the queue `after:` the client's `Last-Event-ID` (or the
+/// log's `newestID` for a client without one, so events allocated but not yet appended still reach
+/// it), offer it the ``EventLog`` replay, then call `take(now:writable: true)` and write the result
+/// *before* consulting ``isTooFarBehind``: a replay can exceed the limits by itself (the log keeps up
+/// to 16,384 job events), and judging it before the first write would close the stream on every
+/// reconnection. `isTooFarBehind` is meant to measure what piles up while the stream is not writable.
 public struct SubscriberQueue: Sendable {
     /// When a subscriber is too far behind to keep serving (the service then closes its stream and
     /// the client resumes with `Last-Event-ID`).

@@ -47,4 +47,14 @@ import Testing
         let event = ServerEvent(id: 3, kind: .job, jobID: "j", data: data)
         #expect(Array(event.frame.dropFirst("id: 3\nevent: job\ndata: ".utf8.count).dropLast(2)) == data)
     }
+
+    @Test func dataWithALineBreakIsRefused() async {
+        // A line break would let payload text be read as further SSE fields by every client.
+        await #expect(processExitsWith: .failure) {
+            _ = ServerEvent(id: 1, kind: .job, jobID: "a", data: Array("{\"a\":1}\nevent: removed".utf8))
+        }
+        await #expect(processExitsWith: .failure) {
+            _ = ServerEvent(id: 1, kind: .job, jobID: "a", data: Array("{}\r".utf8))
+        }
+    }
 }
