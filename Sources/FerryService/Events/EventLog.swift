@@ -28,8 +28,8 @@ import Foundation
 ///   is valid (the client saw the newest evicted event, everything after it is kept).
 /// - otherwise `.events`: every `job`/`removed` event after `lastID`, and each job's latest
 ///   non-superseded progress after `lastID`, merged in id order. `lastID` may be allocated but not
-///   yet appended (the list already reflects it): the replay is then empty or partial and the rest
-///   arrives live, since appends happen on the same queue.
+///   yet appended (the list already reflects it): the replay is then empty and the later events
+///   arrive live, since they are appended in id order on the same queue.
 public struct EventLog: Sendable {
     /// The answer to a reconnecting client.
     public enum Replay: Sendable, Equatable {
