@@ -38,6 +38,9 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
     public let data: [UInt8]
     /// The bytes written to every subscriber: `id: N\nevent: NAME\ndata: JSON\n\n` (`reset`: no `id:` line).
     public let frame: [UInt8]
+    /// True for the `job` event of a job reaching `finished` or `cancelled`, and for `removed`: a
+    /// per-job stream ends after delivering it.
+    public let closesJobStream: Bool
 
     /// Creates an event and encodes its frame.
     /// - Parameters:
@@ -45,13 +48,14 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
     ///   - kind: the event name.
     ///   - jobID: required for every kind but `.reset`.
     ///   - data: one line of JSON (no CR or LF).
-    public init(id: Int64, kind: Kind, jobID: String?, data: [UInt8]) {
+    public init(id: Int64, kind: Kind, jobID: String?, data: [UInt8], closesJobStream: Bool = false) {
         precondition(!data.contains(0x0A) && !data.contains(0x0D), "SSE data must be a single line")
         precondition(kind == .reset || jobID != nil, "a \(kind.rawValue) event must name its job")
         self.id = kind == .reset ? 0 : id
         self.kind = kind
         self.jobID = jobID
         self.data = data
+        self.closesJobStream = closesJobStream
         var frame: [UInt8] = []
         frame.reserveCapacity(data.count + 48)
         if kind != .reset {

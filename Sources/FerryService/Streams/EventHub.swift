@@ -59,7 +59,7 @@ final class EventHub: @unchecked Sendable {
          clock: @escaping @Sendable () -> Double = { DispatchTime.now().seconds }) {
         self.ids = ids
         self.logger = logger
-        self.log = EventLog(capacity: windowCapacity)
+        self.log = EventLog(startingAfter: ids.base, capacity: windowCapacity)
         self.clock = clock
     }
 
@@ -89,32 +89,39 @@ final class EventHub: @unchecked Sendable {
                    start: Start, endsWithJob: String? = nil) {
         queue.async {
             let now = self.clock()
+            // Decide where the stream starts and what it missed before it exists, so that events
+            // published meanwhile (on this same queue) can neither be lost nor delivered twice.
+            var after = self.log.newestID
+            var backlog: [ServerEvent] = []
+            var reset = false
+            switch start {
+            case .live:
+                break
+            case .after(let lastID):
+                switch self.log.replay(after: lastID, lastAllocated: self.ids.lastAllocated) {
+                case .reset: reset = true
+                case .events(let missed): after = lastID; backlog = missed
+                }
+            case .snapshot(let event):
+                after = event.id - 1
+                backlog = [event]
+                if case .events(let later) = self.log.replay(after: event.id, lastAllocated: self.ids.lastAllocated) {
+                    backlog += later
+                }
+            }
+            let filter: EventFilter = jobs.map { .jobs($0) } ?? .allJobs
             let key = self.nextKey
             self.nextKey += 1
             let subscription = Subscription(
-                key: key, queue: SubscriberQueue(jobs: jobs, intervalMilliseconds: intervalMilliseconds),
+                key: key, queue: SubscriberQueue(after: after, filter: filter, intervalMilliseconds: intervalMilliseconds),
                 stream: stream, writer: writer, endsWithJob: endsWithJob)
             self.subscriptions[key] = subscription
             self.countLock.lock(); self.count += 1; self.countLock.unlock()
             stream.onClose { [weak self] in
                 self?.queue.async { self?.drop(key) }
             }
-            switch start {
-            case .live:
-                break
-            case .after(let lastID):
-                switch self.log.replay(after: lastID, lastAllocated: self.ids.lastAllocated) {
-                case .reset:
-                    stream.write(ServerEvent.reset.frame)
-                case .events(let missed):
-                    for event in missed { subscription.queue.offer(event, now: now) }
-                }
-            case .snapshot(let event):
-                subscription.queue.offer(event, now: now)
-                if case .events(let missed) = self.log.replay(after: event.id, lastAllocated: self.ids.lastAllocated) {
-                    for later in missed { subscription.queue.offer(later, now: now) }
-                }
-            }
+            if reset { stream.write(ServerEvent.reset().frame) }
+            for event in backlog { subscription.queue.offer(event, now: now) }
             self.flush(subscription, now: now)
         }
     }
@@ -135,12 +142,12 @@ final class EventHub: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !subscription.closed else { return }
         if subscription.stream.isClosed { drop(subscription.key); return }
-        if subscription.queue.isTooFarBehind {
-            logger.notice("closing an event stream that fell too far behind")
-            close(subscription)
-            return
-        }
         guard subscription.stream.bufferedByteCount < highWater else {
+            if subscription.queue.isTooFarBehind {
+                logger.notice("closing an event stream that fell too far behind")
+                close(subscription)
+                return
+            }
             if !subscription.waitingForDrain {
                 subscription.waitingForDrain = true
                 let key = subscription.key
