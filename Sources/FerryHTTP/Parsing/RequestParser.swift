@@ -284,14 +284,14 @@ public struct RequestParser: Sendable {
             }
             let codings = transferEncodings.flatMap { ASCII.listElements($0) }
             guard let last = codings.last else { return RequestParseError(.badRequest, "empty Transfer-Encoding") }
+            guard ASCII.equalsIgnoringCase(String(last), "chunked") else {
+                return RequestParseError(.notImplemented, "unsupported transfer coding; chunked must be the final one")
+            }
             for coding in codings.dropLast() {
                 if ASCII.equalsIgnoringCase(String(coding), "chunked") {
                     return RequestParseError(.badRequest, "chunked applied more than once")
                 }
                 return RequestParseError(.notImplemented, "unsupported transfer coding")
-            }
-            guard ASCII.equalsIgnoringCase(String(last), "chunked") else {
-                return RequestParseError(.notImplemented, "unsupported transfer coding; chunked must be the final one")
             }
             head.framing = .chunked
         } else if !contentLengths.isEmpty {

@@ -107,6 +107,13 @@ public final class ResponseStream: @unchecked Sendable {
 
     var hasPending: Bool { !pending.isEmpty }
 
+    /// Finishes the body on the server's behalf (shutdown): what is queued is still sent.
+    func requestFinish() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        accepting.store(false, ordering: .releasing)
+        finishRequested = true
+    }
+
     /// `count` producer bytes reached the socket.
     func didSend(_ count: Int) {
         dispatchPrecondition(condition: .onQueue(queue))
