@@ -1,4 +1,0 @@
-import Testing
-@testable import FerryHTTP
-
-@Test func FerryHTTPBuilds() { #expect(Bool(true)) }
