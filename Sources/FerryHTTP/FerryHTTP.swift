@@ -1,1 +1,0 @@
-// FerryHTTP: see docs/ARCHITECTURE.md.

@@ -1,0 +1,12 @@
+/// The protocol versions this server speaks.
+public enum HTTPVersion: Sendable, Hashable, CustomStringConvertible {
+    case http1_0
+    case http1_1
+
+    public var description: String {
+        switch self {
+        case .http1_0: return "HTTP/1.0"
+        case .http1_1: return "HTTP/1.1"
+        }
+    }
+}

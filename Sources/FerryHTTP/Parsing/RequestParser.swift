@@ -1,0 +1,465 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An incremental HTTP/1.1 request parser: append bytes as they arrive, then call `next()` until it returns nil.
+///
+/// A pure value type (no I/O, no Foundation), owned by whoever holds it (a connection's queue). Feeding the same bytes
+/// in any split yields the same events. Decisions (RFC 9112, strict where the RFC allows a choice):
+/// - Lines end with CRLF. A bare LF or a bare CR anywhere in the head is rejected (400): lenient line endings are a
+///   request-smuggling vector when a proxy in front parses differently.
+/// - Up to two empty lines before a request line are skipped (RFC 9112 2.2).
+/// - Obsolete line folding, whitespace before the colon, control characters in values: 400.
+/// - `Transfer-Encoding` together with `Content-Length`, differing or malformed lengths: 400. A coding other than a
+///   single final `chunked`: 501. `Transfer-Encoding` in an HTTP/1.0 request: 400.
+/// - HTTP/1.1 requests need exactly one `Host` field.
+/// - Chunk extensions are accepted and ignored; trailer fields are validated and ignored.
+public struct RequestParser: Sendable {
+    public enum Event: Sendable, Equatable {
+        /// A complete request head. Its body follows as one `.end`.
+        case head(RequestHead)
+        /// The request's complete body (empty when it has none); the parser is ready for the next request.
+        case end(body: [UInt8])
+        /// The request was rejected; the parser accepts nothing more.
+        case error(RequestParseError)
+    }
+
+    private enum State: Sendable, Equatable {
+        case requestLine
+        case headers
+        case body(remaining: Int)
+        case chunkSize
+        case chunkData(remaining: Int)
+        case chunkDataEnd
+        case trailers
+        case failed
+    }
+
+    /// Longest chunk-size line (size and extensions).
+    static let maxChunkLine = 4096
+
+    public let limits: RequestLimits
+    public let maxBodySize: Int
+
+    private var buffer: [UInt8] = []
+    private var position = 0
+    /// Absolute index from which to continue looking for LF in the current line.
+    private var scanFrom = 0
+    private var state: State = .requestLine
+    private var emptyLinesSkipped = 0
+
+    private var head = RequestHead(method: .GET, target: "", version: .http1_1, headers: HTTPHeaders(),
+                                   keepAlive: true, expectsContinue: false, framing: .none)
+    private var headerBytes = 0
+    private var body: [UInt8] = []
+
+    public init(limits: RequestLimits = RequestLimits(), maxBodySize: Int = 1 << 20) {
+        self.limits = limits
+        self.maxBodySize = maxBodySize
+    }
+
+    /// Bytes received and not consumed yet.
+    public var bufferedByteCount: Int { buffer.count - position }
+
+    /// True while a request head is being received (some bytes of it arrived, the header block has not ended).
+    public var isReadingHead: Bool {
+        switch state {
+        case .requestLine: return position < buffer.count
+        case .headers: return true
+        default: return false
+        }
+    }
+
+    /// True while a request body is being received.
+    public var isReadingBody: Bool {
+        switch state {
+        case .body, .chunkSize, .chunkData, .chunkDataEnd, .trailers: return true
+        default: return false
+        }
+    }
+
+    public var hasFailed: Bool { state == .failed }
+
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard state != .failed, !bytes.isEmpty else { return }
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    public mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    private mutating func compact() {
+        if position == buffer.count {
+            if buffer.capacity > 64 * 1024 { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
+            scanFrom = 0
+            position = 0
+        } else if position >= 4096 && position * 2 >= buffer.count {
+            buffer.removeSubrange(0..<position)
+            scanFrom -= position
+            position = 0
+        }
+    }
+
+    /// The next event the buffered bytes allow, or nil when more bytes are needed (or after an error).
+    public mutating func next() -> Event? {
+        while true {
+            switch state {
+            case .failed:
+                return nil
+            case .requestLine:
+                guard let lf = findLineFeed() else {
+                    if buffer.count - position > limits.requestLine + 1 {
+                        return fail(.uriTooLong, "request line longer than \(limits.requestLine) bytes")
+                    }
+                    return nil
+                }
+                let start = position
+                position = lf + 1
+                guard lf > start, buffer[lf - 1] == ASCII.cr else { return fail(.badRequest, "bare LF in request line") }
+                let end = lf - 1
+                if end == start {
+                    emptyLinesSkipped += 1
+                    if emptyLinesSkipped > 2 { return fail(.badRequest, "empty lines before the request line") }
+                    continue
+                }
+                if end - start > limits.requestLine {
+                    return fail(.uriTooLong, "request line longer than \(limits.requestLine) bytes")
+                }
+                let parsed = buffer.withUnsafeBufferPointer { Self.parseRequestLine(UnsafeBufferPointer(rebasing: $0[start..<end])) }
+                switch parsed {
+                case .failure(let error): return fail(error)
+                case .success(let line):
+                    head = RequestHead(method: line.method, target: line.target, version: line.version,
+                                       headers: HTTPHeaders(), keepAlive: true, expectsContinue: false, framing: .none)
+                    headerBytes = 0
+                    state = .headers
+                }
+            case .headers, .trailers:
+                let isTrailer = state == .trailers
+                guard let lf = findLineFeed() else {
+                    if headerBytes + (buffer.count - position) > limits.headerBlock {
+                        return fail(.headerFieldsTooLarge, "header block larger than \(limits.headerBlock) bytes")
+                    }
+                    return nil
+                }
+                let start = position
+                position = lf + 1
+                headerBytes += lf + 1 - start
+                if headerBytes > limits.headerBlock {
+                    return fail(.headerFieldsTooLarge, "header block larger than \(limits.headerBlock) bytes")
+                }
+                guard lf > start, buffer[lf - 1] == ASCII.cr else { return fail(.badRequest, "bare LF in header block") }
+                let end = lf - 1
+                if end == start {
+                    if isTrailer { return complete() }
+                    if let error = decideFraming() { return fail(error) }
+                    state = head.framing == .chunked ? .chunkSize : .body(remaining: lengthOf(head.framing))
+                    if case .length(let n) = head.framing { body.reserveCapacity(n) }
+                    return .head(head)
+                }
+                let parsed = buffer.withUnsafeBufferPointer { Self.parseField(UnsafeBufferPointer(rebasing: $0[start..<end])) }
+                switch parsed {
+                case .failure(let error): return fail(error)
+                case .success(let field):
+                    if isTrailer { continue }
+                    if head.headers.count >= limits.headerCount {
+                        return fail(.headerFieldsTooLarge, "more than \(limits.headerCount) header fields")
+                    }
+                    head.headers.add(field.name, field.value)
+                }
+            case .body(let remaining):
+                if remaining == 0 { return complete() }
+                let take = min(remaining, buffer.count - position)
+                if take == 0 { return nil }
+                body.append(contentsOf: buffer[position..<position + take])
+                position += take
+                scanFrom = position
+                state = .body(remaining: remaining - take)
+            case .chunkSize:
+                guard let lf = findLineFeed() else {
+                    if buffer.count - position > Self.maxChunkLine { return fail(.badRequest, "chunk size line too long") }
+                    return nil
+                }
+                let start = position
+                position = lf + 1
+                guard lf > start, buffer[lf - 1] == ASCII.cr else { return fail(.badRequest, "bare LF after chunk size") }
+                if lf - start > Self.maxChunkLine { return fail(.badRequest, "chunk size line too long") }
+                let end = lf - 1
+                let parsed = buffer.withUnsafeBufferPointer { Self.parseChunkSize(UnsafeBufferPointer(rebasing: $0[start..<end])) }
+                guard let size = parsed else { return fail(.badRequest, "invalid chunk size") }
+                if size == 0 {
+                    headerBytes = 0
+                    state = .trailers
+                } else {
+                    if size > maxBodySize - body.count {
+                        return fail(.payloadTooLarge, "request body larger than \(maxBodySize) bytes")
+                    }
+                    state = .chunkData(remaining: size)
+                }
+            case .chunkData(let remaining):
+                let take = min(remaining, buffer.count - position)
+                if take == 0 { return nil }
+                body.append(contentsOf: buffer[position..<position + take])
+                position += take
+                scanFrom = position
+                state = remaining == take ? .chunkDataEnd : .chunkData(remaining: remaining - take)
+            case .chunkDataEnd:
+                let available = buffer.count - position
+                if available >= 1 && buffer[position] != ASCII.cr { return fail(.badRequest, "chunk data not followed by CRLF") }
+                if available < 2 { return nil }
+                if buffer[position + 1] != ASCII.lf { return fail(.badRequest, "chunk data not followed by CRLF") }
+                position += 2
+                scanFrom = position
+                state = .chunkSize
+            }
+        }
+    }
+
+    private func lengthOf(_ framing: BodyFraming) -> Int {
+        if case .length(let n) = framing { return n }
+        return 0
+    }
+
+    private mutating func complete() -> Event {
+        let finished = body
+        body = []
+        head.headers = HTTPHeaders()
+        headerBytes = 0
+        emptyLinesSkipped = 0
+        state = .requestLine
+        return .end(body: finished)
+    }
+
+    private mutating func fail(_ kind: RequestParseError.Kind, _ message: String) -> Event {
+        fail(RequestParseError(kind, message))
+    }
+
+    private mutating func fail(_ error: RequestParseError) -> Event {
+        state = .failed
+        buffer = []
+        body = []
+        position = 0
+        scanFrom = 0
+        return .error(error)
+    }
+
+    /// Index of the next LF at or after the current position, remembering how far it looked.
+    private mutating func findLineFeed() -> Int? {
+        let from = max(scanFrom, position)
+        let count = buffer.count
+        guard from < count else { scanFrom = count; return nil }
+        let found: Int? = buffer.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress, let hit = memchr(base + from, Int32(ASCII.lf), count - from) else { return nil }
+            return base.distance(to: UnsafeRawPointer(hit))
+        }
+        if let found {
+            scanFrom = found + 1
+            return found
+        }
+        scanFrom = count
+        return nil
+    }
+
+    // MARK: - Framing
+
+    /// Applies RFC 9112 6.1-6.3 to the collected head; nil when acceptable.
+    private mutating func decideFraming() -> RequestParseError? {
+        let headers = head.headers
+        let hosts = headers.values("host")
+        if hosts.count > 1 { return RequestParseError(.badRequest, "more than one Host field") }
+        if head.version == .http1_1 && hosts.isEmpty { return RequestParseError(.badRequest, "HTTP/1.1 request without Host") }
+
+        let transferEncodings = headers.values("transfer-encoding")
+        let contentLengths = headers.values("content-length")
+        if !transferEncodings.isEmpty {
+            if !contentLengths.isEmpty {
+                return RequestParseError(.badRequest, "both Transfer-Encoding and Content-Length")
+            }
+            if head.version == .http1_0 {
+                return RequestParseError(.badRequest, "Transfer-Encoding in an HTTP/1.0 request")
+            }
+            let codings = transferEncodings.flatMap { ASCII.listElements($0) }
+            guard let last = codings.last else { return RequestParseError(.badRequest, "empty Transfer-Encoding") }
+            for coding in codings.dropLast() {
+                if ASCII.equalsIgnoringCase(String(coding), "chunked") {
+                    return RequestParseError(.badRequest, "chunked applied more than once")
+                }
+                return RequestParseError(.notImplemented, "unsupported transfer coding")
+            }
+            guard ASCII.equalsIgnoringCase(String(last), "chunked") else {
+                return RequestParseError(.notImplemented, "unsupported transfer coding; chunked must be the final one")
+            }
+            head.framing = .chunked
+        } else if !contentLengths.isEmpty {
+            var length: Int?
+            for field in contentLengths {
+                for element in field.split(separator: ",", omittingEmptySubsequences: false) {
+                    guard let value = Self.parseLength(ASCII.trimmingWhitespace(element)) else {
+                        return RequestParseError(.badRequest, "invalid Content-Length")
+                    }
+                    if let length, length != value { return RequestParseError(.badRequest, "differing Content-Length values") }
+                    length = value
+                }
+            }
+            let value = length ?? 0
+            if value > maxBodySize {
+                return RequestParseError(.payloadTooLarge, "request body larger than \(maxBodySize) bytes")
+            }
+            head.framing = value == 0 ? .none : .length(value)
+        } else {
+            head.framing = .none
+        }
+
+        let connection = headers.listValues("connection")
+        if head.version == .http1_1 {
+            head.keepAlive = !connection.contains { ASCII.equalsIgnoringCase($0, "close") }
+        } else {
+            head.keepAlive = connection.contains { ASCII.equalsIgnoringCase($0, "keep-alive") }
+                && !connection.contains { ASCII.equalsIgnoringCase($0, "close") }
+        }
+
+        let expectations = headers.listValues("expect")
+        if head.version == .http1_1 && headers.contains("expect") {
+            guard !expectations.isEmpty, expectations.allSatisfy({ ASCII.equalsIgnoringCase($0, "100-continue") }) else {
+                return RequestParseError(.expectationFailed, "only 100-continue is supported in Expect")
+            }
+            head.expectsContinue = head.framing != .none
+        }
+        return nil
+    }
+
+    /// 1*DIGIT, at most 18 digits (no sign, no spaces, no overflow).
+    static func parseLength(_ text: Substring) -> Int? {
+        let utf8 = text.utf8
+        guard !utf8.isEmpty, utf8.count <= 18 else { return nil }
+        var value = 0
+        for byte in utf8 {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    // MARK: - Lines
+
+    struct RequestLine {
+        var method: HTTPMethod
+        var target: String
+        var version: HTTPVersion
+    }
+
+    static func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>) -> Result<RequestLine, RequestParseError> {
+        let bad = { (message: String) in Result<RequestLine, RequestParseError>.failure(RequestParseError(.badRequest, message)) }
+        var i = 0
+        while i < line.count, ASCII.isTokenChar(line[i]) { i += 1 }
+        guard i > 0, i < line.count, line[i] == ASCII.space else { return bad("invalid method") }
+        let methodEnd = i
+        i += 1
+        let targetStart = i
+        while i < line.count, ASCII.isTargetChar(line[i]) { i += 1 }
+        guard i > targetStart, i < line.count, line[i] == ASCII.space else { return bad("invalid request target") }
+        let targetEnd = i
+        i += 1
+        let version = UnsafeBufferPointer(rebasing: line[i...])
+        guard version.count == 8,
+              version[0] == UInt8(ascii: "H"), version[1] == UInt8(ascii: "T"), version[2] == UInt8(ascii: "T"),
+              version[3] == UInt8(ascii: "P"), version[4] == UInt8(ascii: "/"), version[6] == UInt8(ascii: "."),
+              (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(version[5]),
+              (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(version[7])
+        else { return bad("invalid HTTP version") }
+        let httpVersion: HTTPVersion
+        switch (version[5], version[7]) {
+        case (UInt8(ascii: "1"), UInt8(ascii: "0")): httpVersion = .http1_0
+        case (UInt8(ascii: "1"), _): httpVersion = .http1_1
+        case (UInt8(ascii: "0"), _): return bad("invalid HTTP version")
+        default: return .failure(RequestParseError(.versionNotSupported, "only HTTP/1.x is supported"))
+        }
+
+        let target = UnsafeBufferPointer(rebasing: line[targetStart..<targetEnd])
+        let method = HTTPMethod(rawValue: String(decoding: UnsafeBufferPointer(rebasing: line[0..<methodEnd]), as: UTF8.self))
+        if target[0] == UInt8(ascii: "/") {
+            // origin-form
+        } else if target.count == 1 && target[0] == UInt8(ascii: "*") {
+            guard method == .OPTIONS else { return bad("asterisk-form is only for OPTIONS") }
+        } else if !isAbsoluteForm(target) {
+            return bad("invalid request target")
+        }
+        guard hasValidPercentEncoding(target) else { return bad("invalid percent-encoding in request target") }
+        return .success(RequestLine(method: method, target: String(decoding: target, as: UTF8.self), version: httpVersion))
+    }
+
+    static func isAbsoluteForm(_ target: UnsafeBufferPointer<UInt8>) -> Bool {
+        for scheme in ["http://", "https://"] {
+            let bytes = Array(scheme.utf8)
+            if target.count > bytes.count,
+               zip(target.prefix(bytes.count), bytes).allSatisfy({ ASCII.lowercased($0) == $1 }) {
+                return true
+            }
+        }
+        return false
+    }
+
+    static func hasValidPercentEncoding(_ target: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        while i < target.count {
+            if target[i] == UInt8(ascii: "%") {
+                guard i + 2 < target.count, ASCII.hexValue(target[i + 1]) != nil, ASCII.hexValue(target[i + 2]) != nil
+                else { return false }
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        return true
+    }
+
+    static func parseField(_ line: UnsafeBufferPointer<UInt8>) -> Result<(name: String, value: String), RequestParseError> {
+        if line[0] == ASCII.space || line[0] == ASCII.tab {
+            return .failure(RequestParseError(.badRequest, "obsolete line folding"))
+        }
+        var i = 0
+        while i < line.count, ASCII.isTokenChar(line[i]) { i += 1 }
+        guard i < line.count, line[i] == ASCII.colon else {
+            if i < line.count, line[i] == ASCII.space || line[i] == ASCII.tab {
+                return .failure(RequestParseError(.badRequest, "whitespace before the colon of a header field"))
+            }
+            return .failure(RequestParseError(.badRequest, "invalid header field name"))
+        }
+        guard i > 0 else { return .failure(RequestParseError(.badRequest, "empty header field name")) }
+        let nameEnd = i
+        i += 1
+        while i < line.count, line[i] == ASCII.space || line[i] == ASCII.tab { i += 1 }
+        var end = line.count
+        while end > i, line[end - 1] == ASCII.space || line[end - 1] == ASCII.tab { end -= 1 }
+        for j in i..<end where !ASCII.isFieldValueChar(line[j]) {
+            return .failure(RequestParseError(.badRequest, line[j] == ASCII.cr ? "bare CR in header field" : "invalid character in header field value"))
+        }
+        let name = String(decoding: UnsafeBufferPointer(rebasing: line[0..<nameEnd]), as: UTF8.self)
+        let value = String(decoding: UnsafeBufferPointer(rebasing: line[i..<end]), as: UTF8.self)
+        return .success((name: name, value: value))
+    }
+
+    /// chunk-size [ BWS ";" chunk-ext ]: 1 to 16 hex digits, no overflow; nil when malformed.
+    static func parseChunkSize(_ line: UnsafeBufferPointer<UInt8>) -> Int? {
+        var i = 0
+        var value = 0
+        while i < line.count, let digit = ASCII.hexValue(line[i]) {
+            guard i < 16 else { return nil }
+            let (shifted, overflow) = value.multipliedReportingOverflow(by: 16)
+            guard !overflow else { return nil }
+            value = shifted + digit
+            guard value >= 0 else { return nil }
+            i += 1
+        }
+        guard i > 0 else { return nil }
+        if i == line.count { return value }
+        while i < line.count, line[i] == ASCII.space || line[i] == ASCII.tab { i += 1 }
+        guard i < line.count, line[i] == UInt8(ascii: ";") else { return nil }
+        for j in i..<line.count where !ASCII.isFieldValueChar(line[j]) { return nil }
+        return value
+    }
+}

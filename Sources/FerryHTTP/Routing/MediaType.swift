@@ -1,0 +1,26 @@
+/// Content types of the files the page is made of, by file extension.
+enum MediaType {
+    static func forPath(_ path: String) -> String {
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return "application/octet-stream" }
+        switch path[path.index(after: dot)...].lowercased() {
+        case "html", "htm": return "text/html; charset=utf-8"
+        case "css": return "text/css; charset=utf-8"
+        case "js", "mjs": return "text/javascript; charset=utf-8"
+        case "json", "map": return "application/json"
+        case "txt": return "text/plain; charset=utf-8"
+        case "svg": return "image/svg+xml"
+        case "png": return "image/png"
+        case "jpg", "jpeg": return "image/jpeg"
+        case "gif": return "image/gif"
+        case "webp": return "image/webp"
+        case "ico": return "image/x-icon"
+        case "woff2": return "font/woff2"
+        case "woff": return "font/woff"
+        case "wasm": return "application/wasm"
+        case "xml": return "application/xml"
+        case "webmanifest": return "application/manifest+json"
+        case "pdf": return "application/pdf"
+        default: return "application/octet-stream"
+        }
+    }
+}
