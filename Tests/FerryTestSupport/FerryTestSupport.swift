@@ -1,1 +1,0 @@
-// FerryTestSupport: real origins for tests (nginx, the fault origin), started and stopped by pid.

@@ -1,0 +1,124 @@
+import Foundation
+
+/// A process started by a test: its own process group (so a last-resort kill reaches its children too),
+/// stdin from /dev/null, stdout and stderr captured to files, no inherited descriptors beyond 0-2.
+///
+/// Every child is listed in `ChildRegistry` until it has been reaped, and the registry kills what is left when the
+/// test process exits. Tests still stop their children themselves, by pid, in a `defer`.
+///
+/// Thread safety: `exitStatus` is the only mutable state and is guarded by `lock` (one NSLock for one field);
+/// every method may be called from any thread.
+public final class ChildProcess: @unchecked Sendable {
+    /// The child's pid, also its process group id.
+    public let pid: pid_t
+    public let executable: String
+    public let arguments: [String]
+    /// Where stdout and stderr are captured.
+    public let standardOutputPath: String
+    public let standardErrorPath: String
+
+    private let lock = NSLock()
+    private var exitStatus: Int32?
+
+    private init(pid: pid_t, executable: String, arguments: [String], stdout: String, stderr: String) {
+        self.pid = pid
+        self.executable = executable
+        self.arguments = arguments
+        self.standardOutputPath = stdout
+        self.standardErrorPath = stderr
+    }
+
+    /// Starts `executable` (an absolute path) with `args`.
+    /// - Parameters:
+    ///   - environment: the child's whole environment; `nil` inherits the test process's.
+    ///   - outputDirectory: where `<name>.stdout` / `<name>.stderr` go; `nil` makes a fresh temp directory
+    ///     (the caller removes it with `Fixture.removeTree`, e.g. `outputDirectory` of the paths).
+    public static func launch(
+        _ executable: String, _ args: [String], environment: [String: String]? = nil, outputDirectory: String? = nil
+    ) throws -> ChildProcess {
+        let directory = try outputDirectory ?? Fixture.tempDirectory("ferry-child")
+        let name = (executable as NSString).lastPathComponent
+        let stdoutPath = "\(directory)/\(name).stdout"
+        let stderrPath = "\(directory)/\(name).stderr"
+        let pid = try Spawn.run(
+            executable: executable, arguments: [executable] + args, environment: environment,
+            stdoutPath: stdoutPath, stderrPath: stderrPath)
+        ChildRegistry.shared.add(pid)
+        return ChildProcess(pid: pid, executable: executable, arguments: args, stdout: stdoutPath, stderr: stderrPath)
+    }
+
+    /// Directory holding the captured output files.
+    public var outputDirectory: String { (standardOutputPath as NSString).deletingLastPathComponent }
+
+    /// Sends `signal` to the child (not its group). Does nothing once the child has been reaped.
+    public func terminate(signal: Int32 = SIGTERM) {
+        lock.lock()
+        defer { lock.unlock() }
+        if exitStatus == nil { kill(pid, signal) }
+    }
+
+    /// Sends SIGKILL to the child's whole process group (the child and anything it forked).
+    /// Does nothing once the child has been reaped (the group id could be reused).
+    public func killGroup() {
+        lock.lock()
+        defer { lock.unlock() }
+        if exitStatus == nil { kill(-pid, SIGKILL) }
+    }
+
+    /// Waits up to `timeout` seconds for the child to exit and reaps it.
+    /// - Returns: the exit code, or 128 + signal number when killed by a signal; `nil` if still running.
+    @discardableResult
+    public func waitForExit(timeout: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let status = poll() { return status }
+            if Date() >= deadline { return nil }
+            usleep(5_000)
+        }
+    }
+
+    /// Whether the child has not exited yet (reaps it if it has).
+    public var isRunning: Bool { poll() == nil }
+
+    /// SIGTERM, up to `grace` seconds to exit, then SIGKILL to the group. Returns the exit status.
+    @discardableResult
+    public func stop(grace: Double = 5) -> Int32 {
+        terminate(signal: SIGTERM)
+        if let status = waitForExit(timeout: grace) { return status }
+        killGroup()
+        return waitForExit(timeout: 10) ?? -1
+    }
+
+    /// What the child wrote to stdout so far.
+    public func standardOutput() -> String { Self.readText(standardOutputPath) }
+    /// What the child wrote to stderr so far.
+    public func standardError() -> String { Self.readText(standardErrorPath) }
+
+    private func poll() -> Int32? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let exitStatus { return exitStatus }
+        var status: Int32 = 0
+        let result = waitpid(pid, &status, WNOHANG)
+        if result == pid {
+            exitStatus = Self.decode(status)
+        } else if result < 0 && errno == ECHILD {
+            exitStatus = -1  // reaped elsewhere; it is gone either way
+        } else {
+            return nil
+        }
+        ChildRegistry.shared.remove(pid)
+        return exitStatus
+    }
+
+    /// Exit code, or 128 + signal (the shell's convention).
+    static func decode(_ status: Int32) -> Int32 {
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
+
+    static func readText(_ path: String) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else { return "" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
