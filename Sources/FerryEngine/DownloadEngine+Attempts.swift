@@ -104,6 +104,7 @@ extension DownloadEngine {
         try easy.set(CURLOPT_USERAGENT, c.userAgent)
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
         if let max = c.maxFileSize { try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: max) }
+        if let limit = transfer.spec.maxBytesPerSecond, limit > 0 { try easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: limit) }
         var lines = RequestHeaderFilter.lines(transfer.spec.headers)
         if offset > 0 {
             lines.append("Range: bytes=\(offset)-")
@@ -272,9 +273,8 @@ extension DownloadEngine {
 
     /// The body is complete: make it durable, verify it, move it into `files/`.
     private func finish(_ transfer: Transfer) {
+        // The slot stays taken until the final event: a job is "downloading" until it is finished.
         transfer.phase = .finishing
-        scheduling.remove(transfer.id)
-        pump()
         transfer.writer.finish { result in
             switch result {
             case .failure(let error):
@@ -323,9 +323,7 @@ extension DownloadEngine {
     func attemptFailed(_ transfer: Transfer, _ cause: FailureCause) {
         dispatchPrecondition(condition: .onQueue(queue))
         let verdict = FailureClassifier.classify(cause)
-        scheduling.remove(transfer.id)
         transfer.phase = .stopping
-        pump()
         transfer.writer.close { bytes in
             if self.shuttingDown, transfer.stopIntent == nil { transfer.stopIntent = .shutdown }
             if transfer.stopIntent != nil {
@@ -366,6 +364,7 @@ extension DownloadEngine {
             return
         }
         let delay = configuration.retry.delay(afterAttempt: transfer.failures, retryAfter: retryAfter, jitter: Double.random(in: 0...1))
+        scheduling.remove(transfer.id)
         transfer.phase = .retryWait
         let work = DispatchWorkItem { [weak self, weak transfer] in
             guard let self, let transfer, transfer.phase == .retryWait, self.transfers[transfer.id] === transfer else { return }
@@ -375,5 +374,6 @@ extension DownloadEngine {
         transfer.retryWork = work
         emit(.waiting(id: transfer.id, reason: .retrying(at: Date(timeIntervalSinceNow: delay), attempt: transfer.failures, failure: failure)))
         queue.asyncAfter(deadline: .now() + delay, execute: work)
+        pump()
     }
 }

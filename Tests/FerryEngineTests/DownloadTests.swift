@@ -160,14 +160,16 @@ extension EngineIntegrationTests {
     @Test func perTransferRateLimitIsRoughlyHonoured() async throws {
         let origin = try NginxOrigin.start()
         defer { origin.stop() }
-        try Fixture.writeFile(at: origin.root + "/r.bin", size: 600_000, seed: 4)
-        try await EngineHarness.run { h in
+        // libcurl drains what the socket holds in one go (up to 100 buffers), so on loopback the limit shows only
+        // over more than a burst: 6 MB at 2 MB/s with 16 KiB buffers takes about 2 s at least.
+        try Fixture.writeFile(at: origin.root + "/r.bin", size: 6_000_000, seed: 4)
+        try await EngineHarness.run({ $0.receiveBufferSize = 16 << 10 }) { h in
             let began = Date()
-            let end = await h.download(TransferSpec(id: "r1", url: origin.url("/r.bin"), maxBytesPerSecond: 200_000))
+            let end = await h.download(TransferSpec(id: "r1", url: origin.url("/r.bin"), maxBytesPerSecond: 2_000_000))
             let elapsed = Date().timeIntervalSince(began)
             let file = try #require(end?.finishedFile)
-            #expect(try Fixture.sha256Hex(ofFile: file.path) == Fixture.sha256Hex(of: Fixture.content(size: 600_000, seed: 4)))
-            #expect(elapsed > 1.5, "600 kB at 200 kB/s took \(elapsed) s")
+            #expect(try Fixture.sha256Hex(ofFile: file.path) == Fixture.sha256Hex(of: Fixture.content(size: 6_000_000, seed: 4)))
+            #expect(elapsed > 1.5, "6 MB at 2 MB/s took \(elapsed) s")
             #expect(elapsed < 10)
         }
     }
@@ -192,9 +194,11 @@ extension EngineIntegrationTests {
             #expect(peak == 2)
             let queued = h.recorder.all.filter { if case .waiting(_, .queued) = $0 { true } else { false } }
             #expect(queued.count == 4)
-            // Started in sequence order.
+            // Started in sequence order (two at a time: equal files finish together).
             let order = h.recorder.all.filter(\.isStarted).map(\.id)
-            #expect(order == (0..<6).map { "c\($0)" })
+            #expect(Set(order.prefix(2)) == ["c0", "c1"])
+            #expect(Set(order.dropFirst(2).prefix(2)) == ["c2", "c3"])
+            #expect(Set(order.suffix(2)) == ["c4", "c5"])
             for file in h.recorder.all.compactMap(\.finishedFile) {
                 let i = Int(file.filename.dropFirst().prefix(1))!
                 let actual = try Fixture.sha256Hex(ofFile: file.path)
