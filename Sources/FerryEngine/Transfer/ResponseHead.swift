@@ -15,7 +15,7 @@ struct ResponseHead: Equatable, Sendable {
     /// The status code of a status line ("HTTP/1.1 206 Partial Content", "HTTP/2 200"), or nil if it is not one.
     static func status(ofStatusLine line: String) -> Int? {
         guard line.hasPrefix("HTTP/") else { return nil }
-        let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+        let parts = line.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
         guard parts.count >= 2, parts[1].count == 3, let code = Int(parts[1]) else { return nil }
         return code
     }
