@@ -1,0 +1,379 @@
+import CCurl
+import Dispatch
+import FerryCore
+import Foundation
+
+/// One attempt of a transfer: open the partial file, build the request, judge the response, write the body,
+/// and end in success, a retry, a wait or a failure. Everything here runs on `queue`.
+extension DownloadEngine {
+    /// Starts an attempt (the scheduling queue made the transfer active).
+    func start(_ transfer: Transfer) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if let free = spool.freeBytes(), free < configuration.minFreeSpace {
+            waitForSpace(transfer)
+            return
+        }
+        transfer.phase = .opening
+        let keep = !transfer.discardOnNextStart && (transfer.spec.resume != nil || transfer.hasAcceptedResponse)
+        transfer.discardOnNextStart = false
+        transfer.writer.open(keepExisting: keep) { result in self.opened(transfer, result) }
+    }
+
+    /// The partial file is open (and its bytes hashed): send the request, resuming when that is safe.
+    func opened(_ transfer: Transfer, _ result: Result<Int64, SystemError>) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard transfer.phase == .opening else {
+            transfer.writer.close { bytes in self.stopped(transfer, bytesOnDisk: bytes) }
+            return
+        }
+        let onDisk: Int64
+        switch result {
+        case .failure(let error):
+            transfer.phase = .running
+            attemptFailed(transfer, .write(error))
+            return
+        case .success(let size):
+            onDisk = size
+        }
+        var offset = onDisk
+        if offset > 0 {
+            var reason: String?
+            if transfer.ifRangeValidator == nil {
+                reason = "no strong ETag or Last-Modified to resume safely"
+            } else if let total = transfer.bytesExpected, offset > total {
+                reason = "the partial file is larger than the file"
+            }
+            if let reason {
+                offset = 0
+                transfer.writer.truncate { _ in }
+                emit(.restarted(id: transfer.id, reason: reason))
+            }
+        }
+        do {
+            try launch(transfer, offset: offset)
+        } catch {
+            transfer.phase = .running
+            attemptFailed(transfer, .internalError("\(error)"))
+        }
+    }
+
+    /// Builds the easy handle and adds it to the multi.
+    private func launch(_ transfer: Transfer, offset: Int64) throws(CurlError) {
+        let easy = try CurlEasy()
+        do {
+            try configure(easy, for: transfer, offset: offset)
+            transfer.resetAttempt(offset: offset)
+            easy.onHeaderLine = { [unowned self] line in headerLine(transfer, line) }
+            easy.onBody = { [unowned self] bytes in body(transfer, bytes) }
+            let allowPrivate = configuration.allowPrivateNetworks
+            easy.onConnect = { bytes in
+                guard let address = IPAddress(bytes: bytes) else {
+                    transfer.refusal = "refused to connect to an address that is not IPv4 or IPv6"
+                    return false
+                }
+                guard AddressPolicy.isAllowed(address, allowPrivateNetworks: allowPrivate) else {
+                    transfer.refusal = "\(address) is a \(AddressPolicy.classify(address).rawValue) address and private networks are not allowed"
+                    return false
+                }
+                return true
+            }
+            transfer.easy = easy
+            transfer.phase = .running
+            try multi.add(easy) { [unowned self] code in attemptEnded(transfer, code) }
+        } catch {
+            transfer.easy = nil
+            easy.cleanup()
+            throw error
+        }
+        emit(.started(id: transfer.id, offset: offset))
+        applyRateLimits()
+    }
+
+    private func configure(_ easy: CurlEasy, for transfer: Transfer, offset: Int64) throws(CurlError) {
+        let c = configuration
+        try easy.set(CURLOPT_URL, transfer.url.normalized)
+        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_FOLLOWLOCATION, 1)
+        try easy.set(CURLOPT_MAXREDIRS, c.maxRedirects)
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(c.connectTimeout * 1000))
+        try easy.set(CURLOPT_LOW_SPEED_LIMIT, c.lowSpeedLimit)
+        try easy.set(CURLOPT_LOW_SPEED_TIME, c.lowSpeedTime)
+        try easy.set(CURLOPT_BUFFERSIZE, c.receiveBufferSize)
+        try easy.set(CURLOPT_HTTP_VERSION, ferry_http_version_2tls())
+        try easy.set(CURLOPT_USERAGENT, c.userAgent)
+        try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
+        if let max = c.maxFileSize { try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: max) }
+        if let limit = transfer.spec.maxBytesPerSecond, limit > 0 { try easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: limit) }
+        var lines = RequestHeaderFilter.lines(transfer.spec.headers)
+        if offset > 0 {
+            lines.append("Range: bytes=\(offset)-")
+            if let validator = transfer.ifRangeValidator { lines.append("If-Range: \(validator)") }
+        }
+        try easy.setHeaders(lines)
+    }
+
+    // MARK: libcurl callbacks (on `queue`, inside a libcurl call: never remove a handle here)
+
+    private func headerLine(_ transfer: Transfer, _ line: String) -> Bool {
+        guard transfer.phase == .running else { return false }
+        if let status = ResponseHead.status(ofStatusLine: line) {
+            transfer.head = ResponseHead(status: status)
+            return true
+        }
+        guard var head = transfer.head else { return true }
+        if ResponseHead.isEndOfHeaders(line) {
+            if head.isInterim || head.isFollowedRedirect { return true }
+            return decide(transfer, head)
+        }
+        head.add(line: line)
+        transfer.head = head
+        return true
+    }
+
+    /// Judges the final response before any body byte is written. False aborts the transfer.
+    private func decide(_ transfer: Transfer, _ head: ResponseHead) -> Bool {
+        let decision = ResumeDecision.decide(
+            requestedOffset: transfer.requestOffset, knownTotal: transfer.requestOffset > 0 ? transfer.bytesExpected : nil,
+            status: head.status, contentRange: head.contentRange, contentLength: head.contentLength,
+            maxFileSize: configuration.maxFileSize)
+        transfer.decision = decision
+        switch decision {
+        case .append(_, let total):
+            accepted(transfer, head, total: total)
+        case .replace(let total, let reason):
+            transfer.writeOffset = 0
+            transfer.writer.truncate { _ in }
+            emit(.restarted(id: transfer.id, reason: reason))
+            accepted(transfer, head, total: total)
+        case .complete:
+            accepted(transfer, head, total: transfer.requestOffset)
+        case .restart(let reason):
+            transfer.restartReason = reason
+            return false
+        case .httpError:
+            transfer.retryAfter = head.retryAfter(now: Date())
+        case .tooLarge(let total, let limit):
+            transfer.abortCause = .tooLarge("the file has \(total) bytes, more than the limit of \(limit)")
+            return false
+        }
+        return true
+    }
+
+    private func accepted(_ transfer: Transfer, _ head: ResponseHead, total: Int64?) {
+        transfer.hasAcceptedResponse = true
+        transfer.bytesExpected = total
+        if head.status != 416 {
+            transfer.etag = head.etag
+            transfer.lastModified = head.lastModified
+            transfer.contentType = head.contentType ?? transfer.contentType
+        }
+        let finalURL = transfer.easy?.effectiveURL ?? transfer.url.normalized
+        transfer.finalURL = finalURL
+        if transfer.filename == nil {
+            let name = Filename.resolve(requested: nil, contentDisposition: head.contentDisposition, finalURL: finalURL)
+            transfer.filename = spool.reserve(filename: name, for: transfer.id)
+        }
+        emit(.responded(id: transfer.id, TransferMetadata(
+            finalURL: finalURL, filename: transfer.filename ?? "download", contentType: transfer.contentType,
+            bytesExpected: total, etag: transfer.etag, lastModified: transfer.lastModified, offset: transfer.writeOffset)))
+    }
+
+    private func body(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> CurlEasy.BodyDisposition {
+        guard transfer.phase == .running else { return .abort }
+        if transfer.decision == nil {
+            // A response without a header block end (HTTP/0.9-like): judge what we have.
+            guard let head = transfer.head, decide(transfer, head) else { return .abort }
+        }
+        switch transfer.decision {
+        case .append, .replace: break
+        case .complete, .httpError: return .consumed  // discarded
+        default: return .abort
+        }
+        if transfer.writeFailure != nil { return .abort }
+        if let max = configuration.maxFileSize, transfer.writeOffset + Int64(bytes.count) > max {
+            transfer.abortCause = .tooLarge("the file is larger than the limit of \(max) bytes")
+            return .abort
+        }
+        if transfer.pendingWriteBytes >= configuration.writeBufferLimit {
+            transfer.pausedForBackpressure = true
+            return .pause
+        }
+        let chunk = Array(bytes)
+        let at = transfer.writeOffset
+        transfer.writeOffset += Int64(chunk.count)
+        transfer.pendingWriteBytes += chunk.count
+        transfer.writer.write(chunk, at: at) { error in self.written(transfer, count: chunk.count, error: error) }
+        return .consumed
+    }
+
+    /// A chunk reached the disk (or failed): release back-pressure, or stop on a write failure.
+    private func written(_ transfer: Transfer, count: Int, error: SystemError?) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        transfer.pendingWriteBytes -= count
+        guard transfer.phase == .running, let easy = transfer.easy else { return }
+        if let error {
+            guard transfer.writeFailure == nil else { return }
+            transfer.writeFailure = error
+            multi.remove(easy)
+            attemptEnded(transfer, CURLE_WRITE_ERROR)
+            return
+        }
+        if transfer.pausedForBackpressure, transfer.pendingWriteBytes <= configuration.writeBufferLimit / 2 {
+            transfer.pausedForBackpressure = false
+            multi.unpause(easy)
+        }
+    }
+
+    // MARK: the end of an attempt
+
+    /// libcurl finished the request (the handle is already out of the multi).
+    func attemptEnded(_ transfer: Transfer, _ code: CURLcode) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let easy = transfer.easy else { return }
+        let detail = easy.errorDetail
+        transfer.easy = nil
+        easy.cleanup()
+        var restart = transfer.restartReason
+        if restart == nil, code == CURLE_RANGE_ERROR { restart = "the origin did not honour the range request" }
+        if let reason = restart {
+            transfer.restartsInARow += 1
+            if transfer.restartsInARow <= 2 {
+                emit(.restarted(id: transfer.id, reason: reason))
+                transfer.discardOnNextStart = true
+                start(transfer)
+                return
+            }
+            attemptFailed(transfer, .unusableResponse(reason))
+            return
+        }
+        let cause: FailureCause?
+        if let abort = transfer.abortCause {
+            cause = abort
+        } else if let error = transfer.writeFailure {
+            cause = .write(error)
+        } else if let refusal = transfer.refusal {
+            cause = .forbiddenDestination(refusal)
+        } else if case .httpError(let status) = transfer.decision {
+            cause = .httpStatus(status, retryAfter: transfer.retryAfter)
+        } else if code != CURLE_OK {
+            cause = .curl(code: Int32(code.rawValue), detail: detail)
+        } else if transfer.decision == nil {
+            cause = .internalError("the origin's answer ended before its headers")
+        } else {
+            cause = nil
+        }
+        if let cause {
+            attemptFailed(transfer, cause)
+        } else {
+            transfer.restartsInARow = 0
+            finish(transfer)
+        }
+    }
+
+    /// The body is complete: make it durable, verify it, move it into `files/`.
+    private func finish(_ transfer: Transfer) {
+        // The slot stays taken until the final event: a job is "downloading" until it is finished.
+        transfer.phase = .finishing
+        transfer.writer.finish { result in
+            switch result {
+            case .failure(let error):
+                transfer.phase = .running
+                self.attemptFailed(transfer, .write(error))
+            case .success(let (size, sha256)):
+                if let expected = transfer.spec.expectedSHA256?.lowercased(), expected != sha256 {
+                    let id = transfer.id
+                    self.diskQueue.async { self.spool.removePartial(jobID: id) }
+                    self.giveUp(transfer, FailureClassifier.classify(.checksumMismatch(expected: expected, actual: sha256)))
+                    return
+                }
+                self.commit(transfer, size: size, sha256: sha256)
+            }
+        }
+    }
+
+    private func commit(_ transfer: Transfer, size: Int64, sha256: String) {
+        let id = transfer.id
+        let finalURL = transfer.finalURL ?? transfer.url.normalized
+        let name = transfer.filename ?? Filename.resolve(requested: nil, contentDisposition: nil, finalURL: finalURL)
+        let spool = self.spool
+        diskQueue.async {
+            let result = Result { () throws(SystemError) -> String in try spool.moveToFiles(jobID: id, filename: name) }
+            self.queue.async {
+                switch result {
+                case .failure(let error):
+                    self.giveUp(transfer, TransferFailure(code: "internal", message: "moving the finished file failed: \(error)"))
+                case .success(let filename):
+                    if transfer.stopIntent == .cancel {
+                        spool.release(jobID: id)
+                        self.diskQueue.async { spool.removeFinished(filename: filename) }
+                    } else {
+                        self.emit(.finished(id: id, FinishedFile(
+                            filename: filename, path: spool.finishedPath(for: filename), size: size, sha256: sha256,
+                            contentType: transfer.contentType, finalURL: finalURL, etag: transfer.etag,
+                            lastModified: transfer.lastModified)))
+                    }
+                    self.forget(transfer)
+                }
+            }
+        }
+    }
+
+    /// A failed attempt: close the writer (keeping the bytes), then retry, wait for space, or give up.
+    func attemptFailed(_ transfer: Transfer, _ cause: FailureCause) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let verdict = FailureClassifier.classify(cause)
+        transfer.phase = .stopping
+        transfer.writer.close { bytes in
+            if self.shuttingDown, transfer.stopIntent == nil { transfer.stopIntent = .shutdown }
+            if transfer.stopIntent != nil {
+                self.stopped(transfer, bytesOnDisk: bytes)
+                return
+            }
+            switch verdict {
+            case .retry(let failure, let retryAfter):
+                self.retryLater(transfer, failure, retryAfter: retryAfter)
+            case .waitForSpace:
+                self.waitForSpace(transfer)
+            case .giveUp(let failure):
+                self.giveUp(transfer, failure)
+            }
+        }
+    }
+
+    private func giveUp(_ transfer: Transfer, _ verdict: FailureVerdict) {
+        switch verdict {
+        case .giveUp(let failure), .retry(let failure, _), .waitForSpace(let failure): giveUp(transfer, failure)
+        }
+    }
+
+    private func giveUp(_ transfer: Transfer, _ failure: TransferFailure) {
+        if transfer.stopIntent == .cancel {
+            stopped(transfer, bytesOnDisk: 0)
+            return
+        }
+        logger.info("transfer failed", metadata: ["id": "\(transfer.id)", "code": "\(failure.code)", "message": "\(failure.message)"])
+        emit(.failed(id: transfer.id, failure))
+        forget(transfer)
+    }
+
+    private func retryLater(_ transfer: Transfer, _ failure: TransferFailure, retryAfter: Double?) {
+        transfer.failures += 1
+        guard configuration.retry.shouldRetry(afterAttempt: transfer.failures) else {
+            giveUp(transfer, failure)
+            return
+        }
+        let delay = configuration.retry.delay(afterAttempt: transfer.failures, retryAfter: retryAfter, jitter: Double.random(in: 0...1))
+        scheduling.remove(transfer.id)
+        transfer.phase = .retryWait
+        let work = DispatchWorkItem { [weak self, weak transfer] in
+            guard let self, let transfer, transfer.phase == .retryWait, self.transfers[transfer.id] === transfer else { return }
+            transfer.retryWork = nil
+            self.enqueue(transfer)
+        }
+        transfer.retryWork = work
+        emit(.waiting(id: transfer.id, reason: .retrying(at: Date(timeIntervalSinceNow: delay), attempt: transfer.failures, failure: failure)))
+        queue.asyncAfter(deadline: .now() + delay, execute: work)
+        pump()
+    }
+}

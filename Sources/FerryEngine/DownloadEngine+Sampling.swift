@@ -1,0 +1,57 @@
+import Dispatch
+import Foundation
+
+/// The engine's one repeating timer: progress samples per transfer and the free-space check. Runs on `queue`.
+extension DownloadEngine {
+    func startTicker() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let interval = max(0.05, min(configuration.progressInterval, configuration.diskCheckInterval))
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
+        timer.setEventHandler { [weak self] in self?.tick() }
+        timer.resume()
+        ticker = timer
+    }
+
+    static func monotonicSeconds() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    private func tick() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let now = Self.monotonicSeconds()
+        for transfer in transfers.values where transfer.phase == .running && transfer.decision != nil {
+            sample(transfer, now: now)
+        }
+        if now - lastDiskCheck >= configuration.diskCheckInterval {
+            lastDiskCheck = now
+            checkFreeSpace()
+        }
+    }
+
+    /// Records a speed sample and emits progress at most once per `progressInterval` (and after a change, or once a
+    /// second so a stalled transfer's speed decays).
+    private func sample(_ transfer: Transfer, now: Double) {
+        transfer.meter.record(totalBytes: transfer.writeOffset, at: now)
+        guard now - transfer.lastReportTime >= configuration.progressInterval * 0.95 else { return }
+        guard transfer.writeOffset != transfer.lastReportedBytes || now - transfer.lastReportTime >= 1 else { return }
+        transfer.lastReportTime = now
+        transfer.lastReportedBytes = transfer.writeOffset
+        let remaining = transfer.bytesExpected.map { max(0, $0 - transfer.writeOffset) }
+        emit(.progress(id: transfer.id, TransferProgress(
+            bytesReceived: transfer.writeOffset, bytesExpected: transfer.bytesExpected,
+            bytesPerSecond: transfer.meter.bytesPerSecond, eta: transfer.meter.eta(remaining: remaining))))
+    }
+
+    /// Below the reserve, running transfers stop and wait (`.diskFull`); above it, waiting ones continue.
+    func checkFreeSpace() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !shuttingDown, let free = spool.freeBytes() else { return }
+        if free < configuration.minFreeSpace {
+            for transfer in transfers.values where transfer.phase == .running || transfer.phase == .opening {
+                stop(transfer, .diskFull)
+            }
+        } else {
+            let waiting = transfers.values.filter { $0.phase == .diskWait }.sorted { $0.spec.sequence < $1.spec.sequence }
+            for transfer in waiting { enqueue(transfer) }
+        }
+    }
+}

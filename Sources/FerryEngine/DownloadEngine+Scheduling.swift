@@ -1,0 +1,219 @@
+import CCurl
+import Dispatch
+import FerryCore
+import Foundation
+
+/// Admission, scheduling, stopping and shutdown. Everything here runs on `queue`.
+extension DownloadEngine {
+    func accept(_ spec: TransferSpec) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !shuttingDown else { return }
+        if let existing = transfers[spec.id] {
+            if existing.phase == .stopping { existing.pendingResubmit = spec }
+            return
+        }
+        let url: SubmittedURL
+        do {
+            url = try SubmittedURL.parse(spec.url)
+        } catch {
+            switch error {
+            case .unsupportedScheme(let message): emit(.failed(id: spec.id, TransferFailure(code: "unsupported_scheme", message: message)))
+            case .invalid(let message): emit(.failed(id: spec.id, TransferFailure(code: "invalid_url", message: message)))
+            }
+            return
+        }
+        if let refusal = literalAddressRefusal(url) {
+            emit(.failed(id: spec.id, TransferFailure(code: "forbidden_destination", message: refusal)))
+            return
+        }
+        let writer = FileWriter(path: spool.partialPath(for: spec.id), label: spec.id, callbackQueue: queue)
+        let transfer = Transfer(spec: spec, url: url, writer: writer)
+        if let requested = spec.requestedFilename.flatMap(Filename.sanitize) {
+            transfer.filename = spool.reserve(filename: requested, for: spec.id)
+        } else if let known = spec.resume?.filename.flatMap(Filename.sanitize) {
+            transfer.filename = spool.reserve(filename: known, for: spec.id)
+        }
+        transfers[spec.id] = transfer
+        enqueue(transfer)
+    }
+
+    /// Why a URL whose host is a literal address may not be fetched, or nil.
+    func literalAddressRefusal(_ url: SubmittedURL) -> String? {
+        switch url.host {
+        case .ipv4(let address), .ipv6(let address):
+            guard !AddressPolicy.isAllowed(address, allowPrivateNetworks: configuration.allowPrivateNetworks) else { return nil }
+            return "\(address) is a \(AddressPolicy.classify(address).rawValue) address and private networks are not allowed"
+        case .domain:
+            return nil
+        }
+    }
+
+    /// Puts a transfer in the scheduling queue and starts what the limits allow.
+    func enqueue(_ transfer: Transfer) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        transfer.phase = .queued
+        scheduling.enqueue(transfer.id, host: transfer.host, priority: transfer.spec.priority, sequence: transfer.spec.sequence)
+        pump()
+        if transfer.phase == .queued { emit(.waiting(id: transfer.id, reason: .queued)) }
+    }
+
+    /// Starts every transfer the limits now allow, then re-divides the global speed limit.
+    func pump() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !shuttingDown else { return }
+        for id in scheduling.nextToStart() {
+            guard let transfer = transfers[id], transfer.phase == .queued else {
+                scheduling.remove(id)
+                continue
+            }
+            start(transfer)
+        }
+        applyRateLimits()
+    }
+
+    /// Sets each running transfer's libcurl speed limit: its own limit, and its share of the global one.
+    func applyRateLimits() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let running = transfers.values.filter { $0.phase == .running && $0.easy != nil }
+        let share = configuration.globalMaxBytesPerSecond.map { max(1, $0 / Int64(max(1, running.count))) }
+        for transfer in running {
+            let limits = [transfer.spec.maxBytesPerSecond, share].compactMap { $0 }.filter { $0 > 0 }
+            let limit = limits.min() ?? 0
+            guard limit != transfer.appliedRateLimit, let easy = transfer.easy else { continue }
+            transfer.appliedRateLimit = limit
+            try? easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: limit)
+        }
+    }
+
+    /// Stops a transfer from outside (pause, cancel, shutdown, free space): closes its writer, then `stopped`.
+    func stop(_ transfer: Transfer, _ intent: Transfer.StopIntent) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        switch transfer.phase {
+        case .queued, .retryWait, .diskWait:
+            transfer.retryWork?.cancel()
+            transfer.retryWork = nil
+            scheduling.remove(transfer.id)
+            transfer.phase = .stopping
+            transfer.stopIntent = intent
+            transfer.writer.close { bytes in self.stopped(transfer, bytesOnDisk: bytes) }
+        case .opening:
+            // `opened` sees the phase change and closes the writer.
+            transfer.phase = .stopping
+            transfer.stopIntent = intent
+        case .running:
+            if let easy = transfer.easy {
+                multi.remove(easy)
+                easy.cleanup()
+                transfer.easy = nil
+            }
+            scheduling.remove(transfer.id)
+            transfer.phase = .stopping
+            transfer.stopIntent = intent
+            transfer.writer.close { bytes in self.stopped(transfer, bytesOnDisk: bytes) }
+            pump()
+        case .stopping:
+            transfer.stopIntent = Self.stronger(transfer.stopIntent, intent)
+        case .finishing:
+            // Too late to pause: the file is complete. A cancel removes the result once it is in place.
+            if intent == .cancel { transfer.stopIntent = .cancel }
+        }
+    }
+
+    private static func stronger(_ a: Transfer.StopIntent?, _ b: Transfer.StopIntent) -> Transfer.StopIntent {
+        let order: [Transfer.StopIntent] = [.diskFull, .pause, .shutdown, .cancel]
+        guard let a else { return b }
+        return order.firstIndex(of: a)! >= order.firstIndex(of: b)! ? a : b
+    }
+
+    /// The writer of a stopped transfer is closed: report, and forget it unless it waits for space.
+    func stopped(_ transfer: Transfer, bytesOnDisk: Int64) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let intent = transfer.stopIntent ?? .shutdown
+        transfer.stopIntent = nil
+        switch intent {
+        case .pause:
+            emit(.paused(id: transfer.id, bytesOnDisk: bytesOnDisk))
+            forget(transfer)
+        case .shutdown:
+            emit(.stopped(id: transfer.id, bytesOnDisk: bytesOnDisk))
+            forget(transfer)
+        case .cancel:
+            let id = transfer.id
+            spool.release(jobID: id)
+            forget(transfer)
+            diskQueue.async { self.spool.removePartial(jobID: id) }
+        case .diskFull:
+            if shuttingDown {
+                emit(.stopped(id: transfer.id, bytesOnDisk: bytesOnDisk))
+                forget(transfer)
+            } else {
+                waitForSpace(transfer)
+            }
+        }
+    }
+
+    func waitForSpace(_ transfer: Transfer) {
+        scheduling.remove(transfer.id)
+        transfer.phase = .diskWait
+        emit(.waiting(id: transfer.id, reason: .diskFull))
+        pump()
+    }
+
+    /// Removes a transfer from the engine; a submit that arrived meanwhile is accepted now.
+    func forget(_ transfer: Transfer) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        transfer.retryWork?.cancel()
+        transfer.retryWork = nil
+        scheduling.remove(transfer.id)
+        if transfers[transfer.id] === transfer { transfers[transfer.id] = nil }
+        if let next = transfer.pendingResubmit {
+            transfer.pendingResubmit = nil
+            accept(next)
+        }
+        pump()
+        finishShutdownIfIdle()
+    }
+
+    func changeURL(id: String, _ text: String) {
+        guard let transfer = transfers[id], let url = try? SubmittedURL.parse(text), literalAddressRefusal(url) == nil else { return }
+        transfer.spec.url = text
+        transfer.url = url
+        guard transfer.phase == .running, let easy = transfer.easy else { return }
+        multi.remove(easy)
+        easy.cleanup()
+        transfer.easy = nil
+        transfer.phase = .opening
+        transfer.writer.open(keepExisting: true) { result in self.opened(transfer, result) }
+    }
+
+    // MARK: shutdown
+
+    func beginShutdown(_ done: @escaping @Sendable () -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !shuttingDown else {
+            // A second call waits for the same end.
+            let previous = shutdownDone
+            shutdownDone = { previous?(); done() }
+            finishShutdownIfIdle()
+            return
+        }
+        shuttingDown = true
+        shutdownDone = done
+        for transfer in Array(transfers.values) { stop(transfer, .shutdown) }
+        finishShutdownIfIdle()
+    }
+
+    /// Once the last transfer is gone during shutdown: stop the ticker, clean libcurl up, wait for every source's
+    /// cancel handler, then for the event queue to drain.
+    func finishShutdownIfIdle() {
+        guard shuttingDown, transfers.isEmpty, let done = shutdownDone else { return }
+        shutdownDone = nil
+        ticker?.cancel()
+        ticker = nil
+        let eventQueue = self.eventQueue
+        let diskQueue = self.diskQueue
+        multi.close {
+            diskQueue.async { eventQueue.async { done() } }
+        }
+    }
+}

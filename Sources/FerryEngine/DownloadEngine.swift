@@ -1,0 +1,130 @@
+import CCurl
+import Dispatch
+import FerryCore
+import Foundation
+import Logging
+
+/// Downloads files into the spool with libcurl: scheduling, resume, retries, limits, events.
+///
+/// Every piece of state (the transfers, the scheduling queue, the libcurl multi) is owned by one serial queue,
+/// `queue`; public methods hop onto it and return at once. Disk I/O runs on each transfer's writer queue and on
+/// `diskQueue`, never on `queue`. Events are delivered serially, in order, on `eventQueue`.
+///
+/// ```swift
+/// let engine = DownloadEngine(configuration: .init(), spool: spool, logger: logger) { event in ... }
+/// engine.submit(TransferSpec(id: "a1", url: "https://example.com/file.iso"))
+/// ```
+public final class DownloadEngine: @unchecked Sendable {
+    let queue = DispatchQueue(label: "ferry.engine")
+    let eventQueue = DispatchQueue(label: "ferry.engine.events")
+    let diskQueue = DispatchQueue(label: "ferry.engine.disk", qos: .utility)
+    var configuration: EngineConfiguration
+    let spool: Spool
+    let logger: Logger
+    let onEvent: @Sendable (TransferEvent) -> Void
+    let multi: CurlMulti
+    var transfers: [String: Transfer] = [:]
+    var scheduling: SchedulingQueue<String>
+    var ticker: DispatchSourceTimer?
+    var lastDiskCheck: Double = 0
+    var shuttingDown = false
+    var shutdownDone: (@Sendable () -> Void)?
+
+    public init(configuration: EngineConfiguration, spool: Spool, logger: Logger, onEvent: @escaping @Sendable (TransferEvent) -> Void) {
+        self.configuration = configuration
+        self.spool = spool
+        self.logger = logger
+        self.onEvent = onEvent
+        Self.initializeCurl
+        self.multi = CurlMulti(queue: queue, maxConnects: configuration.maxConcurrent * 2)
+        self.scheduling = SchedulingQueue(maxActive: max(1, configuration.maxConcurrent), maxPerHost: max(1, configuration.maxPerHost))
+        queue.async { self.startTicker() }
+    }
+
+    /// `curl_global_init` once per process, before any other libcurl call.
+    private static let initializeCurl: Void = { _ = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+
+    // MARK: public API (any thread)
+
+    /// Queues a transfer; it starts when the limits allow. With `resume`, continues from the bytes on disk when the
+    /// origin's validators still match. A spec whose id is already known is ignored.
+    public func submit(_ spec: TransferSpec) {
+        queue.async { self.accept(spec) }
+    }
+
+    /// Stops a transfer keeping its bytes: `.paused(bytesOnDisk:)`. The engine forgets it afterwards.
+    public func pause(id: String) {
+        queue.async { self.transfers[id].map { self.stop($0, .pause) } }
+    }
+
+    /// Stops a transfer for good and deletes its partial file and reservation. No further events.
+    public func cancel(id: String) {
+        queue.async {
+            if let transfer = self.transfers[id] {
+                self.stop(transfer, .cancel)
+            } else {
+                self.diskQueue.async { self.spool.removePartial(jobID: id) }
+                self.spool.release(jobID: id)
+            }
+        }
+    }
+
+    public func updatePriority(id: String, _ priority: Int) {
+        queue.async {
+            guard let transfer = self.transfers[id] else { return }
+            transfer.spec.priority = priority
+            self.scheduling.updatePriority(id, priority)
+            self.pump()
+        }
+    }
+
+    /// Changes a transfer's speed limit, also while it runs.
+    public func updateRateLimit(id: String, _ bytesPerSecond: Int64?) {
+        queue.async {
+            guard let transfer = self.transfers[id] else { return }
+            transfer.spec.maxBytesPerSecond = bytesPerSecond
+            self.applyRateLimits()
+        }
+    }
+
+    /// Points a transfer at a new URL for the same file; a running transfer reconnects and continues from the bytes
+    /// on disk (validated by If-Range). An unusable URL is ignored (the service validates first).
+    public func updateURL(id: String, _ url: String) {
+        queue.async { self.changeURL(id: id, url) }
+    }
+
+    /// Changes how many transfers run at once; running ones are never stopped to obey a lower limit.
+    public func setMaxConcurrent(_ n: Int) {
+        queue.async {
+            self.configuration.maxConcurrent = max(1, n)
+            self.scheduling.maxActive = max(1, n)
+            self.multi.setMaxConnects(max(1, n) * 2)
+            self.pump()
+        }
+    }
+
+    /// Stops every transfer keeping its bytes (`.stopped`), lets finishing ones finish, cleans libcurl up, closes
+    /// every descriptor, and returns after the last event was delivered.
+    public func shutdown() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async { self.beginShutdown { continuation.resume() } }
+        }
+    }
+
+    // MARK: events
+
+    /// Delivers an event on the event queue. Called on `queue` only, so events keep their order.
+    func emit(_ event: TransferEvent) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let onEvent = self.onEvent
+        eventQueue.async { onEvent(event) }
+    }
+
+    /// Test hook: changes the free-space reserve while running.
+    func setMinFreeSpace(_ bytes: Int64) {
+        queue.async {
+            self.configuration.minFreeSpace = bytes
+            self.lastDiskCheck = 0
+        }
+    }
+}

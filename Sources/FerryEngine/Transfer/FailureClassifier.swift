@@ -1,0 +1,85 @@
+import CCurl
+
+/// What went wrong in one attempt, as the transfer observed it.
+enum FailureCause: Equatable, Sendable {
+    /// libcurl ended the transfer with this code.
+    case curl(code: Int32, detail: String)
+    /// The origin's final answer was an error status.
+    case httpStatus(Int, retryAfter: Double?)
+    /// A connection to a forbidden address was refused (the destination guard).
+    case forbiddenDestination(String)
+    /// Writing the partial file failed.
+    case write(SystemError)
+    /// The file is larger than allowed.
+    case tooLarge(String)
+    case checksumMismatch(expected: String, actual: String)
+    /// The origin kept answering in ways that cannot be used (e.g. wrong ranges after restarts).
+    case unusableResponse(String)
+    case internalError(String)
+}
+
+/// What to do about a failure.
+enum FailureVerdict: Equatable, Sendable {
+    /// Try again after the back-off (and at least `retryAfter` seconds when the origin asked for it).
+    case retry(TransferFailure, retryAfter: Double?)
+    /// Wait until free space returns, then continue.
+    case waitForSpace(TransferFailure)
+    /// Stop for good.
+    case giveUp(TransferFailure)
+}
+
+/// Classifies every transfer failure once: retry or give up, with a stable code. Pure.
+enum FailureClassifier {
+    static func classify(_ cause: FailureCause) -> FailureVerdict {
+        switch cause {
+        case .httpStatus(let status, let retryAfter):
+            let failure = TransferFailure(code: "http_error", message: "the origin answered \(status)", httpStatus: status)
+            if status == 408 || status == 429 || (500..<600).contains(status) { return .retry(failure, retryAfter: retryAfter) }
+            return .giveUp(failure)
+        case .forbiddenDestination(let detail):
+            return .giveUp(TransferFailure(code: "forbidden_destination", message: detail))
+        case .write(let error):
+            if error.isNoSpace { return .waitForSpace(TransferFailure(code: "disk_full", message: "no space left for the file: \(error)")) }
+            return .giveUp(TransferFailure(code: "internal", message: "writing the file failed: \(error)"))
+        case .tooLarge(let detail):
+            return .giveUp(TransferFailure(code: "file_too_large", message: detail))
+        case .checksumMismatch(let expected, let actual):
+            return .giveUp(TransferFailure(code: "checksum_mismatch", message: "SHA-256 is \(actual), expected \(expected)"))
+        case .unusableResponse(let detail):
+            return .retry(TransferFailure(code: "network_error", message: detail), retryAfter: nil)
+        case .internalError(let detail):
+            return .giveUp(TransferFailure(code: "internal", message: detail))
+        case .curl(let code, let detail):
+            return classify(curlCode: code, detail: detail)
+        }
+    }
+
+    private static func classify(curlCode code: Int32, detail: String) -> FailureVerdict {
+        let text = detail.isEmpty ? CurlError.text(CURLcode(UInt32(code))) : detail
+        let message = "\(text) (curl \(code))"
+        switch CURLcode(UInt32(code)) {
+        case CURLE_OPERATION_TIMEDOUT:
+            return .retry(TransferFailure(code: "timeout", message: message), retryAfter: nil)
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_PARTIAL_FILE,
+             CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2, CURLE_HTTP2_STREAM,
+             CURLE_WEIRD_SERVER_REPLY, CURLE_SSL_CONNECT_ERROR, CURLE_HTTP3, CURLE_AGAIN:
+            return .retry(TransferFailure(code: "network_error", message: message), retryAfter: nil)
+        case CURLE_TOO_MANY_REDIRECTS:
+            return .giveUp(TransferFailure(code: "too_many_redirects", message: message))
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            return .giveUp(TransferFailure(code: "unsupported_scheme", message: message))
+        case CURLE_URL_MALFORMAT:
+            return .giveUp(TransferFailure(code: "invalid_url", message: message))
+        case CURLE_FILESIZE_EXCEEDED:
+            return .giveUp(TransferFailure(code: "file_too_large", message: message))
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER:
+            return .giveUp(TransferFailure(code: "network_error", message: message))
+        case CURLE_OUT_OF_MEMORY, CURLE_WRITE_ERROR, CURLE_ABORTED_BY_CALLBACK, CURLE_BAD_FUNCTION_ARGUMENT,
+             CURLE_FAILED_INIT, CURLE_NOT_BUILT_IN, CURLE_UNKNOWN_OPTION:
+            return .giveUp(TransferFailure(code: "internal", message: message))
+        default:
+            return .retry(TransferFailure(code: "network_error", message: message), retryAfter: nil)
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import Dispatch
+import FerryCore
+
+/// One job inside the engine: its spec, what the origin said about the file, and the current attempt.
+///
+/// Confined to the engine queue (every property is read and written there, by `DownloadEngine`). The partial file
+/// belongs to `writer`, whose queue does the disk I/O.
+final class Transfer: @unchecked Sendable {
+    /// Where the transfer is in its life.
+    enum Phase: Equatable {
+        /// In the scheduling queue, behind the limits.
+        case queued
+        /// The writer is opening (and, on resume, hashing) the partial file.
+        case opening
+        /// Its easy handle is in the multi.
+        case running
+        /// The body is complete: syncing, verifying and moving the file.
+        case finishing
+        /// Waiting out a back-off.
+        case retryWait
+        /// Waiting for free space.
+        case diskWait
+        /// Its writer is closing; `stopIntent` (or the pending failure) says what comes next.
+        case stopping
+    }
+
+    /// Why a transfer is being stopped from outside.
+    enum StopIntent: Equatable {
+        case pause, cancel, shutdown, diskFull
+    }
+
+    var spec: TransferSpec
+    var url: SubmittedURL
+    let writer: FileWriter
+    var phase: Phase = .queued
+    var stopIntent: StopIntent?
+    /// A submit for the same id that arrived while this transfer was stopping.
+    var pendingResubmit: TransferSpec?
+
+    // What is known about the file (from the resume validators, then from accepted responses).
+    var etag: String?
+    var lastModified: String?
+    var bytesExpected: Int64?
+    var finalURL: String?
+    var filename: String?
+    var contentType: String?
+    /// True once a response was accepted in this run: later attempts continue from the bytes on disk.
+    var hasAcceptedResponse = false
+    /// The next attempt starts from zero (the bytes on disk are discarded).
+    var discardOnNextStart = false
+
+    // Counters over the whole submission.
+    var failures = 0
+    var restartsInARow = 0
+    var retryWork: DispatchWorkItem?
+
+    // The current attempt.
+    var easy: CurlEasy?
+    var requestOffset: Int64 = 0
+    /// Offset of the next body byte: bytes of the file received so far, including the resume offset.
+    var writeOffset: Int64 = 0
+    var head: ResponseHead?
+    var decision: ResumeDecision?
+    var retryAfter: Double?
+    var abortCause: FailureCause?
+    var restartReason: String?
+    var refusal: String?
+    var writeFailure: SystemError?
+    var pendingWriteBytes = 0
+    var pausedForBackpressure = false
+    var appliedRateLimit: Int64 = -1
+
+    // Progress sampling.
+    var meter = SpeedMeter()
+    var lastReportedBytes: Int64 = -1
+    var lastReportTime: Double = 0
+
+    init(spec: TransferSpec, url: SubmittedURL, writer: FileWriter) {
+        self.spec = spec
+        self.url = url
+        self.writer = writer
+        etag = spec.resume?.etag
+        lastModified = spec.resume?.lastModified
+        bytesExpected = spec.resume?.bytesExpected
+        finalURL = spec.resume?.finalURL
+    }
+
+    var id: String { spec.id }
+
+    /// The host for the per-host limit.
+    var host: String {
+        switch url.host {
+        case .domain(let name): return name
+        case .ipv4(let address), .ipv6(let address): return address.description
+        }
+    }
+
+    /// The `If-Range` value: a strong ETag, else Last-Modified; nil when neither can validate a resume.
+    var ifRangeValidator: String? {
+        if let etag, !etag.hasPrefix("W/"), etag.hasPrefix("\"") { return etag }
+        return lastModified
+    }
+
+    /// Forgets the current attempt's per-response state before a new request.
+    func resetAttempt(offset: Int64) {
+        requestOffset = offset
+        writeOffset = offset
+        head = nil
+        decision = nil
+        retryAfter = nil
+        abortCause = nil
+        restartReason = nil
+        refusal = nil
+        writeFailure = nil
+        pendingWriteBytes = 0
+        pausedForBackpressure = false
+        appliedRateLimit = -1
+        meter = SpeedMeter()
+        lastReportedBytes = -1
+    }
+}

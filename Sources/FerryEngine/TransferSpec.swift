@@ -1,0 +1,65 @@
+/// What the service asks the engine to download.
+public struct TransferSpec: Sendable {
+    /// The job id; also names the partial file (`partial/<id>.part`).
+    public var id: String
+    /// The URL as submitted (parsed again here; the normalized form is what libcurl gets).
+    public var url: String
+    /// Extra request headers for the origin. `Host`, `Range`, `Content-Length`, `Transfer-Encoding` and hop-by-hop
+    /// headers are dropped (`RequestHeaderFilter`).
+    public var headers: [(name: String, value: String)]
+    /// The filename the user asked for (sanitized here); reserved at submit.
+    public var requestedFilename: String?
+    /// Expected SHA-256 of the whole file, hex (any case); a mismatch fails with `checksum_mismatch`.
+    public var expectedSHA256: String?
+    /// Speed limit for this transfer, bytes per second.
+    public var maxBytesPerSecond: Int64?
+    /// Higher starts first.
+    public var priority: Int
+    /// Submission order among equal priorities (the store's sequence).
+    public var sequence: Int64
+    /// Attempts already made before this submission (informational; the retry budget counts failures of this
+    /// submission).
+    public var attempts: Int
+    /// Present when bytes may already be on disk from an earlier run: continue from them if the origin's
+    /// validators still match.
+    public var resume: ResumeValidators?
+
+    public init(
+        id: String, url: String, headers: [(name: String, value: String)] = [], requestedFilename: String? = nil,
+        expectedSHA256: String? = nil, maxBytesPerSecond: Int64? = nil, priority: Int = 0, sequence: Int64 = 0,
+        attempts: Int = 0, resume: ResumeValidators? = nil
+    ) {
+        self.id = id
+        self.url = url
+        self.headers = headers
+        self.requestedFilename = requestedFilename
+        self.expectedSHA256 = expectedSHA256
+        self.maxBytesPerSecond = maxBytesPerSecond
+        self.priority = priority
+        self.sequence = sequence
+        self.attempts = attempts
+        self.resume = resume
+    }
+}
+
+/// What an earlier run learned about the file, as reported in `.responded` and stored by the service.
+public struct ResumeValidators: Sendable, Equatable {
+    /// The origin's ETag header value as received (a weak one is never used for `If-Range`).
+    public var etag: String?
+    /// The origin's Last-Modified header value as received.
+    public var lastModified: String?
+    /// The full size of the file, when the origin said it.
+    public var bytesExpected: Int64?
+    /// The filename already reserved for the job.
+    public var filename: String?
+    /// The URL after redirects.
+    public var finalURL: String?
+
+    public init(etag: String? = nil, lastModified: String? = nil, bytesExpected: Int64? = nil, filename: String? = nil, finalURL: String? = nil) {
+        self.etag = etag
+        self.lastModified = lastModified
+        self.bytesExpected = bytesExpected
+        self.filename = filename
+        self.finalURL = finalURL
+    }
+}

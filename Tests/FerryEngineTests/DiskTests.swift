@@ -1,0 +1,108 @@
+import Dispatch
+@testable import FerryEngine
+import FerryTestSupport
+import Foundation
+import Testing
+
+struct SHA256DigestTests {
+    @Test func knownVectors() {
+        let empty = SHA256Digest()
+        #expect(empty.finalizeHex() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        let abc = SHA256Digest()
+        abc.update(Array("abc".utf8))
+        #expect(abc.finalizeHex() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        let pieces = SHA256Digest()
+        for byte in "abc".utf8 { pieces.update([byte]) }
+        #expect(pieces.finalizeHex() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+
+    @Test func fileDigestMatchesTheFixture() throws {
+        let root = try Fixture.tempDirectory("ferry-sha-test")
+        defer { Fixture.removeTree(root) }
+        try Fixture.writeFile(at: root + "/f", size: 3_000_000, seed: 2)
+        #expect(try SHA256Digest.hex(ofFile: root + "/f") == Fixture.sha256Hex(of: Fixture.content(size: 3_000_000, seed: 2)))
+    }
+}
+
+struct FileWriterTests {
+    /// Runs writer operations and waits for their completions on a private queue.
+    private final class Run: @unchecked Sendable {
+        let queue = DispatchQueue(label: "test.writer.callbacks")
+        let writer: FileWriter
+        init(path: String) { writer = FileWriter(path: path, label: "test", callbackQueue: queue) }
+
+        func open(keep: Bool) async -> Result<Int64, SystemError> {
+            await withCheckedContinuation { c in writer.open(keepExisting: keep) { c.resume(returning: $0) } }
+        }
+        func write(_ bytes: [UInt8], at offset: Int64) async -> SystemError? {
+            await withCheckedContinuation { c in writer.write(bytes, at: offset) { c.resume(returning: $0) } }
+        }
+        func finish() async -> Result<(size: Int64, sha256: String), SystemError> {
+            await withCheckedContinuation { c in writer.finish { c.resume(returning: $0) } }
+        }
+        func close() async -> Int64 {
+            await withCheckedContinuation { c in writer.close { c.resume(returning: $0) } }
+        }
+    }
+
+    @Test func writesInOrderAndHashesAsItGoes() async throws {
+        let root = try Fixture.tempDirectory("ferry-writer-test")
+        defer { Fixture.removeTree(root) }
+        let content = Fixture.content(size: 300_000, seed: 4)
+        let run = Run(path: root + "/p")
+        #expect(try await run.open(keep: false).get() == 0)
+        for start in stride(from: 0, to: content.count, by: 70_000) {
+            let end = min(content.count, start + 70_000)
+            #expect(await run.write(Array(content[start..<end]), at: Int64(start)) == nil)
+        }
+        let result = try await run.finish().get()
+        #expect(result.size == 300_000)
+        #expect(result.sha256 == Fixture.sha256Hex(of: content))
+    }
+
+    @Test func resumeHashesTheBytesOnDiskFirst() async throws {
+        let root = try Fixture.tempDirectory("ferry-writer-test")
+        defer { Fixture.removeTree(root) }
+        let content = Fixture.content(size: 200_000, seed: 5)
+        try Data(content[0..<80_000]).write(to: URL(fileURLWithPath: root + "/p"))
+        let run = Run(path: root + "/p")
+        #expect(try await run.open(keep: true).get() == 80_000)
+        #expect(await run.write(Array(content[80_000...]), at: 80_000) == nil)
+        let result = try await run.finish().get()
+        #expect(result.sha256 == Fixture.sha256Hex(of: content))
+    }
+
+    @Test func outOfOrderWritesAreHashedFromTheFile() async throws {
+        let root = try Fixture.tempDirectory("ferry-writer-test")
+        defer { Fixture.removeTree(root) }
+        let content = Fixture.content(size: 100_000, seed: 6)
+        let run = Run(path: root + "/p")
+        _ = await run.open(keep: false)
+        #expect(await run.write(Array(content[50_000...]), at: 50_000) == nil)
+        #expect(await run.write(Array(content[..<50_000]), at: 0) == nil)
+        #expect(try await run.finish().get().sha256 == Fixture.sha256Hex(of: content))
+    }
+
+    @Test func closeKeepsBytesAndOpenWithoutKeepTruncates() async throws {
+        let root = try Fixture.tempDirectory("ferry-writer-test")
+        defer { Fixture.removeTree(root) }
+        let run = Run(path: root + "/p")
+        _ = await run.open(keep: false)
+        _ = await run.write([1, 2, 3, 4], at: 0)
+        #expect(await run.close() == 4)
+        #expect(try await run.open(keep: true).get() == 4)
+        #expect(await run.close() == 4)
+        #expect(try await run.open(keep: false).get() == 0)
+        #expect(await run.close() == 0)
+    }
+
+    @Test func failuresCarryTheCallAndErrno() async throws {
+        let run = Run(path: "/nonexistent-dir-ferry/p")
+        guard case .failure(let error) = await run.open(keep: false) else {
+            Issue.record("open in a missing directory must fail")
+            return
+        }
+        #expect(error.call == "open")
+        #expect(error.code == ENOENT)
+    }
+}

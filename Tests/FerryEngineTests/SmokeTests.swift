@@ -1,4 +1,0 @@
-import Testing
-@testable import FerryEngine
-
-@Test func FerryEngineBuilds() { #expect(Bool(true)) }

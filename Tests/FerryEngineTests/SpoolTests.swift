@@ -1,0 +1,69 @@
+@testable import FerryEngine
+import FerryTestSupport
+import Foundation
+import Testing
+
+struct SpoolTests {
+    private func withSpool(_ body: (Spool) throws -> Void) throws {
+        let root = try Fixture.tempDirectory("ferry-spool-test")
+        defer { Fixture.removeTree(root) }
+        try body(try Spool(root: root + "/spool"))
+    }
+
+    @Test func createsTheLayoutAndTheCacheDirTag() throws {
+        try withSpool { spool in
+            let tag = try String(contentsOfFile: spool.root + "/CACHEDIR.TAG", encoding: .utf8)
+            let lines = tag.split(separator: "\n")
+            #expect(lines.first == "Signature: 8a477f597d28d172789f06886806bc55")
+            #expect(lines.count == 2 && lines[1].hasPrefix("#"))
+            var isDirectory: ObjCBool = false
+            #expect(FileManager.default.fileExists(atPath: spool.root + "/partial", isDirectory: &isDirectory) && isDirectory.boolValue)
+            #expect(FileManager.default.fileExists(atPath: spool.root + "/files", isDirectory: &isDirectory) && isDirectory.boolValue)
+            #expect(spool.partialPath(for: "j1") == spool.root + "/partial/j1.part")
+            #expect(spool.finishedPath(for: "a.bin") == spool.root + "/files/a.bin")
+            #expect((spool.freeBytes() ?? 0) > 0)
+        }
+    }
+
+    @Test func reopeningKeepsFilesAndRemovesTemporaries() throws {
+        try withSpool { spool in
+            try Data([1, 2, 3]).write(to: URL(fileURLWithPath: spool.partialPath(for: "keep")))
+            try Data([1]).write(to: URL(fileURLWithPath: spool.root + "/partial/leftover.tmp"))
+            let again = try Spool(root: spool.root)
+            #expect(again.partialJobIDs() == ["keep"])
+            #expect(!FileManager.default.fileExists(atPath: spool.root + "/partial/leftover.tmp"))
+            #expect(again.usedBytes() > 0)
+        }
+    }
+
+    @Test func reservationsAvoidEachOtherAndFinishedFiles() throws {
+        try withSpool { spool in
+            #expect(spool.reserve(filename: "a.txt", for: "1") == "a.txt")
+            #expect(spool.reserve(filename: "a.txt", for: "1") == "a.txt")
+            #expect(spool.reserve(filename: "a.txt", for: "2") == "a (1).txt")
+            #expect(spool.reserve(filename: "a.txt", for: "3") == "a (2).txt")
+            try Data().write(to: URL(fileURLWithPath: spool.finishedPath(for: "b")))
+            #expect(spool.reserve(filename: "b", for: "4") == "b (1)")
+            spool.release(jobID: "1")
+            #expect(spool.reserve(filename: "a.txt", for: "5") == "a.txt")
+            #expect(spool.reservedFilename(for: "2") == "a (1).txt")
+        }
+    }
+
+    @Test func moveToFilesNeverOverwrites() throws {
+        try withSpool { spool in
+            try Data([1]).write(to: URL(fileURLWithPath: spool.partialPath(for: "j")))
+            let name = spool.reserve(filename: "x.bin", for: "j")
+            // Someone else put a file there after the reservation.
+            try Data([9]).write(to: URL(fileURLWithPath: spool.finishedPath(for: "x.bin")))
+            let final = try spool.moveToFiles(jobID: "j", filename: name)
+            #expect(final == "x (1).bin")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: spool.finishedPath(for: "x.bin"))) == Data([9]))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: spool.finishedPath(for: "x (1).bin"))) == Data([1]))
+            #expect(spool.partialJobIDs().isEmpty)
+            #expect(spool.reservedFilename(for: "j") == "x (1).bin")
+            spool.removeFinished(filename: "x (1).bin")
+            #expect(!FileManager.default.fileExists(atPath: spool.finishedPath(for: "x (1).bin")))
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import FerryCore
+@testable import FerryEngine
+import FerryTestSupport
+import Foundation
+import Logging
+
+/// An engine over a fresh temp spool, recording its events. Close it with `close()` (shutdown, then the spool
+/// directory is removed); `EngineHarness.run` does that on success and failure.
+struct EngineHarness {
+    let root: String
+    let spool: Spool
+    let engine: DownloadEngine
+    let recorder: EventRecorder
+
+    /// Test defaults: loopback allowed, no free-space reserve, short back-offs, frequent progress.
+    static func configuration(_ configure: (inout EngineConfiguration) -> Void = { _ in }) -> EngineConfiguration {
+        var configuration = EngineConfiguration()
+        configuration.allowPrivateNetworks = true
+        configuration.minFreeSpace = 0
+        configuration.retry = RetryPolicy(maxAttempts: 4, baseDelay: 0.05, maxDelay: 0.2)
+        configuration.progressInterval = 0.1
+        configuration.connectTimeout = 5
+        configure(&configuration)
+        return configuration
+    }
+
+    static func make(_ configure: (inout EngineConfiguration) -> Void = { _ in }) throws -> EngineHarness {
+        let root = try Fixture.tempDirectory("ferry-engine-test")
+        let spool = try Spool(root: root + "/spool")
+        let recorder = EventRecorder()
+        let engine = DownloadEngine(
+            configuration: configuration(configure), spool: spool, logger: Logger(label: "ferry.engine.test"),
+            onEvent: { recorder.record($0) })
+        return EngineHarness(root: root, spool: spool, engine: engine, recorder: recorder)
+    }
+
+    /// Runs `body` with a harness and always shuts the engine down and removes the spool.
+    static func run(
+        _ configure: (inout EngineConfiguration) -> Void = { _ in }, _ body: (EngineHarness) async throws -> Void
+    ) async throws {
+        let harness = try make(configure)
+        do {
+            try await body(harness)
+        } catch {
+            await harness.close()
+            throw error
+        }
+        await harness.close()
+    }
+
+    func close() async {
+        await engine.shutdown()
+        Fixture.removeTree(root)
+    }
+
+    /// Names in `files/`.
+    func finishedNames() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: spool.root + "/files")) ?? []).sorted()
+    }
+
+    func partialSize(_ id: String) -> Int64? {
+        var info = stat()
+        guard stat(spool.partialPath(for: id), &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Submits and waits for the end.
+    func download(_ spec: TransferSpec, timeout: Double = 30) async -> TransferEvent? {
+        engine.submit(spec)
+        return await recorder.end(of: spec.id, timeout: timeout)
+    }
+}

@@ -1,0 +1,78 @@
+import FerryEngine
+import Foundation
+
+/// Collects an engine's events for a test. Thread-safe: `lock` guards `events`.
+final class EventRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [TransferEvent] = []
+
+    func record(_ event: TransferEvent) {
+        lock.lock()
+        events.append(event)
+        lock.unlock()
+    }
+
+    var all: [TransferEvent] {
+        lock.lock()
+        defer { lock.unlock() }
+        return events
+    }
+
+    func events(for id: String) -> [TransferEvent] { all.filter { $0.id == id } }
+
+    /// Polls until `condition` holds or `timeout` seconds passed; returns whether it held.
+    @discardableResult
+    func wait(timeout: Double = 20, until condition: ([TransferEvent]) -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition(all) { return true }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return condition(all)
+    }
+
+    /// Waits for the job's `.finished` or `.failed` event and returns it.
+    func end(of id: String, timeout: Double = 30) async -> TransferEvent? {
+        await wait(timeout: timeout) { events in events.contains { $0.id == id && $0.isEnd } }
+        return events(for: id).last { $0.isEnd }
+    }
+}
+
+extension TransferEvent {
+    var isEnd: Bool {
+        switch self {
+        case .finished, .failed: return true
+        default: return false
+        }
+    }
+
+    var finishedFile: FinishedFile? {
+        if case .finished(_, let file) = self { return file }
+        return nil
+    }
+
+    var failure: TransferFailure? {
+        if case .failed(_, let failure) = self { return failure }
+        return nil
+    }
+
+    var metadata: TransferMetadata? {
+        if case .responded(_, let metadata) = self { return metadata }
+        return nil
+    }
+
+    var isStarted: Bool {
+        if case .started = self { return true }
+        return false
+    }
+
+    var isRestarted: Bool {
+        if case .restarted = self { return true }
+        return false
+    }
+
+    var progress: TransferProgress? {
+        if case .progress(_, let progress) = self { return progress }
+        return nil
+    }
+}
