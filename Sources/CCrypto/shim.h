@@ -2,6 +2,7 @@
 #ifndef FERRY_CCRYPTO_SHIM_H
 #define FERRY_CCRYPTO_SHIM_H
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 #endif

@@ -108,11 +108,11 @@ public final class FerryService: @unchecked Sendable {
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
         let server = HTTPServer(configuration: serverConfiguration, logger: logger) { request in
-            do {
-                _ = try access.check(request)
-            } catch {
-                metrics.request(route: "auth", method: request.method.rawValue, status: error.status.code)
-                return error.response(for: request)
+            switch Result(catching: { () throws(APIError) in try access.check(request) }) {
+            case .success: break
+            case .failure(let refusal):
+                metrics.request(route: "auth", method: request.method.rawValue, status: refusal.status.code)
+                return refusal.response(for: request)
             }
             return await router.handle(request)
         }
@@ -237,12 +237,10 @@ final class EventIDHighWater: @unchecked Sendable {
 
     /// Makes sure the stored mark is above `id` before events up to it are published.
     func cover(_ id: Int64) async throws {
-        lock.lock()
-        let current = stored
-        lock.unlock()
+        let current = lock.withLock { stored }
         guard id + Self.block / 2 > current else { return }
         let next = id + Self.block
         try await store.setValue(String(next), forKey: Self.key)
-        lock.lock(); stored = max(stored, next); lock.unlock()
+        lock.withLock { stored = max(stored, next) }
     }
 }

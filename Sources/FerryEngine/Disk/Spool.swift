@@ -71,6 +71,20 @@ public final class Spool: @unchecked Sendable {
         reservations[jobID] = nil
     }
 
+    /// Records a name a job already holds (start-up recovery): no collision renaming, since the
+    /// name was unique when it was given and a finished file of that name is the job's own.
+    public func claim(filename: String, for jobID: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        reservations[jobID] = filename
+    }
+
+    /// Size of a job's partial file: the bytes on disk are the truth about progress (0 when absent).
+    public func partialSize(jobID: String) -> Int64 {
+        var info = stat()
+        return stat(partialPath(for: jobID), &info) == 0 ? Int64(info.st_size) : 0
+    }
+
     public func removePartial(jobID: String) { unlink(partialPath(for: jobID)) }
 
     public func removeFinished(filename: String) { unlink(finishedPath(for: filename)) }

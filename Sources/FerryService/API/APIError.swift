@@ -75,5 +75,5 @@ public struct APIError: Error, HTTPResponseError, Equatable, CustomStringConvert
 
     static func jobNotFound(_ id: String) -> APIError { APIError(.notFound, "no job with id '\(id)'") }
 
-    static func == (a: APIError, b: APIError) -> Bool { a.code == b.code && a.message == b.message }
+    public static func == (a: APIError, b: APIError) -> Bool { a.code == b.code && a.message == b.message }
 }

@@ -17,10 +17,7 @@ struct EventsController: Sendable {
 
     func all(_ request: HTTPRequest) async throws -> HTTPResponse {
         let interval = try Self.interval(request)
-        var jobs: Set<String>?
-        if let list = request.queryValue("jobs"), !list.isEmpty {
-            jobs = Set(list.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
-        }
+        let jobs: Set<String>? = if case .jobs(let ids) = EventFilter(jobsQuery: request.queryValue("jobs")) { ids } else { nil }
         let start: EventHub.Start = try Self.lastEventID(request).map { .after($0) } ?? .live
         let hub = hub
         return EventStreamWriter.response { writer in

@@ -81,7 +81,7 @@ struct JobsController: Sendable {
                     let body = try item.result.get()
                     drafts.append(try JobDraft.validate(body, allowPrivateNetworks: allowPrivateNetworks))
                     slots.append(.success(drafts.count - 1))
-                } catch let error as APIError {
+                } catch {
                     slots.append(.failure(error))
                 }
             }
@@ -214,10 +214,6 @@ struct JobsController: Sendable {
         let job = try await action(id)
         return .json(.ok, JobView.render(job, rates: await supervisor.job(id)?.1))
     }
-}
-
-extension JobDraft.Body {
-    init() {}
 }
 
 /// Idempotency keys being processed right now, so that two concurrent requests with one key

@@ -1,3 +1,4 @@
+import FerryCore
 import FerryEngine
 import FerryHTTP
 import FerryStore
@@ -45,7 +46,10 @@ final class FollowStream: @unchecked Sendable {
     private func start(_ stream: ResponseStream) {
         queue.async {
             self.stream = stream
-            stream.onClose { [weak self] in self?.queue.async { self?.stop() } }
+            stream.onClose { [weak self] in
+                guard let self else { return }
+                self.queue.async { self.stop() }
+            }
             let timer = DispatchSource.makeTimerSource(queue: self.queue)
             timer.setEventHandler { [weak self] in self?.pump() }
             timer.schedule(deadline: .now(), repeating: .milliseconds(100), leeway: .milliseconds(20))

@@ -80,21 +80,24 @@ final class CommitPipeline: @unchecked Sendable {
     }
 
     private func drain() async {
-        while true {
-            lock.lock()
-            let batch = pending
-            pending.removeAll(keepingCapacity: true)
-            if batch.isEmpty {
-                draining = false
-                let waiters = idle
-                idle.removeAll()
-                lock.unlock()
-                waiters.forEach { $0.resume() }
-                return
-            }
-            lock.unlock()
+        while let batch = takeBatch() {
             await write(batch)
         }
+    }
+
+    /// Everything pending, or nil (and the drain marked finished, idle waiters woken) when nothing is.
+    private func takeBatch() -> [(Change, CheckedContinuation<Void, any Error>?)]? {
+        let (batch, waiters) = lock.withLock { () -> ([(Change, CheckedContinuation<Void, any Error>?)], [CheckedContinuation<Void, Never>]) in
+            let batch = pending
+            pending.removeAll(keepingCapacity: true)
+            guard batch.isEmpty else { return (batch, []) }
+            draining = false
+            let waiters = idle
+            idle.removeAll()
+            return ([], waiters)
+        }
+        waiters.forEach { $0.resume() }
+        return batch.isEmpty ? nil : batch
     }
 
     private func write(_ batch: [(Change, CheckedContinuation<Void, any Error>?)]) async {
@@ -114,10 +117,10 @@ final class CommitPipeline: @unchecked Sendable {
         do {
             try await store.apply(updates: order.compactMap { latest[$0] }, deletions: deleted)
             try await beforePublish(batch.flatMap { $0.0.events })
-            lock.lock(); lastFailure = nil; lock.unlock()
+            lock.withLock { lastFailure = nil }
         } catch {
             logger.error("job store write failed; changes not announced", metadata: ["error": "\(error)"])
-            lock.lock(); lastFailure = "\(error)"; lock.unlock()
+            lock.withLock { lastFailure = "\(error)" }
             for (_, waiter) in batch { waiter?.resume(throwing: error) }
             return
         }

@@ -376,7 +376,7 @@ actor JobSupervisor {
     /// Applies one engine event. Events of jobs that were deleted, cancelled or paused meanwhile are
     /// reduced to what still matters (bytes on disk), never to a state the user left.
     func apply(_ event: TransferEvent) {
-        let id = event.jobID
+        let id = event.id
         guard var job = jobs[id] else { return }
         let userStopped = job.state == .paused || job.state == .cancelled || job.state == .finished
         var events: [ServerEvent] = []
@@ -394,7 +394,7 @@ actor JobSupervisor {
         case .responded(_, let metadata):
             guard job.state != .cancelled else { return }
             job.finalURL = metadata.finalURL
-            if let name = metadata.filename { job.filename = name }
+            job.filename = metadata.filename
             job.contentType = metadata.contentType ?? job.contentType
             job.bytesExpected = metadata.bytesExpected
             job.etag = metadata.etag
@@ -421,7 +421,10 @@ actor JobSupervisor {
             guard !userStopped else { return }
             let error: JobError? = switch reason {
             case .queued: nil
-            case .diskFull(let message): JobError(code: "disk_full", message: message, httpStatus: nil)
+            case .diskFull:
+                JobError(code: "disk_full",
+                         message: "free space is below the reserve (or a write hit ENOSPC); the download continues when space returns",
+                         httpStatus: nil)
             case .retrying(let at, let attempt, let failure):
                 JobError(code: "retrying",
                          message: "attempt \(attempt) failed (\(failure.code): \(failure.message)); retrying at \(Timestamp.rfc3339(at))",
@@ -443,7 +446,7 @@ actor JobSupervisor {
             job.bytesExpected = file.size
             job.sha256 = file.sha256
             job.contentType = file.contentType ?? job.contentType
-            job.finalURL = file.finalURL ?? job.finalURL
+            job.finalURL = file.finalURL
             job.etag = file.etag ?? job.etag
             job.lastModified = file.lastModified ?? job.lastModified
             job.finishedAt = now()

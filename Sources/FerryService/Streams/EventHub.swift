@@ -118,7 +118,8 @@ final class EventHub: @unchecked Sendable {
             self.subscriptions[key] = subscription
             self.countLock.lock(); self.count += 1; self.countLock.unlock()
             stream.onClose { [weak self] in
-                self?.queue.async { self?.drop(key) }
+                guard let self else { return }
+                self.queue.async { self.drop(key) }
             }
             if reset { stream.write(ServerEvent.reset().frame) }
             for event in backlog { subscription.queue.offer(event, now: now) }
