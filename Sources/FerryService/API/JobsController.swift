@@ -31,7 +31,7 @@ struct JobsController: Sendable {
         guard !key.isEmpty, key.utf8.count <= 255 else {
             throw APIError(.invalidRequest, "'Idempotency-Key' must be 1 to 255 characters")
         }
-        let fingerprint = Secret.sha256Hex(Array("POST /api/v1/jobs\n".utf8) + request.body)
+        let fingerprint = RequestFingerprint.of(method: "POST", path: "/api/v1/jobs", body: request.body)
         guard await idempotency.begin(key) else {
             throw APIError(.conflict, "a request with this Idempotency-Key is still being processed")
         }

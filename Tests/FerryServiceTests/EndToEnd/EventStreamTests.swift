@@ -9,10 +9,10 @@ struct EventStreamTests {
         try await withNginx { nginx in
             try Fixture.writeFile(at: nginx.root + "/e.bin", size: 200_000, seed: 1)
             try await withFerry { ferry in
-                let stream = try ferry.client.events("/api/v1/events?interval=100")
+                let stream = try await ferry.client.events("/api/v1/events?interval=100")
                 #expect(stream.status == 200)
-                let id = try #require(try ferry.client.json("POST", "/api/v1/jobs", ["url": nginx.url("/e.bin")]).json()["id"] as? String)
-                let events = try stream.collect { event in
+                let id = try #require(try await ferry.client.json("POST", "/api/v1/jobs", ["url": nginx.url("/e.bin")]).json()["id"] as? String)
+                let events = try await stream.collect { event in
                     event.event == "job" && (try? event.json()["state"] as? String) == "finished"
                 }
                 #expect(stream.retry == 2000)
@@ -33,14 +33,14 @@ struct EventStreamTests {
         try await withFerry { ferry in
             let client = ferry.client
             // The list + Ferry-Event-Id handshake.
-            let list = try client.get("/api/v1/jobs")
+            let list = try await client.get("/api/v1/jobs")
             let handshake = try #require(list.header("Ferry-Event-Id"))
             var created: [String] = []
             for index in 0..<5 {
-                created.append(try #require(try client.json("POST", "/api/v1/jobs", ["url": "http://127.0.0.1:9/r\(index)", "paused": true]).json()["id"] as? String))
+                created.append(try #require(try await client.json("POST", "/api/v1/jobs", ["url": "http://127.0.0.1:9/r\(index)", "paused": true]).json()["id"] as? String))
             }
-            let stream = try client.events("/api/v1/events", headers: ["Last-Event-ID": handshake])
-            let firstBatch = try stream.collect(timeout: 10) { event in
+            let stream = try await client.events("/api/v1/events", headers: ["Last-Event-ID": handshake])
+            let firstBatch = try await stream.collect(timeout: 10) { event in
                 (try? event.json()["id"] as? String) == created.last
             }
             #expect(firstBatch.filter { $0.event == "job" }.compactMap { try? $0.json()["id"] as? String } == created)
@@ -48,11 +48,11 @@ struct EventStreamTests {
             stream.connection.setTimeout(0.1)
 
             // Disconnect, change things, reconnect with Last-Event-ID.
-            _ = try client.request("POST", "/api/v1/jobs/\(created[0])/cancel")
-            _ = try client.request("DELETE", "/api/v1/jobs/\(created[1])")
-            _ = try client.json("PATCH", "/api/v1/jobs/\(created[2])", ["priority": 3])
-            let again = try client.events("/api/v1/events", headers: ["Last-Event-ID": lastSeen])
-            let missed = try again.collect(timeout: 10) { event in
+            _ = try await client.request("POST", "/api/v1/jobs/\(created[0])/cancel")
+            _ = try await client.request("DELETE", "/api/v1/jobs/\(created[1])")
+            _ = try await client.json("PATCH", "/api/v1/jobs/\(created[2])", ["priority": 3])
+            let again = try await client.events("/api/v1/events", headers: ["Last-Event-ID": lastSeen])
+            let missed = try await again.collect(timeout: 10) { event in
                 event.event == "job" && (try? event.json()["priority"] as? Int) == 3
             }
             #expect(missed.map(\.event) == ["job", "removed", "job"])
@@ -61,16 +61,16 @@ struct EventStreamTests {
             #expect(missed.allSatisfy { Int64($0.id ?? "") ?? 0 > Int64(lastSeen)! })
 
             // The query parameter does the same for a page's first connection; the header wins over it.
-            let viaQuery = try client.events("/api/v1/events?lastEventId=\(lastSeen)")
-            let same = try viaQuery.collect(timeout: 10) { $0.event == "job" && (try? $0.json()["priority"] as? Int) == 3 }
+            let viaQuery = try await client.events("/api/v1/events?lastEventId=\(lastSeen)")
+            let same = try await viaQuery.collect(timeout: 10) { $0.event == "job" && (try? $0.json()["priority"] as? Int) == 3 }
             #expect(same.map(\.id) == missed.map(\.id))
         }
     }
 
     @Test func unknownLastEventIdGetsAReset() async throws {
         try await withFerry { ferry in
-            let stream = try ferry.client.events("/api/v1/events", headers: ["Last-Event-ID": "999999999999"])
-            let first = try #require(try stream.next(timeout: 5))
+            let stream = try await ferry.client.events("/api/v1/events", headers: ["Last-Event-ID": "999999999999"])
+            let first = try #require(try await stream.next(timeout: 5))
             #expect(first.event == "reset")
         }
     }
@@ -80,24 +80,24 @@ struct EventStreamTests {
             try Fixture.writeFile(at: nginx.root + "/j.bin", size: 100_000, seed: 2)
             try await withFerry { ferry in
                 let client = ferry.client
-                let id = try #require(try client.json("POST", "/api/v1/jobs", ["url": nginx.url("/j.bin"), "paused": true]).json()["id"] as? String)
-                let stream = try client.events("/api/v1/jobs/\(id)/events")
-                let first = try #require(try stream.next(timeout: 5))
+                let id = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/j.bin"), "paused": true]).json()["id"] as? String)
+                let stream = try await client.events("/api/v1/jobs/\(id)/events")
+                let first = try #require(try await stream.next(timeout: 5))
                 #expect(first.event == "job")
                 #expect(try first.json()["state"] as? String == "paused")
-                _ = try client.request("POST", "/api/v1/jobs/\(id)/resume")
+                _ = try await client.request("POST", "/api/v1/jobs/\(id)/resume")
                 var last: SSEvent?
-                while let event = try stream.next(timeout: 20) { last = event }  // nil: the server closed the stream
+                while let event = try await stream.next(timeout: 20) { last = event }  // nil: the server closed the stream
                 #expect(try last?.json()["state"] as? String == "finished")
                 let lastID = try #require(last?.id)
                 // Reconnecting after the end: 204 tells EventSource to stop.
-                let after = try client.request("GET", "/api/v1/jobs/\(id)/events", headers: ["Last-Event-ID": lastID])
+                let after = try await client.request("GET", "/api/v1/jobs/\(id)/events", headers: ["Last-Event-ID": lastID])
                 #expect(after.status == 204)
                 // Without Last-Event-ID: the job event, then the end.
-                let once = try client.events("/api/v1/jobs/\(id)/events")
-                #expect(try once.next(timeout: 5)?.event == "job")
-                #expect(try once.next(timeout: 5) == nil)
-                #expect(try client.get("/api/v1/jobs/nope/events").status == 404)
+                let once = try await client.events("/api/v1/jobs/\(id)/events")
+                #expect(try await once.next(timeout: 5)?.event == "job")
+                #expect(try await once.next(timeout: 5) == nil)
+                #expect(try await client.get("/api/v1/jobs/nope/events").status == 404)
             }
         }
     }
@@ -112,10 +112,10 @@ struct EventStreamTests {
                 var small: Int32 = 4096
                 setsockopt(stuck.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
                 try stuck.send(TestConnection.requestBytes("GET", "/api/v1/events?interval=100", port: ferry.port, headers: [:], body: nil))
-                let watcher = try ferry.client.events("/api/v1/events?interval=100")
+                let watcher = try await ferry.client.events("/api/v1/events?interval=100")
                 let start = Date()
-                let id = try #require(try ferry.client.json("POST", "/api/v1/jobs", ["url": nginx.url("/fast.bin")]).json()["id"] as? String)
-                let events = try watcher.collect(timeout: 60) { event in
+                let id = try #require(try await ferry.client.json("POST", "/api/v1/jobs", ["url": nginx.url("/fast.bin")]).json()["id"] as? String)
+                let events = try await watcher.collect(timeout: 60) { event in
                     event.event == "job" && (try? event.json()["state"] as? String) == "finished"
                 }
                 let elapsed = Date().timeIntervalSince(start)

@@ -20,7 +20,7 @@ struct RestartTests {
     }
 
     /// Starts `ferry serve` on `port` with `spool` and waits until it answers /healthz.
-    static func launch(port: Int, spool: String) throws -> ChildProcess {
+    static func launch(port: Int, spool: String) async throws -> ChildProcess {
         let process = try ChildProcess.launch(
             try ferryExecutable(),
             ["serve", "--host", "127.0.0.1", "--port", String(port), "--spool", spool,
@@ -28,9 +28,9 @@ struct RestartTests {
             environment: nil)
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
-            if let health = try? TestClient(port: port).get("/healthz"), health.status == 200 { return process }
+            if let health = try? await TestClient(port: port).get("/healthz"), health.status == 200 { return process }
             if !process.isRunning { break }
-            usleep(50_000)
+            try await Task.sleep(nanoseconds: 50_000_000)
         }
         let log = process.standardError()
         _ = process.stop(grace: 1)
@@ -40,21 +40,20 @@ struct RestartTests {
     @Test func killNineMidDownloadThenRestartFinishesWithTheRightBytes() async throws {
         try await withNginx { nginx in
             let size = 6 * 1024 * 1024
-            try FileManager.default.createDirectory(atPath: nginx.root + "/slow", withIntermediateDirectories: true)
-            try Fixture.writeFile(at: nginx.root + "/slow/crash.bin", size: size, seed: 21)
+            try Fixture.writeFile(at: nginx.root + "/crash.bin", size: size, seed: 21)
             let spool = try Fixture.tempDirectory("ferry-crash")
             defer { Fixture.removeTree(spool) }
             let port = try Self.freePort()
-            var ferry = try Self.launch(port: port, spool: spool)
+            var ferry = try await Self.launch(port: port, spool: spool)
             defer { _ = ferry.stop(grace: 2) }
             let client = TestClient(port: port)
-            let id = try #require(try client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/crash.bin?rate=1048576")]).json()["id"] as? String)
-            try client.waitForJob(id) { ($0["bytesReceived"] as? Int ?? 0) > 1_500_000 }
+            let id = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/crash.bin?rate=1048576")]).json()["id"] as? String)
+            try await client.waitForJob(id) { ($0["bytesReceived"] as? Int ?? 0) > 1_500_000 }
             ferry.terminate(signal: SIGKILL)
             #expect(ferry.waitForExit(timeout: 5) != nil)
 
-            ferry = try Self.launch(port: port, spool: spool)
-            let finished = try client.waitForJob(id, timeout: 40) { $0["state"] as? String == "finished" }
+            ferry = try await Self.launch(port: port, spool: spool)
+            let finished = try await client.waitForJob(id, timeout: 40) { $0["state"] as? String == "finished" }
             #expect(finished["sha256"] as? String == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 21)))
             let resumed = nginx.accessLog().filter { $0.path.hasPrefix("/slow/crash.bin") && $0.status == 206 }
             #expect(!resumed.isEmpty, "after a crash the download continues with a Range request")
@@ -66,27 +65,26 @@ struct RestartTests {
     @Test func sigtermExitsZeroQuicklyAndJobsContinueOnTheNextStart() async throws {
         try await withNginx { nginx in
             let size = 5 * 1024 * 1024
-            try FileManager.default.createDirectory(atPath: nginx.root + "/slow", withIntermediateDirectories: true)
-            try Fixture.writeFile(at: nginx.root + "/slow/term.bin", size: size, seed: 22)
+            try Fixture.writeFile(at: nginx.root + "/term.bin", size: size, seed: 22)
             let spool = try Fixture.tempDirectory("ferry-term")
             defer { Fixture.removeTree(spool) }
             let port = try Self.freePort()
-            var ferry = try Self.launch(port: port, spool: spool)
+            var ferry = try await Self.launch(port: port, spool: spool)
             defer { _ = ferry.stop(grace: 2) }
             let client = TestClient(port: port)
-            let id = try #require(try client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/term.bin?rate=1048576")]).json()["id"] as? String)
-            let paused = try #require(try client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/term.bin?rate=1048577"), "paused": true]).json()["id"] as? String)
-            try client.waitForJob(id) { ($0["bytesReceived"] as? Int ?? 0) > 1_000_000 }
+            let id = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/term.bin?rate=1048576")]).json()["id"] as? String)
+            let paused = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/term.bin?rate=1048577"), "paused": true]).json()["id"] as? String)
+            try await client.waitForJob(id) { ($0["bytesReceived"] as? Int ?? 0) > 1_000_000 }
             let stopAt = Date()
             ferry.terminate(signal: SIGTERM)
             let status = ferry.waitForExit(timeout: 10)
             #expect(status == 0, "ferry exited with \(String(describing: status)); log: \(ferry.standardError().suffix(1500))")
             #expect(Date().timeIntervalSince(stopAt) < 10)
 
-            ferry = try Self.launch(port: port, spool: spool)
-            let finished = try client.waitForJob(id, timeout: 40) { $0["state"] as? String == "finished" }
+            ferry = try await Self.launch(port: port, spool: spool)
+            let finished = try await client.waitForJob(id, timeout: 40) { $0["state"] as? String == "finished" }
             #expect(finished["sha256"] as? String == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 22)))
-            #expect(try client.get("/api/v1/jobs/\(paused)").json()["state"] as? String == "paused", "a user-paused job stays paused")
+            #expect(try await client.get("/api/v1/jobs/\(paused)").json()["state"] as? String == "paused", "a user-paused job stays paused")
         }
     }
 }

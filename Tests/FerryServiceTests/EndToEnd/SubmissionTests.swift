@@ -8,20 +8,22 @@ struct SubmissionTests {
     @Test func dedupeReturnsTheExistingJob() async throws {
         try await withFerry { ferry in
             let client = ferry.client
-            let first = try client.json("POST", "/api/v1/jobs", ["url": "HTTP://Example.COM:80/a?b=1", "paused": true])
+            let first = try await client.json("POST", "/api/v1/jobs", ["url": "HTTP://Example.COM:80/a?b=1", "paused": true])
             #expect(first.status == 201)
             let id = try #require(try first.json()["id"] as? String)
-            let again = try client.json("POST", "/api/v1/jobs", ["url": "http://example.com/a?b=1"])
+            let again = try await client.json("POST", "/api/v1/jobs", ["url": "http://example.com/a?b=1"])
             #expect(again.status == 200)
-            #expect(try again.json()["id"] as? String == id)
-            let otherHeaders = try client.json("POST", "/api/v1/jobs", ["url": "http://example.com/a?b=1", "headers": ["X-A": "1"], "paused": true])
+            #expect(try await again.json()["id"] as? String == id)
+            let otherHeaders = try await client.json("POST", "/api/v1/jobs", ["url": "http://example.com/a?b=1", "headers": ["X-A": "1"], "paused": true])
             #expect(otherHeaders.status == 201)
-            let notDeduped = try client.json("POST", "/api/v1/jobs", ["url": "http://example.com/a?b=1", "dedupe": false, "paused": true])
+            let notDeduped = try await client.json("POST", "/api/v1/jobs", ["url": "http://example.com/a?b=1", "dedupe": false, "paused": true])
             #expect(notDeduped.status == 201)
-            #expect(try notDeduped.json()["id"] as? String != id)
-            // A cancelled job is not a dedupe match.
-            _ = try client.request("POST", "/api/v1/jobs/\(id)/cancel")
-            let afterCancel = try client.json("POST", "/api/v1/jobs", ["url": "http://example.com/a?b=1", "paused": true])
+            let secondID = try #require(try notDeduped.json()["id"] as? String)
+            #expect(secondID != id)
+            // A cancelled job is not a dedupe match (both jobs for this URL and headers are cancelled).
+            _ = try await client.request("POST", "/api/v1/jobs/\(id)/cancel")
+            _ = try await client.request("POST", "/api/v1/jobs/\(secondID)/cancel")
+            let afterCancel = try await client.json("POST", "/api/v1/jobs", ["url": "http://example.com/a?b=1", "paused": true])
             #expect(afterCancel.status == 201)
         }
     }
@@ -30,15 +32,15 @@ struct SubmissionTests {
         try await withFerry { ferry in
             let client = ferry.client
             let body: [String: Any] = ["url": "http://127.0.0.1:9/idem", "paused": true, "dedupe": false]
-            let first = try client.json("POST", "/api/v1/jobs", body, headers: ["Idempotency-Key": "k-1"])
+            let first = try await client.json("POST", "/api/v1/jobs", body, headers: ["Idempotency-Key": "k-1"])
             #expect(first.status == 201)
-            let second = try client.json("POST", "/api/v1/jobs", body, headers: ["Idempotency-Key": "k-1"])
+            let second = try await client.json("POST", "/api/v1/jobs", body, headers: ["Idempotency-Key": "k-1"])
             #expect(second.status == 201)
             #expect(second.body == first.body)
             #expect(second.header("Location") == first.header("Location"))
-            let different = try client.json("POST", "/api/v1/jobs", ["url": "http://127.0.0.1:9/other"], headers: ["Idempotency-Key": "k-1"])
+            let different = try await client.json("POST", "/api/v1/jobs", ["url": "http://127.0.0.1:9/other"], headers: ["Idempotency-Key": "k-1"])
             #expect(different.status == 409)
-            let list = try client.get("/api/v1/jobs").json()
+            let list = try await client.get("/api/v1/jobs").json()
             #expect((list["jobs"] as? [Any])?.count == 1)
         }
     }
@@ -48,11 +50,11 @@ struct SubmissionTests {
         defer { Fixture.removeTree(spool) }
         let body: [String: Any] = ["url": "http://127.0.0.1:9/kept", "paused": true]
         let ferry = try await RunningFerry.start(spool: spool)
-        let first = try ferry.client.json("POST", "/api/v1/jobs", body, headers: ["Idempotency-Key": "restart"])
+        let first = try await ferry.client.json("POST", "/api/v1/jobs", body, headers: ["Idempotency-Key": "restart"])
         await ferry.stop()
         let again = try await RunningFerry.start(spool: spool)
-        let second = try again.client.json("POST", "/api/v1/jobs", body, headers: ["Idempotency-Key": "restart"])
-        let jobs = try again.client.get("/api/v1/jobs").json()["jobs"] as? [Any]
+        let second = try await again.client.json("POST", "/api/v1/jobs", body, headers: ["Idempotency-Key": "restart"])
+        let jobs = try await again.client.get("/api/v1/jobs").json()["jobs"] as? [Any]
         await again.stop()
         #expect(first.status == 201 && second.status == 201)
         #expect(try first.json()["id"] as? String == second.json()["id"] as? String)
@@ -78,7 +80,7 @@ struct SubmissionTests {
     ])
     func invalidRequestsAreRefusedWithTheirCode(body: String, status: Int, code: String) async throws {
         try await withFerry { ferry in
-            let response = try ferry.client.request("POST", "/api/v1/jobs", body: Array(body.utf8))
+            let response = try await ferry.client.request("POST", "/api/v1/jobs", body: Array(body.utf8))
             #expect(response.status == status)
             let error = try #require(try response.json()["error"] as? [String: Any])
             #expect(error["code"] as? String == code)
@@ -92,7 +94,7 @@ struct SubmissionTests {
                       "http://0.0.0.0/", "http://[fc00::1]/", "http://[fe80::1]/", "http://localhost:8080/"])
     func privateDestinationsAreRefusedAtSubmit(url: String) async throws {
         try await withFerry({ $0.allowPrivateNetworks = false }) { ferry in
-            let response = try ferry.client.json("POST", "/api/v1/jobs", ["url": url])
+            let response = try await ferry.client.json("POST", "/api/v1/jobs", ["url": url])
             #expect(response.status == 403, "\(url)")
             #expect(try response.json()["error"].flatMap { $0 as? [String: Any] }?["code"] as? String == "forbidden_destination")
         }
@@ -100,7 +102,7 @@ struct SubmissionTests {
 
     @Test func unknownFieldsAreIgnoredAndFilenamesSanitized() async throws {
         try await withFerry { ferry in
-            let response = try ferry.client.json("POST", "/api/v1/jobs",
+            let response = try await ferry.client.json("POST", "/api/v1/jobs",
                                                  ["url": "http://127.0.0.1:9/x", "paused": true, "colour": "blue",
                                                   "filename": "../../etc/\u{202E}passwd"])
             #expect(response.status == 201)
@@ -111,10 +113,10 @@ struct SubmissionTests {
 
     @Test func bodiesMustBeJSONAndSmall() async throws {
         try await withFerry { ferry in
-            let form = try ferry.client.request("POST", "/api/v1/jobs", headers: ["Content-Type": "application/x-www-form-urlencoded"],
+            let form = try await ferry.client.request("POST", "/api/v1/jobs", headers: ["Content-Type": "application/x-www-form-urlencoded"],
                                                 body: Array("url=http://e.org".utf8))
             #expect(form.status == 415)
-            let big = try ferry.client.request("POST", "/api/v1/jobs", body: Array(repeating: UInt8(ascii: " "), count: 2 << 20))
+            let big = try await ferry.client.request("POST", "/api/v1/jobs", body: Array(repeating: UInt8(ascii: " "), count: 2 << 20))
             #expect(big.status == 413)
         }
     }

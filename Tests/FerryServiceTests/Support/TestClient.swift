@@ -181,48 +181,67 @@ final class TestConnection {
     }
 }
 
-/// Requests to one Ferry instance.
+/// Runs blocking socket work on a thread of its own and awaits it. Tests run in the same process as
+/// the Ferry they talk to, whose request handlers need the Swift concurrency pool (two threads on our
+/// machines): a test that blocked a pool thread in `recv` could starve the very server it waits for.
+func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try work() }) }
+        thread.start()
+    }
+}
+
+/// Requests to one Ferry instance. Every call is `async` and does its socket work off the
+/// concurrency pool (`offThePool`).
 struct TestClient: Sendable {
     let port: Int
     var token: String?
 
     func request(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8]? = nil,
-                 timeout: Double = 15) throws -> TestResponse {
-        let connection = try TestConnection(port: port, timeout: timeout)
+                 timeout: Double = 15) async throws -> TestResponse {
         var all = headers
         if let token, all["Authorization"] == nil { all["Authorization"] = "Bearer \(token)" }
         all["Connection"] = "close"
-        try connection.send(TestConnection.requestBytes(method, path, port: port, headers: all, body: body))
-        return try connection.readResponse(head: method == "HEAD")
+        let bytes = TestConnection.requestBytes(method, path, port: port, headers: all, body: body)
+        let port = self.port
+        return try await offThePool {
+            let connection = try TestConnection(port: port, timeout: timeout)
+            try connection.send(bytes)
+            return try connection.readResponse(head: method == "HEAD")
+        }
     }
 
-    func json(_ method: String, _ path: String, _ object: Any, headers: [String: String] = [:]) throws -> TestResponse {
+    func json(_ method: String, _ path: String, _ object: Any, headers: [String: String] = [:]) async throws -> TestResponse {
         let data = try JSONSerialization.data(withJSONObject: object)
-        return try request(method, path, headers: headers, body: Array(data))
+        return try await request(method, path, headers: headers, body: Array(data))
     }
 
-    func get(_ path: String, headers: [String: String] = [:]) throws -> TestResponse {
-        try request("GET", path, headers: headers)
+    func get(_ path: String, headers: [String: String] = [:]) async throws -> TestResponse {
+        try await request("GET", path, headers: headers)
     }
 
     /// Opens an event stream and returns a reader positioned after the response head.
-    func events(_ path: String, headers: [String: String] = [:]) throws -> EventReader {
-        let connection = try TestConnection(port: port, timeout: 20)
+    func events(_ path: String, headers: [String: String] = [:]) async throws -> EventReader {
         var all = headers
         if let token, all["Authorization"] == nil { all["Authorization"] = "Bearer \(token)" }
-        try connection.send(TestConnection.requestBytes("GET", path, port: port, headers: all, body: nil))
-        return try EventReader(connection)
+        let bytes = TestConnection.requestBytes("GET", path, port: port, headers: all, body: nil)
+        let port = self.port
+        return try await offThePool {
+            let connection = try TestConnection(port: port, timeout: 20)
+            try connection.send(bytes)
+            return try EventReader(connection)
+        }
     }
 
     /// Polls a job until `condition` holds or `timeout` passes; returns the last job seen.
     @discardableResult
-    func waitForJob(_ id: String, timeout: Double = 30, _ condition: ([String: Any]) -> Bool) throws -> [String: Any] {
+    func waitForJob(_ id: String, timeout: Double = 30, _ condition: ([String: Any]) -> Bool) async throws -> [String: Any] {
         let deadline = Date().addingTimeInterval(timeout)
         var last: [String: Any] = [:]
         while Date() < deadline {
-            last = try get("/api/v1/jobs/\(id)").json()
+            last = try await get("/api/v1/jobs/\(id)").json()
             if condition(last) { return last }
-            usleep(50_000)
+            try await Task.sleep(nanoseconds: 50_000_000)
         }
         throw TestClientError.timeout("job \(id) never matched; last: \(last)")
     }
@@ -242,8 +261,9 @@ struct SSEvent: Sendable {
     }
 }
 
-/// Reads events from a chunked `text/event-stream` response.
-final class EventReader {
+/// Reads events from a chunked `text/event-stream` response. Used by one test at a time; its reads
+/// run off the concurrency pool.
+final class EventReader: @unchecked Sendable {
     let connection: TestConnection
     let status: Int
     let headers: [(String, String)]
@@ -270,7 +290,11 @@ final class EventReader {
     }
 
     /// The next event, or nil when the stream ended.
-    func next(timeout: Double = 20) throws -> SSEvent? {
+    func next(timeout: Double = 20) async throws -> SSEvent? {
+        try await offThePool { try self.nextBlocking(timeout: timeout) }
+    }
+
+    private func nextBlocking(timeout: Double) throws -> SSEvent? {
         connection.setTimeout(timeout)
         var id: String?
         var name = "message"
@@ -294,11 +318,11 @@ final class EventReader {
     }
 
     /// Events until `stop` returns true for one (inclusive), or the stream ends.
-    func collect(timeout: Double = 30, until stop: (SSEvent) -> Bool) throws -> [SSEvent] {
+    func collect(timeout: Double = 30, until stop: (SSEvent) -> Bool) async throws -> [SSEvent] {
         var events: [SSEvent] = []
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            guard let event = try next(timeout: max(0.1, deadline.timeIntervalSinceNow)) else { return events }
+            guard let event = try await next(timeout: max(0.1, deadline.timeIntervalSinceNow)) else { return events }
             events.append(event)
             if stop(event) { return events }
         }

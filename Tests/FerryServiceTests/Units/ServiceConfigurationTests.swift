@@ -19,7 +19,7 @@ struct ServiceConfigurationTests {
         #expect(configuration.port == 9100 && configuration.token == "flag-token")
         #expect(configuration.maxConcurrent == 8 && configuration.allowPrivateNetworks)
         #expect(configuration.minFreeSpace == 500_000_000 && configuration.maxFileSize == 2 << 30)
-        #expect(configuration.retention == 7 * 86400)
+        #expect(configuration.retention == Double(7 * 86_400))
         #expect(!configuration.isLoopbackHost)
     }
 
