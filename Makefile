@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build release test fuzz bench clean
+.PHONY: run build release test docker-check fuzz bench clean
 
 run: release ## Run the service with embedded defaults (127.0.0.1:8080, ./spool)
 	./.build/release/ferry serve $(ARGS)
@@ -19,6 +19,10 @@ test: ## Build and run every test suite (starts its own nginx and fault origin o
 	@scripts/ensure-deps.sh test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	python3 Tests/docker/check_image.py --binary .build/debug/ferry
+
+docker-check: release ## Check the Dockerfile and that its runtime packages cover the release binary's libraries
+	python3 Tests/docker/check_image.py --binary .build/release/ferry
 
 fuzz: ## Fuzz the HTTP request parser: make fuzz SECONDS=600
 	scripts/fuzz-parser.sh $(or $(SECONDS),60)

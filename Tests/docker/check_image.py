@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Checks the Docker image's recipe without a Docker engine (none runs on our machines).
+
+1. The Dockerfile's instructions: a Swift build stage and a slim Debian runtime stage; a non-root
+   user; the spool as a volume; FERRY_HOST=0.0.0.0; EXPOSE of FERRY_PORT; a HEALTHCHECK on /healthz;
+   STOPSIGNAL SIGTERM; an exec-form ENTRYPOINT (ferry is PID 1 and gets signals itself); no
+   development packages at run time. Also .dockerignore and compose.yaml.
+2. The runtime stage's packages provide every shared library `ldd` lists for the ferry binary:
+   each library's Debian package must be in the dependency closure of the packages the runtime stage
+   installs plus those of the base image (Essential packages and apt). Libraries of the Swift
+   toolchain are linked statically into the image's binary (`--static-swift-stdlib`), so with a
+   binary built without that flag they are reported and skipped.
+
+Usage: check_image.py [--binary PATH]   (default: .build/release/ferry, else .build/debug/ferry)
+Prints one line per check and a closing 'N passed, N failed'; exits 1 on any failure.
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append(ok)
+    print(("ok    " if ok else "FAIL  ") + name + (f": {detail}" if detail else ""))
+
+
+def instructions(path):
+    """(keyword, argument text) pairs, continuation lines joined, comments dropped."""
+    lines, current = [], ""
+    for raw in open(path, encoding="utf-8"):
+        line = raw.rstrip("\n")
+        if not current and line.lstrip().startswith("#"):
+            continue
+        if line.endswith("\\"):
+            current += line[:-1] + " "
+            continue
+        current += line
+        if current.strip():
+            keyword, _, rest = current.strip().partition(" ")
+            lines.append((keyword.upper(), rest.strip()))
+        current = ""
+    return lines
+
+
+def stages(parsed):
+    """Lists of instructions, one per FROM, with ARG defaults substituted into FROM."""
+    args, out = {}, []
+    for keyword, rest in parsed:
+        if keyword == "ARG" and not out:
+            name, _, default = rest.partition("=")
+            args[name] = default
+        if keyword == "FROM":
+            rest = re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), m.group(0)), rest)
+            out.append([(keyword, rest)])
+        elif out:
+            out[-1].append((keyword, rest))
+    return out
+
+
+def env_pairs(text):
+    pairs = {}
+    for token in shlex.split(text):
+        if "=" in token:
+            key, _, value = token.partition("=")
+            pairs[key] = value
+    return pairs
+
+
+def check_dockerfile():
+    parsed = instructions(os.path.join(ROOT, "Dockerfile"))
+    all_stages = stages(parsed)
+    check("multi-stage build", len(all_stages) >= 2, f"{len(all_stages)} stages")
+    build, run = all_stages[0], all_stages[-1]
+    check("build stage uses the official Swift image", build[0][1].split()[0].startswith("swift:"), build[0][1])
+    check("runtime stage is slim Debian", re.match(r"debian:[\w.-]*slim", run[0][1]) is not None, run[0][1])
+    build_cmds = " ".join(rest for k, rest in build if k == "RUN")
+    check("release build with the Swift standard library linked statically",
+          "-c release" in build_cmds and "--static-swift-stdlib" in build_cmds)
+    kw = lambda k: [rest for key, rest in run if key == k]
+    users = kw("USER")
+    check("runs as a non-root user", bool(users) and users[-1] not in ("root", "0"), ", ".join(users))
+    volumes = " ".join(kw("VOLUME"))
+    check("/var/spool/ferry is a volume", "/var/spool/ferry" in volumes, volumes)
+    env = {}
+    for text in kw("ENV"):
+        env.update(env_pairs(text))
+    check("FERRY_HOST=0.0.0.0", env.get("FERRY_HOST") == "0.0.0.0", str(env.get("FERRY_HOST")))
+    check("FERRY_SPOOL is the volume", env.get("FERRY_SPOOL") == "/var/spool/ferry", str(env.get("FERRY_SPOOL")))
+    port = env.get("FERRY_PORT", "8080")
+    exposed = " ".join(kw("EXPOSE")).split()
+    check("EXPOSE matches FERRY_PORT", port in [p.split("/")[0] for p in exposed], f"port {port}, EXPOSE {exposed}")
+    health = " ".join(kw("HEALTHCHECK"))
+    check("HEALTHCHECK probes /healthz", "/healthz" in health and f":{port}/" in health, health)
+    check("STOPSIGNAL SIGTERM", kw("STOPSIGNAL") == ["SIGTERM"], str(kw("STOPSIGNAL")))
+    entry = kw("ENTRYPOINT")
+    exec_form = False
+    if entry:
+        try:
+            argv = json.loads(entry[-1])
+            exec_form = isinstance(argv, list) and argv and not os.path.basename(argv[0]) in ("sh", "bash", "dash")
+            exec_form = exec_form and argv[0].endswith("/ferry")
+        except ValueError:
+            pass
+    check("ENTRYPOINT is ferry itself in exec form (signals reach it)", exec_form, str(entry))
+    run_cmds = " ".join(rest for k, rest in run if k == "RUN")
+    installed = runtime_packages(run_cmds)
+    check("runtime stage installs no -dev packages", not any(p.endswith("-dev") for p in installed), " ".join(installed))
+    check("runtime stage installs ca-certificates", "ca-certificates" in installed)
+    copies = [rest for k, rest in run if k == "COPY"]
+    check("runtime stage copies the build stage's output", any("--from=build" in c for c in copies), str(copies))
+    return installed
+
+
+def runtime_packages(run_cmds):
+    packages = []
+    for match in re.finditer(r"apt-get install ([^&;|]*)", run_cmds):
+        packages += [w for w in match.group(1).split() if not w.startswith("-")]
+    return packages
+
+
+def check_side_files():
+    ignore = open(os.path.join(ROOT, ".dockerignore")).read().split()
+    for entry in (".build", ".git", "spool"):
+        check(f".dockerignore leaves out {entry}", entry in ignore)
+    compose = open(os.path.join(ROOT, "compose.yaml")).read()
+    check("compose.yaml mounts a volume on /var/spool/ferry", re.search(r"-\s*[\w-]+:/var/spool/ferry", compose) is not None)
+    check("compose.yaml takes the token from an environment file", "env_file" in compose)
+
+
+def dependency_closure(packages):
+    command = ["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
+               "--no-breaks", "--no-replaces", "--no-enhances", "--no-pre-depends"] + packages
+    out = subprocess.run(command, capture_output=True, text=True).stdout
+    pre = subprocess.run(command[:-len(packages)] + packages, capture_output=True, text=True).stdout
+    names = set(packages)
+    for line in (out + pre).splitlines():
+        line = line.strip()
+        if not line.startswith(("Depends:", "PreDepends:")) and line and not line.startswith(("|", "<")):
+            names.add(line.split(":")[0] if line.endswith(":amd64") else line)
+        elif line.startswith(("Depends:", "PreDepends:")):
+            name = line.split(":", 1)[1].strip().strip("<>")
+            names.add(name.split(":")[0])
+    return names
+
+
+def base_image_packages():
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${Essential}\n"], capture_output=True, text=True).stdout
+    essential = [line.split()[0] for line in out.splitlines() if line.endswith(" yes")]
+    return essential + ["apt"]
+
+
+def swift_toolchain_lib():
+    swift = subprocess.run(["bash", "-c", "command -v swift"], capture_output=True, text=True).stdout.strip()
+    if not swift:
+        return None
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.realpath(swift)), "..", "lib"))
+
+
+def check_libraries(binary, installed):
+    if not os.path.exists(binary):
+        check(f"binary {binary} exists (build it first)", False)
+        return
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+    toolchain = swift_toolchain_lib()
+    provided = dependency_closure(installed + base_image_packages())
+    skipped = []
+    for line in out.splitlines():
+        match = re.search(r"=>\s*(\S+)", line) or re.match(r"\s*(/\S+)", line)
+        if not match or match.group(1) == "not":
+            if "not found" in line:
+                check(f"library resolves: {line.strip()}", False)
+            continue
+        path = os.path.realpath(match.group(1))
+        if toolchain and path.startswith(toolchain):
+            skipped.append(os.path.basename(path))
+            continue
+        owner = subprocess.run(["dpkg", "-S", path], capture_output=True, text=True)
+        if owner.returncode != 0:
+            # Merged /usr: dpkg may know the library under /lib rather than /usr/lib.
+            alt = path.replace("/usr/lib/", "/lib/", 1)
+            owner = subprocess.run(["dpkg", "-S", alt], capture_output=True, text=True)
+        package = owner.stdout.split(":")[0].strip() if owner.returncode == 0 else None
+        check(f"{os.path.basename(path)} is provided at run time",
+              package is not None and package in provided, f"package {package}")
+    if skipped:
+        print(f"note  {len(skipped)} Swift runtime libraries are linked statically in the image "
+              f"(--static-swift-stdlib): {' '.join(sorted(skipped))}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary")
+    args = parser.parse_args()
+    binary = args.binary or next((p for p in (os.path.join(ROOT, ".build/release/ferry"),
+                                              os.path.join(ROOT, ".build/debug/ferry")) if os.path.exists(p)),
+                                 os.path.join(ROOT, ".build/debug/ferry"))
+    installed = check_dockerfile()
+    check_side_files()
+    check_libraries(binary, installed)
+    failed = results.count(False)
+    print(f"{results.count(True)} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
