@@ -19,6 +19,7 @@ test: ## Build and run every test suite (starts its own nginx and fault origin o
 	@scripts/ensure-deps.sh test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	python3 Tests/openapi/validate.py
 	python3 Tests/docker/check_image.py --binary .build/debug/ferry
 
 docker-check: release ## Check the Dockerfile and that its runtime packages cover the release binary's libraries

@@ -15,10 +15,21 @@ fi
 if [ "$mode" = bench ] || [ "$mode" = all ]; then
   pkgs+=(nginx-light aria2 curl time wrk)
 fi
+# Python packages the test scripts import (PyPI), installed with pip when missing.
+python_missing() {
+  [ "$mode" = test ] || [ "$mode" = all ] || return 0
+  python3 -c 'import openapi_spec_validator' 2>/dev/null || echo openapi-spec-validator
+}
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+pip_missing=$(python_missing 2>/dev/null || true)
+if [ -n "$pip_missing" ] && command -v python3 >/dev/null 2>&1; then
+  echo "Installing Python packages: $pip_missing" >&2
+  python3 -m pip install -q $pip_missing || python3 -m pip install -q --break-system-packages $pip_missing || {
+    echo "Install them with: python3 -m pip install $pip_missing" >&2; exit 1; }
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 if ! command -v swift >/dev/null 2>&1; then
   echo "swift is not on PATH: install the Swift 6 toolchain (https://www.swift.org/install/linux/)." >&2

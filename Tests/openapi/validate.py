@@ -48,13 +48,15 @@ BUILTIN_JOB_FIELDS = [
     "finishedAt", "contentUrl",
 ]
 # Endpoints named in API.md's prose rather than in the table's first column.
-EXTRA_ENDPOINTS = [("DELETE", "/api/v1/session")]
+# Operations the contract names in prose or the issues added: logout, and the manual purge of ended jobs
+# (issue "spool housekeeping": DELETE /api/v1/jobs?state=finished&olderThan=...).
+EXTRA_ENDPOINTS = [("DELETE", "/api/v1/session"), ("DELETE", "/api/v1/jobs")]
 # Nullable per API.md ("null when ..." / "hex or null" / "otherwise null") and per the brief.
 NULLABLE_JOB_FIELDS = ["bytesExpected", "progress", "eta", "expectedSha256", "error", "sha256", "finalUrl",
                        "filename", "contentType", "startedAt", "finishedAt"]
 OPERATION_IDS = [
     "createJobs", "listJobs", "getJob", "updateJob", "deleteJob", "pauseJob", "resumeJob", "cancelJob",
-    "getJobContent", "headJobContent", "streamEvents", "streamJobEvents", "createSession", "deleteSession",
+    "getJobContent", "headJobContent", "streamEvents", "streamJobEvents", "createSession", "deleteSession", "purgeJobs",
     "healthz", "readyz", "metrics", "openapi",
 ]
 UNAUTHENTICATED = [("GET", "/healthz"), ("GET", "/readyz"), ("GET", "/"), ("POST", "/api/v1/session")]
