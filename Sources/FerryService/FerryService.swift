@@ -25,6 +25,7 @@ public final class FerryService: @unchecked Sendable {
     private var server: HTTPServer!
     private var eventPump: Task<Void, Never>?
     private var housekeeping: Task<Void, Never>?
+    private var retentionSweep: Task<Void, Never>?
     private var engineEvents: AsyncStream<TransferEvent>.Continuation?
 
     public init(configuration: ServiceConfiguration, logger: Logger) {
@@ -133,12 +134,22 @@ public final class FerryService: @unchecked Sendable {
                 catch { logger.warning("purging idempotency records failed", metadata: ["error": "\(error)"]) }
             }
         }
+        if let retention = configuration.retention {
+            retentionSweep = Task { [logger] in
+                while !Task.isCancelled {
+                    do { _ = try await supervisor.purge(PurgeSelection(cutoff: Date().addingTimeInterval(-retention))) }
+                    catch { logger.warning("retention sweep failed", metadata: ["error": "\(error)"]) }
+                    try? await Task.sleep(for: .seconds(RetentionSchedule.interval(for: retention)))
+                }
+            }
+        }
     }
 
     /// Stops in order; returns when state is saved. Safe to call once.
     public func stop() async {
         logger.info("stopping: no new connections; transfers keep their bytes")
         housekeeping?.cancel()
+        retentionSweep?.cancel()
         hub?.closeAll()
         async let serverDone: Void = server?.shutdown(grace: min(3, configuration.shutdownGrace)) ?? ()
         await engine?.shutdown()

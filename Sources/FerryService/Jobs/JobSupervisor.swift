@@ -42,7 +42,7 @@ actor JobSupervisor {
     private let metrics: ServiceMetrics
     private let logger: Logger
     private let allowPrivateNetworks: Bool
-    private let spoolQuota: Int64?
+    private let budget: SpoolBudget?
     private let now: @Sendable () -> Date
 
     private var jobs: [String: JobRecord] = [:]
@@ -54,6 +54,8 @@ actor JobSupervisor {
     private var pendingDedupe: [String: String] = [:]
     /// How many times each job's transfer restarted from zero (followers abort when it changes).
     private var restarts: [String: Int] = [:]
+    /// Bytes the other jobs held when a job of unknown length started (its quota check as bytes arrive).
+    private var quotaOthersHeld: [String: Int64] = [:]
 
     init(_ dependencies: Dependencies) {
         store = dependencies.store
@@ -64,7 +66,7 @@ actor JobSupervisor {
         metrics = dependencies.metrics
         logger = dependencies.logger
         allowPrivateNetworks = dependencies.allowPrivateNetworks
-        spoolQuota = dependencies.spoolQuota
+        budget = dependencies.spoolQuota.map(SpoolBudget.init(quota:))
         now = dependencies.now
     }
 
@@ -190,6 +192,7 @@ actor JobSupervisor {
         var fresh: [(index: Int, record: JobRecord, draft: JobDraft)] = []
         var claimedHere: [String: Int] = [:]
         let created = now()
+        let spoolFull = budget.map { $0.isFull(held: SpoolBudget.held(by: jobs.values)) } ?? false
         for (index, draft) in drafts.enumerated() {
             let key = draft.dedupeKey
             if draft.dedupe {
@@ -205,6 +208,11 @@ actor JobSupervisor {
                     answers[index] = .refused(APIError(.conflict, "an identical job is being created right now; retry"))
                     continue
                 }
+            }
+            if spoolFull, let budget {
+                answers[index] = .refused(APIError(.quotaExceeded,
+                    "the spool is at its quota of \(budget.quota) bytes; new downloads are refused until space is freed"))
+                continue
             }
             var record = JobRecord(
                 id: Self.newID(), sequence: 0, url: draft.url.normalized, finalURL: nil,
@@ -352,6 +360,27 @@ actor JobSupervisor {
         try await commitOrUnavailable(change)
     }
 
+    /// Removes the ended jobs `selection` picks, oldest first, with their files, in one commit; a
+    /// `removed` event goes out for each. Used by retention and by `DELETE /api/v1/jobs`.
+    func purge(_ selection: PurgeSelection) async throws -> [String] {
+        let chosen = selection.select(Array(jobs.values))
+        guard !chosen.isEmpty else { return [] }
+        var change = CommitPipeline.Change()
+        for job in chosen {
+            engine.cancel(id: job.id)
+            spool.removePartial(jobID: job.id)
+            if job.state == .finished, let name = job.filename { spool.removeFinished(filename: name) }
+            spool.release(jobID: job.id)
+            removeFromTable(job.id)
+            restarts[job.id] = nil
+            change.deletions.append(job.id)
+            change.events.append(removedEvent(job.id))
+        }
+        try await commitOrUnavailable(change)
+        logger.info("purged ended jobs", metadata: ["jobs": "\(chosen.count)"])
+        return chosen.map(\.id)
+    }
+
     /// Applies an action by API.md's table: a no-op answers the job unchanged, a conflict throws 409.
     private func act(_ action: JobAction, on id: String, _ body: (inout JobRecord) -> Void) async throws -> JobRecord {
         guard var job = jobs[id] else { throw APIError.jobNotFound(id) }
@@ -399,6 +428,14 @@ actor JobSupervisor {
             job.bytesExpected = metadata.bytesExpected
             job.etag = metadata.etag
             job.lastModified = metadata.lastModified
+            if let budget, job.state == .downloading {
+                let othersHeld = SpoolBudget.held(by: jobs.values, excluding: id)
+                if let size = metadata.bytesExpected, !budget.admits(size: size, othersHeld: othersHeld) {
+                    failForQuota(&job, budget, needed: size)
+                } else {
+                    quotaOthersHeld[id] = othersHeld
+                }
+            }
             events.append(jobEvent(job))
         case .restarted:
             guard !userStopped else { return }
@@ -412,6 +449,12 @@ actor JobSupervisor {
             }
             job.bytesReceived = progress.bytesReceived
             job.bytesExpected = progress.bytesExpected ?? job.bytesExpected
+            if let budget, job.bytesExpected == nil, let othersHeld = quotaOthersHeld[id],
+               !budget.admits(size: job.bytesReceived, othersHeld: othersHeld) {
+                failForQuota(&job, budget, needed: job.bytesReceived)
+                events.append(jobEvent(job))
+                break
+            }
             let live = LiveRates(speed: progress.bytesPerSecond, eta: progress.eta)
             rates[id] = live
             jobs[id] = job
@@ -439,6 +482,17 @@ actor JobSupervisor {
             events.append(jobEvent(job))
         case .finished(_, let file):
             guard job.state != .cancelled else { return }
+            if let budget, job.error?.code == "quota_exceeded"
+                || !budget.admits(size: file.size, othersHeld: SpoolBudget.held(by: jobs.values, excluding: id)) {
+                // The transfer completed before (or without) a quota check stopping it: the file goes
+                // back to partial/ and the job fails; a resume after space is freed finishes at once.
+                returnToPartial(file, of: &job)
+                if job.state != .failed { failForQuota(&job, budget, needed: file.size) }
+                job.bytesReceived = file.size
+                job.bytesExpected = file.size
+                events.append(jobEvent(job))
+                break
+            }
             job.state = .finished
             job.error = nil
             job.filename = file.filename
@@ -466,9 +520,36 @@ actor JobSupervisor {
             rates[id] = nil
             if case .paused = event, job.state == .paused { events.append(jobEvent(job)) }
         }
+        if job.state != .downloading { quotaOthersHeld[id] = nil }
         job.updatedAt = now()
         jobs[id] = job
         commits.enqueue(CommitPipeline.Change(upserts: persist ? [job] : [], events: events))
+    }
+
+    /// Moves a finished file back to the job's partial file (same filesystem, so a rename).
+    private func returnToPartial(_ file: FinishedFile, of job: inout JobRecord) {
+        if rename(spool.finishedPath(for: file.filename), spool.partialPath(for: job.id)) != 0 {
+            logger.error("could not move a file over the quota back to partial/",
+                         metadata: ["job": "\(job.id)", "errno": "\(errno)"])
+        }
+        job.filename = file.filename
+        job.etag = file.etag ?? job.etag
+        job.lastModified = file.lastModified ?? job.lastModified
+        job.finalURL = file.finalURL
+    }
+
+    /// Stops a transfer that would take the spool past its quota: the job fails with
+    /// `quota_exceeded`, keeping its partial bytes so a resume can continue once space is freed.
+    private func failForQuota(_ job: inout JobRecord, _ budget: SpoolBudget, needed: Int64) {
+        engine.pause(id: job.id)
+        job.state = .failed
+        job.error = JobError(code: "quota_exceeded",
+                             message: "the file needs \(needed) bytes, which would take the spool past its quota of \(budget.quota) bytes",
+                             httpStatus: nil)
+        job.finishedAt = now()
+        rates[job.id] = nil
+        quotaOthersHeld[job.id] = nil
+        metrics.transferError("quota_exceeded")
     }
 
     // MARK: Helpers

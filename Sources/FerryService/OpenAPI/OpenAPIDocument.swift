@@ -146,6 +146,16 @@ enum OpenAPIDocument {
           },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "description": "`quota_exceeded`: the spool is at its `--spool-quota`; new downloads are refused until space is freed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
           }
         }
       },
@@ -225,6 +235,85 @@ enum OpenAPIDocument {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "purgeJobs",
+        "summary": "Remove ended jobs and their files, oldest first",
+        "description": "Removes jobs in the given ended states that ended before `olderThan`, with their files; a `removed` event goes out for each. `--retention` runs the same purge periodically.",
+        "tags": [
+          "jobs"
+        ],
+        "parameters": [
+          {
+            "name": "state",
+            "in": "query",
+            "required": false,
+            "style": "form",
+            "explode": false,
+            "description": "Ended states to remove (comma list of finished, failed, cancelled); default all three.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "type": "string",
+                "enum": [
+                  "finished",
+                  "failed",
+                  "cancelled"
+                ]
+              }
+            }
+          },
+          {
+            "name": "olderThan",
+            "in": "query",
+            "required": true,
+            "description": "A duration (`30s`, `12h`, `7d`) or an RFC 3339 time: jobs that ended before it are removed.",
+            "schema": {
+              "type": "string",
+              "minLength": 1
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "What was removed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "removed",
+                    "ids"
+                  ],
+                  "properties": {
+                    "removed": {
+                      "type": "integer",
+                      "minimum": 0
+                    },
+                    "ids": {
+                      "type": "array",
+                      "items": {
+                        "type": "string"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
           },
           "503": {
             "$ref": "#/components/responses/Unavailable"

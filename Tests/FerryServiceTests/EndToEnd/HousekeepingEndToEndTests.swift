@@ -1,0 +1,95 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// Spool quota, retention and the manual purge, through the API against a real nginx origin.
+@Suite("Spool housekeeping, end to end", .serialized)
+struct HousekeepingEndToEndTests {
+    func errorCode(_ job: [String: Any]) -> String? { (job["error"] as? [String: Any])?["code"] as? String }
+
+    @Test func quotaFailsAJobThatWouldNotFitAndRefusesSubmitsWhenFull() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/a.bin", size: 700_000, seed: 1)
+            try Fixture.writeFile(at: nginx.root + "/b.bin", size: 400_000, seed: 2)
+            try await withFerry({ $0.spoolQuota = 1_000_000 }) { ferry in
+                let client = ferry.client
+                let a = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/a.bin")]).json()["id"] as? String)
+                try await client.waitForJob(a) { $0["state"] as? String == "finished" }
+                // 700,000 held + 400,000 expected > 1,000,000: the job fails with quota_exceeded.
+                let b = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/b.bin")]).json()["id"] as? String)
+                let failed = try await client.waitForJob(b) { $0["state"] as? String == "failed" }
+                #expect(errorCode(failed) == "quota_exceeded")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: ferry.spool + "/files") == ["a.bin"])
+                // Freeing space lets it resume and finish with the right bytes.
+                #expect(try await client.request("DELETE", "/api/v1/jobs/\(a)").status == 204)
+                #expect(try await client.request("POST", "/api/v1/jobs/\(b)/resume").status == 200)
+                let finished = try await client.waitForJob(b) { $0["state"] as? String == "finished" }
+                #expect(finished["sha256"] as? String == Fixture.sha256Hex(of: Fixture.content(size: 400_000, seed: 2)))
+            }
+            try await withFerry({ $0.spoolQuota = 700_000 }) { ferry in
+                let client = ferry.client
+                let a = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/a.bin")]).json()["id"] as? String)
+                try await client.waitForJob(a) { $0["state"] as? String == "finished" }
+                // The spool is exactly at its quota: a new job is refused at submit time.
+                let refused = try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/b.bin")])
+                #expect(refused.status == 507)
+                #expect(try refused.json()["error"].flatMap { $0 as? [String: Any] }?["code"] as? String == "quota_exceeded")
+                let batch = try await client.json("POST", "/api/v1/jobs", [["url": nginx.url("/b.bin")]]).jsonArray()
+                #expect((batch.first?["error"] as? [String: Any])?["code"] as? String == "quota_exceeded")
+            }
+        }
+    }
+
+    @Test func quotaStopsAFileOfUnknownLengthAsItGrows() async throws {
+        try await withFaultOrigin { origin in
+            try await withFerry({ $0.spoolQuota = 300_000 }) { ferry in
+                let url = origin.url("/f/nolength.bin?size=1000000&seed=3&no_length=1")
+                let id = try #require(try await ferry.client.json("POST", "/api/v1/jobs", ["url": url]).json()["id"] as? String)
+                let failed = try await ferry.client.waitForJob(id) { $0["state"] as? String == "failed" || $0["state"] as? String == "finished" }
+                #expect(failed["state"] as? String == "failed")
+                #expect(errorCode(failed) == "quota_exceeded")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: ferry.spool + "/files").isEmpty)
+            }
+        }
+    }
+
+    @Test func retentionRemovesEndedJobsWithTheirFiles() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/r.bin", size: 10_000, seed: 4)
+            try await withFerry({ $0.retention = 1 }) { ferry in
+                let client = ferry.client
+                let paused = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/r.bin?p"), "paused": true]).json()["id"] as? String)
+                let events = try await client.events("/api/v1/events")
+                let id = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/r.bin")]).json()["id"] as? String)
+                try await client.waitForJob(id) { $0["state"] as? String == "finished" }
+                let removed = try await events.collect(timeout: 15) { $0.event == "removed" }
+                #expect(try removed.last?.json()["id"] as? String == id)
+                #expect(try await client.get("/api/v1/jobs/\(id)").status == 404)
+                #expect(try FileManager.default.contentsOfDirectory(atPath: ferry.spool + "/files").isEmpty)
+                #expect(try await client.get("/api/v1/jobs/\(paused)").status == 200, "retention never removes a job that has not ended")
+            }
+        }
+    }
+
+    @Test func manualPurgeRemovesOnlyWhatItNames() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/m.bin", size: 10_000, seed: 5)
+            try await withFerry { ferry in
+                let client = ferry.client
+                let done = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/m.bin")]).json()["id"] as? String)
+                try await client.waitForJob(done) { $0["state"] as? String == "finished" }
+                let cancelled = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/m.bin?c"), "paused": true]).json()["id"] as? String)
+                _ = try await client.request("POST", "/api/v1/jobs/\(cancelled)/cancel")
+                #expect(try await client.request("DELETE", "/api/v1/jobs").status == 400)
+                #expect(try await client.request("DELETE", "/api/v1/jobs?state=paused&olderThan=0s").status == 400)
+                #expect(try await client.request("DELETE", "/api/v1/jobs?olderThan=1h").json()["removed"] as? Int == 0)
+                let purge = try await client.request("DELETE", "/api/v1/jobs?state=finished&olderThan=0s")
+                #expect(purge.status == 200)
+                #expect(try purge.json()["ids"] as? [String] == [done])
+                #expect(try await client.get("/api/v1/jobs/\(done)").status == 404)
+                #expect(try await client.get("/api/v1/jobs/\(cancelled)").status == 200)
+                #expect(try FileManager.default.contentsOfDirectory(atPath: ferry.spool + "/files").isEmpty)
+            }
+        }
+    }
+}
