@@ -7,7 +7,7 @@ set -euo pipefail
 mode=${1:-build}
 pkgs=(pkg-config libcurl4-openssl-dev libssl-dev libsqlite3-dev ca-certificates)
 if [ "$mode" = test ] || [ "$mode" = all ]; then
-  pkgs+=(nginx-light python3 curl)
+  pkgs+=(nginx-light python3 python3-pip curl chromium chromium-driver)
 fi
 if [ "$mode" = browser ] || [ "$mode" = all ]; then
   pkgs+=(chromium chromium-driver python3-pip)

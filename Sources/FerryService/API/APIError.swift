@@ -64,7 +64,8 @@ public struct APIError: Error, HTTPResponseError, Equatable, CustomStringConvert
     init(_ problem: URLProblem) {
         switch problem {
         case .invalid(let why): self.init(.invalidURL, why)
-        case .unsupportedScheme(let why): self.init(.unsupportedScheme, why)
+        case .unsupportedScheme(let scheme):
+            self.init(.unsupportedScheme, "only http and https URLs can be downloaded, not '\(scheme)'")
         }
     }
 

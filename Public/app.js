@@ -1,0 +1,852 @@
+// Ferry's browser page: plain modern JavaScript, no build step, no dependencies.
+//
+// How it stays live (shared/API.md, "Events"): list every job with GET /api/v1/jobs (following the
+// `next` cursor), keep the first page's `Ferry-Event-Id`, then open ONE EventSource on
+// /api/v1/events?lastEventId=<that id>. The server replays whatever happened after the list, and on
+// its own reconnects the browser sends Last-Event-ID, so no change is lost. Rows are keyed by job id
+// (a Map id → row elements) and updated in place; changes are batched into one
+// requestAnimationFrame, so hundreds of jobs stay smooth.
+'use strict';
+
+(() => {
+  const API = '/api/v1';
+  const STATE_LABELS = {
+    waiting: 'Waiting',
+    downloading: 'Downloading',
+    paused: 'Paused',
+    finished: 'Finished',
+    failed: 'Failed',
+    cancelled: 'Cancelled',
+  };
+  const CAN = {
+    pause: new Set(['waiting', 'downloading']),
+    resume: new Set(['paused', 'failed']),
+    cancel: new Set(['waiting', 'downloading', 'paused', 'failed']),
+  };
+  const PROGRESS_FIELDS = ['bytesReceived', 'bytesExpected', 'progress', 'speed', 'eta'];
+
+  const $ = (id) => document.getElementById(id);
+  const ui = {
+    loading: $('loading'),
+    notice: $('notice'),
+    connection: $('connection'),
+    connectionText: $('connection-text'),
+    logout: $('logout'),
+    login: $('login'),
+    loginForm: $('login-form'),
+    token: $('token'),
+    loginError: $('login-error'),
+    app: $('app'),
+    addForm: $('add-form'),
+    url: $('url'),
+    filename: $('filename'),
+    sha256: $('sha256'),
+    addError: $('add-error'),
+    addStatus: $('add-status'),
+    batch: $('batch'),
+    batchForm: $('batch-form'),
+    batchUrls: $('batch-urls'),
+    batchError: $('batch-error'),
+    list: $('jobs'),
+    empty: $('empty'),
+    filter: $('filter'),
+    heading: $('jobs-heading'),
+    totalActive: $('total-active'),
+    totalWaiting: $('total-waiting'),
+    totalSpeed: $('total-speed'),
+    template: $('job-template'),
+  };
+
+  /** id → the latest job object we know. */
+  const jobs = new Map();
+  /** id → { li, name, ... } the row's elements and what they last showed. */
+  const rows = new Map();
+  /** ids whose rows need drawing on the next frame. */
+  const dirty = new Set();
+  /** ids this page deleted, ignored until the server's `removed` event (or a re-list) confirms. */
+  const tombstones = new Set();
+  /** "id action" of row actions waiting for their answer. */
+  const inFlight = new Set();
+
+  let mode = null;            // 'open' (no token configured) or 'session' (logged in with a cookie)
+  let source = null;          // the one EventSource
+  let generation = 0;         // bumps on every (re)connect, so stale async work drops out
+  let frame = 0;              // pending animation frame (or timer) id
+  let frameIsTimer = false;
+  let reconnectTimer = 0;
+  let reconnectDelay = 1000;
+  let noticeTimer = 0;
+  let filter = '';
+  let totalsShown = '';
+
+  // MARK: API
+
+  class ApiError extends Error {
+    constructor(status, code, message) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+
+  /** A request to the API. State-changing ones carry the CSRF header and a JSON content type. */
+  async function api(method, path, body, { credentials = 'same-origin', authRedirect = true } = {}) {
+    const init = { method, credentials, headers: { Accept: 'application/json' } };
+    if (method !== 'GET' && method !== 'HEAD') {
+      init.headers['X-Requested-With'] = 'ferry';
+      init.headers['Content-Type'] = 'application/json';
+      if (body !== undefined) init.body = JSON.stringify(body);
+    }
+    let response;
+    try {
+      response = await fetch(API + path, init);
+    } catch {
+      throw new ApiError(0, 'network', 'Ferry could not be reached. Is it running?');
+    }
+    if (response.ok) return response;
+    const error = await errorFrom(response);
+    if (response.status === 401 && authRedirect && mode === 'session') sessionEnded();
+    throw error;
+  }
+
+  /** The API's `{"error": {"code", "message"}}`, or a sentence from the status line. */
+  async function errorFrom(response) {
+    let code = 'http_' + response.status;
+    let message = `The server answered ${response.status} ${response.statusText}`.trim() + '.';
+    try {
+      const body = await response.json();
+      if (body && body.error) {
+        if (typeof body.error.code === 'string') code = body.error.code;
+        if (typeof body.error.message === 'string' && body.error.message) message = body.error.message;
+      }
+    } catch { /* not JSON */ }
+    return new ApiError(response.status, code, message);
+  }
+
+  const jobPath = (id, suffix = '') => `/jobs/${encodeURIComponent(id)}${suffix}`;
+
+  // MARK: Start-up and sessions
+
+  /** Open server (GET /jobs answers without credentials), logged in (the cookie works), or login. */
+  async function boot() {
+    clearTimeout(reconnectTimer);
+    try {
+      const anonymous = await api('GET', '/jobs?limit=1', undefined, { credentials: 'omit', authRedirect: false });
+      void anonymous;
+      startApp('open');
+    } catch (error) {
+      if (error.status === 401) {
+        try {
+          await api('GET', '/jobs?limit=1', undefined, { authRedirect: false });
+          startApp('session');
+        } catch (inner) {
+          if (inner.status === 401) showLogin();
+          else bootFailed(inner);
+        }
+      } else {
+        bootFailed(error);
+      }
+    }
+  }
+
+  function bootFailed(error) {
+    ui.loading.hidden = false;
+    ui.loading.textContent = 'Ferry is not answering yet; trying again…';
+    showNotice(error.message);
+    reconnectTimer = setTimeout(boot, nextDelay());
+  }
+
+  function startApp(newMode) {
+    mode = newMode;
+    ui.loading.hidden = true;
+    ui.login.hidden = true;
+    ui.app.hidden = false;
+    ui.logout.hidden = mode !== 'session';
+    ui.connection.hidden = false;
+    hideNotice();
+    connect();
+  }
+
+  function showLogin(message) {
+    stopLive();
+    clearJobs();
+    mode = null;
+    ui.loading.hidden = true;
+    ui.app.hidden = true;
+    ui.logout.hidden = true;
+    ui.connection.hidden = true;
+    ui.login.hidden = false;
+    setFieldError(ui.loginError, message || '', ui.token);
+    ui.token.focus();
+  }
+
+  function sessionEnded() {
+    if (mode !== 'session') return;
+    showLogin('Your session has ended. Log in again.');
+  }
+
+  ui.loginForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const token = ui.token.value.trim();
+    if (!token) {
+      setFieldError(ui.loginError, 'Enter the API token.', ui.token);
+      ui.token.focus();
+      return;
+    }
+    const button = ui.loginForm.querySelector('button[type=submit]');
+    button.disabled = true;
+    try {
+      await api('POST', '/session', { token }, { authRedirect: false });
+      ui.token.value = '';
+      setFieldError(ui.loginError, '', ui.token);
+      // The server might be open after all (then the login is a no-op): probe again.
+      await boot();
+      if (!ui.app.hidden) ui.url.focus();
+    } catch (error) {
+      const message = error.status === 401 ? 'That token is not valid.' : error.message;
+      setFieldError(ui.loginError, message, ui.token);
+      ui.token.focus();
+    } finally {
+      button.disabled = false;
+    }
+  });
+
+  ui.logout.addEventListener('click', async () => {
+    ui.logout.disabled = true;
+    try {
+      await api('DELETE', '/session', undefined, { authRedirect: false });
+    } catch (error) {
+      if (error.status !== 401) showNotice(`Could not log out: ${error.message}`);
+    } finally {
+      ui.logout.disabled = false;
+    }
+    showLogin();
+  });
+
+  // MARK: The live view
+
+  /** List every job, then follow the event stream from the list's event id. */
+  async function connect() {
+    const gen = ++generation;
+    clearTimeout(reconnectTimer);
+    closeSource();
+    setConnection('connecting');
+    let eventId = null;
+    let cursor = null;
+    const seen = new Set();
+    try {
+      do {
+        const query = new URLSearchParams({ limit: '500' });
+        if (cursor) query.set('after', cursor);
+        const response = await api('GET', '/jobs?' + query);
+        if (gen !== generation) return;
+        // The first page's id is the oldest: replaying from it covers every later page too.
+        if (eventId === null) eventId = response.headers.get('Ferry-Event-Id') || '';
+        const page = await response.json();
+        if (gen !== generation) return;
+        for (const job of page.jobs || []) {
+          seen.add(job.id);
+          upsert(job);
+        }
+        cursor = page.next || null;
+      } while (cursor);
+    } catch (error) {
+      if (gen !== generation || error.status === 401) return;
+      setConnection('offline');
+      showNotice(`Could not load the downloads: ${error.message}`);
+      scheduleReconnect();
+      return;
+    }
+    // Whatever we still show that the server no longer lists has gone (e.g. after a `reset`).
+    for (const id of jobs.keys()) if (!seen.has(id)) remove(id);
+    for (const id of tombstones) if (!seen.has(id)) tombstones.delete(id);
+    openSource(eventId, gen);
+  }
+
+  function openSource(eventId, gen) {
+    const url = API + '/events' + (eventId ? '?lastEventId=' + encodeURIComponent(eventId) : '');
+    const es = new EventSource(url);
+    source = es;
+    const mine = (handler) => (event) => {
+      if (source !== es || gen !== generation) return;
+      handler(event);
+    };
+    es.onopen = mine(() => {
+      reconnectDelay = 1000;
+      setConnection('live');
+    });
+    es.onerror = mine(() => {
+      if (es.readyState === EventSource.CLOSED) {
+        // The browser gave up (an HTTP error such as 401): find out why and start over.
+        source = null;
+        setConnection('offline');
+        scheduleReconnect();
+      } else {
+        // The browser reconnects by itself, sending Last-Event-ID.
+        setConnection('reconnecting');
+      }
+    });
+    es.addEventListener('job', mine((event) => {
+      const job = parse(event.data);
+      if (job) upsert(job);
+    }));
+    es.addEventListener('progress', mine((event) => {
+      const update = parse(event.data);
+      if (update) applyProgress(update);
+    }));
+    es.addEventListener('removed', mine((event) => {
+      const data = parse(event.data);
+      if (!data || typeof data.id !== 'string') return;
+      tombstones.delete(data.id);
+      remove(data.id);
+    }));
+    es.addEventListener('reset', mine(() => {
+      // The server cannot replay from where we were: list again and reopen.
+      connect();
+    }));
+  }
+
+  function closeSource() {
+    if (source) source.close();
+    source = null;
+  }
+
+  function stopLive() {
+    generation++;
+    clearTimeout(reconnectTimer);
+    closeSource();
+  }
+
+  function nextDelay() {
+    const delay = reconnectDelay;
+    reconnectDelay = Math.min(reconnectDelay * 2, 15000);
+    return delay;
+  }
+
+  /** After the stream failed for good: check the session, then list and reopen. */
+  function scheduleReconnect() {
+    clearTimeout(reconnectTimer);
+    const gen = generation;
+    reconnectTimer = setTimeout(async () => {
+      if (gen !== generation) return;
+      try {
+        await api('GET', '/jobs?limit=1');
+      } catch (error) {
+        if (error.status === 401) return; // the login form is showing
+        setConnection('offline');
+        scheduleReconnect();
+        return;
+      }
+      if (gen === generation) connect();
+    }, nextDelay());
+  }
+
+  function setConnection(state) {
+    const text = {
+      connecting: 'Connecting…',
+      live: 'Live',
+      reconnecting: 'Reconnecting…',
+      offline: 'Offline, retrying…',
+    }[state];
+    if (ui.connection.dataset.state === state) return;
+    ui.connection.dataset.state = state;
+    ui.connectionText.textContent = text;
+  }
+
+  function parse(text) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return null;
+    }
+  }
+
+  // MARK: The model (changes are drawn on the next frame)
+
+  function upsert(job) {
+    if (!job || typeof job.id !== 'string' || tombstones.has(job.id)) return;
+    const old = jobs.get(job.id);
+    const next = Object.assign({}, job);
+    if (job.restarted === true) next.restartedFromZero = true;
+    else if (old && old.restartedFromZero && old.state === job.state && job.state === 'downloading') next.restartedFromZero = true;
+    delete next.restarted;
+    jobs.set(job.id, next);
+    markDirty(job.id);
+  }
+
+  function applyProgress(update) {
+    const job = jobs.get(update.id);
+    if (!job) return;
+    for (const field of PROGRESS_FIELDS) if (field in update) job[field] = update[field];
+    markDirty(update.id);
+  }
+
+  function remove(id) {
+    if (!jobs.has(id) && !rows.has(id)) return;
+    jobs.delete(id);
+    markDirty(id);
+  }
+
+  function clearJobs() {
+    for (const id of jobs.keys()) dirty.add(id);
+    jobs.clear();
+    tombstones.clear();
+    scheduleRender();
+  }
+
+  function markDirty(id) {
+    dirty.add(id);
+    scheduleRender();
+  }
+
+  function scheduleRender() {
+    if (frame) return;
+    // Animation frames pause in a background tab; a timer keeps the model drawn there too.
+    frameIsTimer = document.hidden;
+    frame = frameIsTimer ? setTimeout(render, 250) : requestAnimationFrame(render);
+  }
+
+  // MARK: Drawing
+
+  function render() {
+    frame = 0;
+    for (const id of dirty) {
+      const job = jobs.get(id);
+      let row = rows.get(id);
+      if (!job) {
+        if (row) removeRow(row);
+        continue;
+      }
+      if (!row) {
+        row = createRow(job);
+        rows.set(id, row);
+        placeRow(row);
+      }
+      updateRow(row, job);
+    }
+    dirty.clear();
+    updateTotals();
+  }
+
+  let rowSerial = 0;
+
+  function createRow(job) {
+    const li = ui.template.content.firstElementChild.cloneNode(true);
+    const q = (selector) => li.querySelector(selector);
+    const nameId = `job-name-${++rowSerial}`;
+    li.dataset.id = job.id;
+    const row = {
+      id: job.id,
+      createdAt: job.createdAt || '',
+      li,
+      name: q('.name'),
+      host: q('.host'),
+      badge: q('.badge'),
+      restarted: q('.restarted'),
+      progress: q('progress'),
+      bytes: q('.bytes'),
+      speed: q('.speed'),
+      eta: q('.eta'),
+      error: q('.job-error'),
+      pause: q('[data-action=pause]'),
+      resume: q('[data-action=resume]'),
+      cancel: q('[data-action=cancel]'),
+      download: q('[data-action=download]'),
+      remove: q('[data-action=delete]'),
+      shown: {},
+    };
+    row.name.id = nameId;
+    row.progress.setAttribute('aria-labelledby', nameId);
+    row.progress.setAttribute('aria-describedby', `${nameId}-bytes`);
+    row.bytes.id = `${nameId}-bytes`;
+    for (const control of [row.pause, row.resume, row.cancel, row.download, row.remove]) {
+      control.setAttribute('aria-describedby', nameId);
+    }
+    return row;
+  }
+
+  /** Newest first. New jobs are nearly always the newest, so this is usually a prepend. */
+  function placeRow(row) {
+    let before = ui.list.firstElementChild;
+    while (before) {
+      const other = rows.get(before.dataset.id);
+      if (!other || compareRows(row, other) <= 0) break;
+      before = before.nextElementSibling;
+    }
+    ui.list.insertBefore(row.li, before);
+  }
+
+  /** Negative when `a` (a new row) goes above `b`; a batch's jobs share a time, the later-seen goes first. */
+  function compareRows(a, b) {
+    if (a.createdAt !== b.createdAt) return a.createdAt > b.createdAt ? -1 : 1;
+    return -1;
+  }
+
+  function removeRow(row) {
+    const hadFocus = row.li.contains(document.activeElement);
+    const next = row.li.nextElementSibling || row.li.previousElementSibling;
+    row.li.remove();
+    rows.delete(row.id);
+    if (hadFocus) {
+      const target = next && firstVisibleControl(next);
+      (target || ui.heading).focus();
+    }
+  }
+
+  function firstVisibleControl(li) {
+    for (const control of li.querySelectorAll('.actions [data-action]')) {
+      if (!control.hidden && !control.disabled) return control;
+    }
+    return null;
+  }
+
+  /** Sets a property only when it changes, so unchanged rows cost nothing. */
+  function put(row, key, value, apply) {
+    if (row.shown[key] === value) return;
+    row.shown[key] = value;
+    apply(value);
+  }
+
+  function updateRow(row, job) {
+    const state = job.state;
+    const address = job.finalUrl || job.url || '';
+    const name = job.filename || lastSegment(address) || hostOf(address) || job.id;
+    const active = state === 'downloading' || state === 'waiting';
+    const focused = row.li.contains(document.activeElement) ? document.activeElement : null;
+
+    put(row, 'state', state, (v) => { row.li.dataset.state = v; });
+    put(row, 'name', name, (v) => { row.name.textContent = v; });
+    put(row, 'url', job.url || '', (v) => { row.name.title = v; });
+    put(row, 'host', hostOf(address), (v) => { row.host.textContent = v; });
+    put(row, 'badge', STATE_LABELS[state] || state, (v) => {
+      row.badge.textContent = v;
+      row.badge.dataset.state = state;
+    });
+    put(row, 'restarted', !!job.restartedFromZero && state === 'downloading', (v) => { row.restarted.hidden = !v; });
+
+    // Progress: indeterminate (no value attribute) while the size is unknown.
+    const received = num(job.bytesReceived);
+    const expected = job.bytesExpected == null ? null : num(job.bytesExpected);
+    let fraction = null;
+    if (state === 'finished') fraction = 1;
+    else if (expected !== null) fraction = expected > 0 ? Math.min(1, received / expected) : 0;
+    const percent = fraction === null ? null : Math.floor(fraction * 100);
+    put(row, 'fraction', fraction, (v) => {
+      if (v === null) row.progress.removeAttribute('value');
+      else row.progress.value = v;
+    });
+    put(row, 'percent', percent, (v) => {
+      row.progress.textContent = v === null ? 'size unknown' : `${v}%`;
+    });
+
+    let bytesText;
+    if (state === 'finished') bytesText = formatBytes(received || expected || 0);
+    else if (expected !== null) bytesText = `${formatBytes(received)} of ${formatBytes(expected)} (${percent}%)`;
+    else bytesText = received > 0 ? `${formatBytes(received)} of unknown size` : 'size unknown';
+    put(row, 'bytes', bytesText, (v) => { row.bytes.textContent = v; });
+
+    const speedText = state === 'downloading' ? `${formatBytes(num(job.speed))}/s` : '';
+    put(row, 'speed', speedText, (v) => { row.speed.textContent = v; row.speed.hidden = !v; });
+    const etaText = state === 'downloading' && job.eta != null ? `${formatDuration(job.eta)} left` : '';
+    put(row, 'eta', etaText, (v) => { row.eta.textContent = v; row.eta.hidden = !v; });
+
+    const error = job.error && (state === 'failed' || state === 'waiting') ? job.error : null;
+    const errorText = error ? errorSentence(error) : '';
+    put(row, 'error', errorText, (v) => {
+      row.error.textContent = v;
+      row.error.hidden = !v;
+      row.error.dataset.kind = state === 'failed' ? 'failed' : 'waiting';
+    });
+
+    put(row, 'actions', state, () => {
+      row.pause.hidden = !CAN.pause.has(state);
+      row.resume.hidden = !CAN.resume.has(state);
+      row.cancel.hidden = !CAN.cancel.has(state);
+      row.download.hidden = state !== 'finished';
+    });
+    put(row, 'href', state === 'finished' ? job.contentUrl || '' : '', (v) => {
+      if (v) row.download.href = v;
+      else row.download.removeAttribute('href');
+    });
+    put(row, 'filtered', !matchesFilter(state), (v) => { row.li.hidden = v; });
+    put(row, 'active', active, (v) => { row.li.classList.toggle('is-active', v); });
+
+    // Keep keyboard focus in the row when the focused action just disappeared (Pause → Resume).
+    if (focused && focused.hidden) {
+      const target = firstVisibleControl(row.li);
+      if (target) target.focus();
+    }
+  }
+
+  function errorSentence(error) {
+    let text = error.message || error.code || 'Unknown error';
+    if (error.httpStatus && !String(text).includes(String(error.httpStatus))) text = `HTTP ${error.httpStatus}: ${text}`;
+    return text;
+  }
+
+  function updateTotals() {
+    let downloading = 0;
+    let waiting = 0;
+    let speed = 0;
+    let visible = 0;
+    for (const job of jobs.values()) {
+      if (job.state === 'downloading') {
+        downloading++;
+        speed += num(job.speed);
+      } else if (job.state === 'waiting') {
+        waiting++;
+      }
+      if (matchesFilter(job.state)) visible++;
+    }
+    const speedText = `${formatBytes(speed)}/s`;
+    const key = `${downloading}|${waiting}|${speedText}|${visible}|${jobs.size}|${filter}`;
+    if (key === totalsShown) return;
+    totalsShown = key;
+    ui.totalActive.textContent = String(downloading);
+    ui.totalWaiting.textContent = String(waiting);
+    ui.totalSpeed.textContent = speedText;
+    if (jobs.size === 0) {
+      ui.empty.textContent = 'No downloads yet. Add a URL above.';
+      ui.empty.hidden = false;
+    } else if (visible === 0) {
+      ui.empty.textContent = 'No downloads match this filter.';
+      ui.empty.hidden = false;
+    } else {
+      ui.empty.hidden = true;
+    }
+    document.title = downloading > 0 ? `Ferry · ${downloading} active · ${speedText}` : 'Ferry';
+  }
+
+  function matchesFilter(state) {
+    if (!filter) return true;
+    if (filter === 'active') return state === 'waiting' || state === 'downloading';
+    return state === filter;
+  }
+
+  ui.filter.addEventListener('change', () => {
+    filter = ui.filter.value;
+    for (const id of jobs.keys()) dirty.add(id);
+    scheduleRender();
+  });
+
+  // MARK: Row actions (one delegated listener for every row)
+
+  ui.list.addEventListener('click', async (event) => {
+    const button = event.target.closest('button[data-action]');
+    if (!button || !ui.list.contains(button)) return;
+    const li = button.closest('li[data-id]');
+    if (!li) return;
+    const id = li.dataset.id;
+    const action = button.dataset.action;
+    const job = jobs.get(id);
+    const name = job ? job.filename || lastSegment(job.url || '') || id : id;
+    // Not `disabled`: that would drop keyboard focus. Repeated presses wait for the first.
+    const key = `${id} ${action}`;
+    if (inFlight.has(key)) return;
+    inFlight.add(key);
+    button.setAttribute('aria-busy', 'true');
+    try {
+      if (action === 'delete') {
+        await api('DELETE', jobPath(id));
+        if (jobs.has(id)) {
+          tombstones.add(id);
+          remove(id);
+        }
+        announce(`Deleted ${name}.`);
+      } else {
+        const response = await api('POST', jobPath(id, '/' + action));
+        const updated = await response.json();
+        // Events carry every change; use the answer only when the stream is down.
+        if (!source || source.readyState !== EventSource.OPEN) upsert(updated);
+      }
+    } catch (error) {
+      if (error.status === 404) remove(id);
+      if (error.status !== 401) showNotice(`Could not ${action} ${name}: ${error.message}`);
+    } finally {
+      inFlight.delete(key);
+      button.removeAttribute('aria-busy');
+    }
+  });
+
+  // MARK: Adding jobs
+
+  ui.addForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    setFieldError(ui.addError, '');
+    for (const input of [ui.url, ui.filename, ui.sha256]) input.removeAttribute('aria-invalid');
+    const url = ui.url.value.trim();
+    if (!url) return fieldProblem(ui.url, 'Enter the URL to download.');
+    const body = { url };
+    const filename = ui.filename.value.trim();
+    if (filename) body.filename = filename;
+    const sha = ui.sha256.value.trim();
+    if (sha) {
+      if (!/^[0-9a-fA-F]{64}$/.test(sha)) return fieldProblem(ui.sha256, 'The SHA-256 must be 64 hexadecimal digits.');
+      body.sha256 = sha.toLowerCase();
+    }
+    const button = ui.addForm.querySelector('button[type=submit]');
+    button.disabled = true;
+    try {
+      const response = await api('POST', '/jobs', body);
+      const job = await response.json();
+      if (!jobs.has(job.id)) upsert(job);
+      const name = job.filename || lastSegment(job.url) || job.url;
+      announce(response.status === 200 ? `Already in the list: ${name}.` : `Added ${name}.`);
+      ui.addForm.reset();
+      ui.url.focus();
+    } catch (error) {
+      if (error.status === 401) return;
+      const field = { invalid_url: ui.url, unsupported_scheme: ui.url, forbidden_destination: ui.url }[error.code];
+      fieldProblem(field || ui.url, error.message, field ? undefined : false);
+    } finally {
+      button.disabled = false;
+    }
+  });
+
+  /** Shows a problem under the add form; marks and focuses the field unless `mark` is false. */
+  function fieldProblem(input, message, mark = true) {
+    setFieldError(ui.addError, message, mark ? input : null);
+    input.focus();
+  }
+
+  ui.batchForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    setFieldError(ui.batchError, '', ui.batchUrls);
+    const lines = ui.batchUrls.value.split(/\r?\n/).map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
+    if (lines.length === 0) {
+      setFieldError(ui.batchError, 'Paste at least one URL, one per line.', ui.batchUrls);
+      ui.batchUrls.focus();
+      return;
+    }
+    const button = ui.batchForm.querySelector('button[type=submit]');
+    button.disabled = true;
+    try {
+      const response = await api('POST', '/jobs', lines.map((url) => ({ url })));
+      const answers = await response.json();
+      const refused = [];
+      let added = 0;
+      answers.forEach((item, index) => {
+        if (item && item.error) refused.push({ url: lines[index], error: item.error });
+        else if (item && item.id) {
+          added++;
+          if (!jobs.has(item.id)) upsert(item);
+        }
+      });
+      // Keep only the refused lines, so they can be fixed and sent again.
+      ui.batchUrls.value = refused.map((item) => item.url).join('\n');
+      if (refused.length) {
+        setFieldError(ui.batchError, '', ui.batchUrls);
+        const intro = document.createElement('p');
+        intro.textContent = `${refused.length} of ${lines.length} refused (left in the box above):`;
+        const list = document.createElement('ul');
+        for (const item of refused) {
+          const entry = document.createElement('li');
+          const code = document.createElement('code');
+          code.textContent = item.url;
+          entry.append(code, ` ${item.error.message || item.error.code}`);
+          list.append(entry);
+        }
+        ui.batchError.replaceChildren(intro, list);
+        ui.batchError.hidden = false;
+        ui.batchUrls.setAttribute('aria-invalid', 'true');
+      }
+      announce(`Added ${added} ${added === 1 ? 'download' : 'downloads'}.`);
+    } catch (error) {
+      if (error.status === 401) return;
+      setFieldError(ui.batchError, error.message, ui.batchUrls);
+      ui.batchUrls.focus();
+    } finally {
+      button.disabled = false;
+    }
+  });
+
+  // MARK: Messages
+
+  function setFieldError(element, message, input) {
+    element.textContent = message;
+    element.hidden = !message;
+    if (input) {
+      if (message) input.setAttribute('aria-invalid', 'true');
+      else input.removeAttribute('aria-invalid');
+      if (message) input.setAttribute('aria-errormessage', element.id);
+    }
+  }
+
+  function showNotice(message) {
+    clearTimeout(noticeTimer);
+    ui.notice.textContent = message;
+    ui.notice.hidden = false;
+    noticeTimer = setTimeout(hideNotice, 10000);
+  }
+
+  function hideNotice() {
+    clearTimeout(noticeTimer);
+    ui.notice.hidden = true;
+    ui.notice.textContent = '';
+  }
+
+  function announce(message) {
+    ui.addStatus.textContent = message;
+  }
+
+  // MARK: Formatting
+
+  function num(value) {
+    return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+  }
+
+  const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+  function formatBytes(bytes) {
+    let value = Math.max(0, bytes);
+    let unit = 0;
+    while (value >= 1024 && unit < UNITS.length - 1) {
+      value /= 1024;
+      unit++;
+    }
+    if (unit === 0) return `${Math.round(value)} B`;
+    return `${value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : Math.round(value)} ${UNITS[unit]}`;
+  }
+
+  function formatDuration(seconds) {
+    const s = Math.max(0, Math.round(seconds));
+    if (s < 60) return `${s} s`;
+    const m = Math.floor(s / 60);
+    if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
+    const h = Math.floor(m / 60);
+    if (h < 48) return `${h} h ${String(m % 60).padStart(2, '0')} min`;
+    return `${Math.floor(h / 24)} d ${h % 24} h`;
+  }
+
+  function hostOf(address) {
+    try {
+      return new URL(address).host;
+    } catch {
+      return '';
+    }
+  }
+
+  function lastSegment(address) {
+    try {
+      const segments = new URL(address).pathname.split('/').filter(Boolean);
+      const last = segments.length ? segments[segments.length - 1] : '';
+      try {
+        return decodeURIComponent(last);
+      } catch {
+        return last;
+      }
+    } catch {
+      return '';
+    }
+  }
+
+  document.addEventListener('visibilitychange', () => {
+    if (!document.hidden && frame && frameIsTimer) {
+      clearTimeout(frame);
+      frame = 0;
+      scheduleRender();
+    }
+  });
+
+  boot();
+})();
