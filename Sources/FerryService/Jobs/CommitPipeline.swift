@@ -8,7 +8,10 @@ import Logging
 /// events it caused (ids already allocated, so enqueue order is id order). One drain task writes
 /// everything pending to the store — several changes of the same job collapse to the last one —
 /// and only then publishes the events: a state change is durable before anyone hears of it.
-/// Callers that must answer only once the change is durable await `Commit.durable()`.
+/// Callers that must answer only once the change is durable call `submit` (synchronously, where
+/// the ids were allocated) and then await the ticket's `durable()`. The queueing must not be behind
+/// an `await`: a nonisolated async method would run off the caller's actor, letting a later change
+/// with higher ids queue first and publish out of order.
 ///
 /// Owner: its own lock guards the pending list; the drain task is the only writer to the store.
 final class CommitPipeline: @unchecked Sendable {
@@ -24,7 +27,7 @@ final class CommitPipeline: @unchecked Sendable {
     private let beforePublish: @Sendable ([ServerEvent]) async throws -> Void
     private let logger: Logger
     private let lock = NSLock()
-    private var pending: [(Change, CheckedContinuation<Void, any Error>?)] = []
+    private var pending: [(Change, Ticket?)] = []
     private var draining = false
     private var idle: [CheckedContinuation<Void, Never>] = []
     /// Set when a write failed: readiness reports it.
@@ -47,10 +50,41 @@ final class CommitPipeline: @unchecked Sendable {
         enqueue(change, waiter: nil)
     }
 
-    /// Queues a change and returns once it is durable (its events are then published too).
-    func commit(_ change: Change) async throws {
-        try await withCheckedThrowingContinuation { continuation in
-            enqueue(change, waiter: continuation)
+    /// Queues a change now and returns a ticket whose `durable()` returns once the change is
+    /// written (its events are then published too) or throws the store's error.
+    func submit(_ change: Change) -> Ticket {
+        let ticket = Ticket()
+        enqueue(change, waiter: ticket)
+        return ticket
+    }
+
+    /// The outcome of one submitted change, awaited by the API call that made it.
+    /// Owner: its lock guards the outcome and the one waiting continuation.
+    final class Ticket: @unchecked Sendable {
+        private let lock = NSLock()
+        private var outcome: Result<Void, any Error>?
+        private var waiter: CheckedContinuation<Void, any Error>?
+
+        func durable() async throws {
+            try await withCheckedThrowingContinuation { continuation in
+                lock.lock()
+                if let outcome {
+                    lock.unlock()
+                    continuation.resume(with: outcome)
+                } else {
+                    waiter = continuation
+                    lock.unlock()
+                }
+            }
+        }
+
+        fileprivate func resume(with result: Result<Void, any Error>) {
+            lock.lock()
+            outcome = result
+            let waiting = waiter
+            waiter = nil
+            lock.unlock()
+            waiting?.resume(with: result)
         }
     }
 
@@ -68,7 +102,7 @@ final class CommitPipeline: @unchecked Sendable {
         }
     }
 
-    private func enqueue(_ change: Change, waiter: CheckedContinuation<Void, any Error>?) {
+    private func enqueue(_ change: Change, waiter: Ticket?) {
         lock.lock()
         pending.append((change, waiter))
         let start = !draining
@@ -86,8 +120,8 @@ final class CommitPipeline: @unchecked Sendable {
     }
 
     /// Everything pending, or nil (and the drain marked finished, idle waiters woken) when nothing is.
-    private func takeBatch() -> [(Change, CheckedContinuation<Void, any Error>?)]? {
-        let (batch, waiters) = lock.withLock { () -> ([(Change, CheckedContinuation<Void, any Error>?)], [CheckedContinuation<Void, Never>]) in
+    private func takeBatch() -> [(Change, Ticket?)]? {
+        let (batch, waiters) = lock.withLock { () -> ([(Change, Ticket?)], [CheckedContinuation<Void, Never>]) in
             let batch = pending
             pending.removeAll(keepingCapacity: true)
             guard batch.isEmpty else { return (batch, []) }
@@ -100,7 +134,7 @@ final class CommitPipeline: @unchecked Sendable {
         return batch.isEmpty ? nil : batch
     }
 
-    private func write(_ batch: [(Change, CheckedContinuation<Void, any Error>?)]) async {
+    private func write(_ batch: [(Change, Ticket?)]) async {
         // Collapse: the last version of each job wins; a deletion cancels earlier upserts.
         var latest: [String: JobRecord] = [:]
         var order: [String] = []
@@ -121,12 +155,12 @@ final class CommitPipeline: @unchecked Sendable {
         } catch {
             logger.error("job store write failed; changes not announced", metadata: ["error": "\(error)"])
             lock.withLock { lastFailure = "\(error)" }
-            for (_, waiter) in batch { waiter?.resume(throwing: error) }
+            for (_, waiter) in batch { waiter?.resume(with: .failure(error)) }
             return
         }
         let events = batch.flatMap { $0.0.events }
         if !events.isEmpty { publish(events) }
-        for (_, waiter) in batch { waiter?.resume() }
+        for (_, waiter) in batch { waiter?.resume(with: .success(())) }
     }
 
     var failure: String? {

@@ -253,7 +253,7 @@ actor JobSupervisor {
                 answers[index] = .existing(job)
             }
         }
-        try await commits.commit(change)
+        try await commits.submit(change).durable()
         for record in inserted where record.state == .waiting {
             engine.submit(spec(for: record))
         }
@@ -397,7 +397,9 @@ actor JobSupervisor {
     }
 
     private func commitOrUnavailable(_ change: CommitPipeline.Change) async throws {
-        do { try await commits.commit(change) } catch { throw APIError.store(error) }
+        // Queued here, on the actor, before suspending: enqueue order is event id order.
+        let ticket = commits.submit(change)
+        do { try await ticket.durable() } catch { throw APIError.store(error) }
     }
 
     // MARK: Engine events
