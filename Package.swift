@@ -43,7 +43,7 @@ let package = Package(
         .testTarget(name: "FerryHTTPTests", dependencies: ["FerryHTTP", "FerryTestSupport"]),
         .testTarget(name: "FerryEngineTests", dependencies: ["FerryEngine", "FerryTestSupport"]),
         .testTarget(name: "FerryStoreTests", dependencies: ["FerryStore"]),
-        .testTarget(name: "FerryClientTests", dependencies: ["FerryClient", "FerryTestSupport"]),
+        .testTarget(name: "FerryClientTests", dependencies: ["FerryClient", "FerryTestSupport", "FerryService", "ferry", logging]),
         .testTarget(name: "FerryServiceTests", dependencies: ["FerryService", "FerryTestSupport", "ferry"]),
     ]
 )

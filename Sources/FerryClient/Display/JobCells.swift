@@ -1,0 +1,93 @@
+/// What the client shows of one job, cell by cell, already formatted and safe to print. Pure.
+public struct JobCells: Sendable, Equatable {
+    public var id: String
+    /// The state, with the reason a job waits (`waiting (retrying)`).
+    public var state: String
+    public var percent: String
+    /// `5.2 MiB/10.0 MiB`, or the received bytes alone when the length is unknown.
+    public var size: String
+    /// Speed while downloading, else "".
+    public var speed: String
+    /// Time left while downloading, else "".
+    public var eta: String
+    public var name: String
+    /// `code: message` of a failure or of the reason a job waits, else "".
+    public var note: String
+    public var fraction: Double?
+
+    public init(_ job: Job) {
+        id = TerminalText.sanitized(job.id)
+        if job.state == .waiting, let error = job.error {
+            state = "waiting (\(TerminalText.sanitized(error.code)))"
+        } else {
+            state = job.state.description
+        }
+        fraction = job.fraction
+        percent = HumanUnits.percent(job.fraction)
+        if let expected = job.bytesExpected, job.state != .finished {
+            size = HumanUnits.bytes(job.bytesReceived) + "/" + HumanUnits.bytes(expected)
+        } else {
+            size = HumanUnits.bytes(job.bytesReceived)
+        }
+        let downloading = job.state == .downloading
+        speed = downloading ? HumanUnits.speed(job.speed) : ""
+        eta = downloading ? HumanUnits.duration(job.eta) : ""
+        name = TerminalText.sanitized(job.displayName)
+        if let error = job.error {
+            note = TerminalText.sanitized("\(error.code): \(error.message)")
+        } else {
+            note = ""
+        }
+    }
+
+    /// One line for logs and pipes, fields separated by two spaces:
+    /// `ID  downloading  52%  5.2 MiB/10.0 MiB  1.2 MiB/s  ETA 4s  a.bin`, with `  code: message` at the end when
+    /// the job failed or waits for a reason.
+    public var plainLine: String {
+        var fields = [id, state, percent, size]
+        if !speed.isEmpty { fields.append(speed) }
+        if !eta.isEmpty { fields.append("ETA " + eta) }
+        fields.append(name)
+        if !note.isEmpty { fields.append(note) }
+        return fields.joined(separator: "  ")
+    }
+}
+
+/// A live progress line per job for `add --wait` on a terminal:
+/// `a.bin  ██████▌      52%  5.2 MiB/10.0 MiB  1.2 MiB/s  ETA 4s`. Pure.
+public struct ProgressLines: Sendable {
+    /// Terminal width in cells.
+    public var width: Int
+    public var style: ProgressBar.Style
+
+    public init(width: Int, style: ProgressBar.Style) {
+        self.width = max(20, width)
+        self.style = style
+    }
+
+    /// One line per job, each at most `width` cells.
+    public func render(_ jobs: [Job]) -> [String] {
+        let cells = jobs.map(JobCells.init)
+        let nameWidth = min(30, max(8, cells.map { TerminalText.width($0.name) }.max() ?? 8))
+        return cells.map { line($0, nameWidth: nameWidth) }
+    }
+
+    func line(_ cells: JobCells, nameWidth: Int) -> String {
+        let status: String
+        switch cells.state {
+        case "downloading":
+            status = [cells.size, cells.speed, "ETA " + cells.eta].joined(separator: "  ")
+        default:
+            status = [cells.size, cells.state, cells.note].filter { !$0.isEmpty }.joined(separator: "  ")
+        }
+        let percent = TerminalText.rightAligned(cells.percent, to: 4)
+        let fixed = nameWidth + 2 + 2 + 4 + 2 + TerminalText.width(status)
+        let barWidth = min(40, width - fixed)
+        var line = TerminalText.padded(cells.name, to: nameWidth) + "  "
+        if barWidth >= 10 {
+            line += ProgressBar(width: barWidth, style: style).render(cells.fraction) + "  "
+        }
+        line += percent + "  " + status
+        return TerminalText.truncated(line, to: width)
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+
+/// A job's state as the API names it. Unknown names (a newer server) are kept as `.other`.
+public enum JobState: Sendable, Hashable, CustomStringConvertible {
+    case waiting, downloading, paused, finished, failed, cancelled
+    case other(String)
+
+    public init(_ name: String) {
+        switch name {
+        case "waiting": self = .waiting
+        case "downloading": self = .downloading
+        case "paused": self = .paused
+        case "finished": self = .finished
+        case "failed": self = .failed
+        case "cancelled": self = .cancelled
+        default: self = .other(name)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .waiting: "waiting"
+        case .downloading: "downloading"
+        case .paused: "paused"
+        case .finished: "finished"
+        case .failed: "failed"
+        case .cancelled: "cancelled"
+        case .other(let name): name
+        }
+    }
+
+    /// Whether a `--wait` is over for a job in this state: it finished, or it stopped and will not go on by
+    /// itself (`failed` gave up; a user may resume it, but nothing will happen until then).
+    public var endsWait: Bool { self == .finished || self == .failed || self == .cancelled }
+}
+
+/// The `error` of a job: why it failed, or why it is waiting (`disk_full`, `retrying`).
+public struct JobFailure: Sendable, Equatable, Decodable {
+    public var code: String
+    public var message: String
+    public var httpStatus: Int?
+
+    public init(code: String, message: String, httpStatus: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.httpStatus = httpStatus
+    }
+}
+
+/// The API's job object, as far as the terminal client shows it. Fields a server leaves out decode as nil.
+public struct Job: Sendable, Equatable, Decodable {
+    public var id: String
+    public var url: String
+    public var finalURL: String?
+    public var state: JobState
+    public var filename: String?
+    public var bytesReceived: Int64
+    public var bytesExpected: Int64?
+    public var progress: Double?
+    /// Bytes per second, smoothed by the server.
+    public var speed: Double
+    /// Seconds left, when the server can tell.
+    public var eta: Double?
+    public var contentType: String?
+    public var sha256: String?
+    public var expectedSHA256: String?
+    public var error: JobFailure?
+    public var attempts: Int?
+    public var priority: Int?
+    public var createdAt: String?
+    public var startedAt: String?
+    public var finishedAt: String?
+    public var contentURL: String?
+
+    public init(id: String, url: String, state: JobState, filename: String? = nil, bytesReceived: Int64 = 0,
+                bytesExpected: Int64? = nil, progress: Double? = nil, speed: Double = 0, eta: Double? = nil,
+                sha256: String? = nil, error: JobFailure? = nil) {
+        self.id = id
+        self.url = url
+        self.state = state
+        self.filename = filename
+        self.bytesReceived = bytesReceived
+        self.bytesExpected = bytesExpected
+        self.progress = progress
+        self.speed = speed
+        self.eta = eta
+        self.sha256 = sha256
+        self.error = error
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, url, finalUrl, state, filename, bytesReceived, bytesExpected, progress, speed, eta, contentType
+        case sha256, expectedSha256, error, attempts, priority, createdAt, startedAt, finishedAt, contentUrl
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        url = try c.decodeIfPresent(String.self, forKey: .url) ?? ""
+        finalURL = try c.decodeIfPresent(String.self, forKey: .finalUrl)
+        state = JobState(try c.decode(String.self, forKey: .state))
+        filename = try c.decodeIfPresent(String.self, forKey: .filename)
+        bytesReceived = try c.decodeIfPresent(Int64.self, forKey: .bytesReceived) ?? 0
+        bytesExpected = try c.decodeIfPresent(Int64.self, forKey: .bytesExpected)
+        progress = try c.decodeIfPresent(Double.self, forKey: .progress)
+        speed = try c.decodeIfPresent(Double.self, forKey: .speed) ?? 0
+        eta = try c.decodeIfPresent(Double.self, forKey: .eta)
+        contentType = try c.decodeIfPresent(String.self, forKey: .contentType)
+        sha256 = try c.decodeIfPresent(String.self, forKey: .sha256)
+        expectedSHA256 = try c.decodeIfPresent(String.self, forKey: .expectedSha256)
+        error = try c.decodeIfPresent(JobFailure.self, forKey: .error)
+        attempts = try c.decodeIfPresent(Int.self, forKey: .attempts)
+        priority = try c.decodeIfPresent(Int.self, forKey: .priority)
+        createdAt = try c.decodeIfPresent(String.self, forKey: .createdAt)
+        startedAt = try c.decodeIfPresent(String.self, forKey: .startedAt)
+        finishedAt = try c.decodeIfPresent(String.self, forKey: .finishedAt)
+        contentURL = try c.decodeIfPresent(String.self, forKey: .contentUrl)
+    }
+
+    /// The progress fraction: the server's, else computed from the byte counts, else nil (unknown length).
+    public var fraction: Double? {
+        if let progress { return min(1, max(0, progress)) }
+        if state == .finished { return 1 }
+        guard let expected = bytesExpected, expected > 0 else { return nil }
+        return min(1, Double(bytesReceived) / Double(expected))
+    }
+
+    /// The name to show: the filename, else the URL's last path segment, else the URL.
+    public var displayName: String {
+        if let filename, !filename.isEmpty { return filename }
+        let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+        let parts = path.split(separator: "/")
+        if parts.count > 2, let last = parts.last { return String(last) }
+        return url
+    }
+
+    /// Applies a `progress` event's numbers.
+    public mutating func apply(_ update: ProgressUpdate) {
+        bytesReceived = update.bytesReceived
+        bytesExpected = update.bytesExpected
+        progress = update.progress
+        if let speed = update.speed { self.speed = speed }
+        eta = update.eta
+    }
+}
+
+/// The data of an `event: progress`.
+public struct ProgressUpdate: Sendable, Equatable, Decodable {
+    public var id: String
+    public var bytesReceived: Int64
+    public var bytesExpected: Int64?
+    public var progress: Double?
+    public var speed: Double?
+    public var eta: Double?
+
+    public init(id: String, bytesReceived: Int64, bytesExpected: Int64? = nil, progress: Double? = nil,
+                speed: Double? = nil, eta: Double? = nil) {
+        self.id = id
+        self.bytesReceived = bytesReceived
+        self.bytesExpected = bytesExpected
+        self.progress = progress
+        self.speed = speed
+        self.eta = eta
+    }
+}
+
+/// One page of `GET /api/v1/jobs`.
+public struct JobPage: Sendable {
+    public var jobs: [Job]
+    /// Each job's JSON object as the server sent it (for `--json`), in the same order as `jobs`.
+    public var rawJobs: [[UInt8]]
+    /// The cursor of the next page, nil on the last.
+    public var next: String?
+    /// `Ferry-Event-Id`: the last event already reflected in this page.
+    public var eventID: Int64?
+}

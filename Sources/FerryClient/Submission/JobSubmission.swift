@@ -1,0 +1,120 @@
+import Foundation
+
+/// The body of `POST /api/v1/jobs` for one URL. Absent options are left out, so the server's defaults apply.
+public struct JobSubmission: Sendable, Equatable, Encodable {
+    public var url: String
+    public var filename: String?
+    public var headers: [String: String]?
+    public var sha256: String?
+    public var priority: Int?
+    public var connections: Int?
+    /// Only sent when true.
+    public var paused: Bool?
+
+    public init(url: String, filename: String? = nil, headers: [String: String]? = nil, sha256: String? = nil,
+                priority: Int? = nil, connections: Int? = nil, paused: Bool? = nil) {
+        self.url = url
+        self.filename = filename
+        self.headers = headers
+        self.sha256 = sha256
+        self.priority = priority
+        self.connections = connections
+        self.paused = paused
+    }
+}
+
+/// What `ferry add` sends: one URL as a single object (answered `201` with the job), several as a JSON array
+/// (answered `200` with one job or error per item).
+public enum Submission: Sendable, Equatable {
+    case single(JobSubmission)
+    case batch([JobSubmission])
+
+    /// The request body, keys sorted so the same command always sends the same bytes.
+    public var body: [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data: Data?
+        switch self {
+        case .single(let one): data = try? encoder.encode(one)
+        case .batch(let many): data = try? encoder.encode(many)
+        }
+        // Strings, integers and booleans always encode.
+        return data.map(Array.init) ?? []
+    }
+
+    public var items: [JobSubmission] {
+        switch self {
+        case .single(let one): [one]
+        case .batch(let many): many
+        }
+    }
+}
+
+/// `ferry add`'s arguments, turned into a `Submission`. Pure.
+///
+/// `--filename` and `--sha256` describe one file, so they are refused with several URLs; `--priority`,
+/// `--connections`, `--paused` and `--header` apply to every URL. Range checks (connections 1-16, priority
+/// bounds) are the server's: its `invalid_request` message is shown as is.
+public struct AddArguments: Sendable, Equatable {
+    public var urls: [String]
+    public var filename: String?
+    public var sha256: String?
+    public var priority: Int?
+    public var connections: Int?
+    public var paused: Bool
+    /// `Name: value` lines as typed.
+    public var headers: [String]
+
+    public init(urls: [String], filename: String? = nil, sha256: String? = nil, priority: Int? = nil,
+                connections: Int? = nil, paused: Bool = false, headers: [String] = []) {
+        self.urls = urls
+        self.filename = filename
+        self.sha256 = sha256
+        self.priority = priority
+        self.connections = connections
+        self.paused = paused
+        self.headers = headers
+    }
+
+    public func submission() throws(ClientError) -> Submission {
+        guard !urls.isEmpty else { throw .usage("give at least one URL") }
+        if urls.count > 1 {
+            if filename != nil { throw .usage("--filename names one file: give a single URL with it") }
+            if sha256 != nil { throw .usage("--sha256 checks one file: give a single URL with it") }
+        }
+        if let sha256 {
+            guard sha256.count == 64, sha256.allSatisfy(\.isHexDigit) else {
+                throw .usage("--sha256 must be 64 hexadecimal digits (got '\(sha256)')")
+            }
+        }
+        let parsedHeaders = try Self.parseHeaders(headers)
+        let items = urls.map { url in
+            JobSubmission(url: url, filename: filename, headers: parsedHeaders, sha256: sha256?.lowercased(),
+                          priority: priority, connections: connections, paused: paused ? true : nil)
+        }
+        return items.count == 1 ? .single(items[0]) : .batch(items)
+    }
+
+    /// `["Name: value", …]` → `["Name": "value"]`; nil for none.
+    /// - Throws: `.usage` for a line without a colon or a name, or a name given twice (names are case-insensitive).
+    public static func parseHeaders(_ lines: [String]) throws(ClientError) -> [String: String]? {
+        guard !lines.isEmpty else { return nil }
+        var headers: [String: String] = [:]
+        var seen: Set<String> = []
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else {
+                throw .usage("--header must look like 'Name: value' (got '\(line)')")
+            }
+            let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty, !name.contains(" ") else {
+                throw .usage("--header must look like 'Name: value' (got '\(line)')")
+            }
+            guard seen.insert(name.lowercased()).inserted else {
+                throw .usage("--header '\(name)' is given twice")
+            }
+            headers[name] = value
+        }
+        return headers
+    }
+}

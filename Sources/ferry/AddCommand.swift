@@ -1,0 +1,91 @@
+import ArgumentParser
+import FerryClient
+import Foundation
+
+/// `ferry add URL...`: submits one job (a single object) or several (a JSON array), prints their ids, and with
+/// `--wait` follows them to the end with a progress bar per job.
+struct AddCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Add downloads to a running Ferry.",
+        discussion: """
+            Prints the new jobs' ids, one per line (--json: the API's answer). With --wait, shows each job's \
+            progress until all have ended and exits 0 only if every one finished (1 if any failed or was \
+            cancelled, 130 when interrupted).
+            """
+    )
+
+    @Argument(help: "The http or https URLs to download.") var urls: [String]
+    @Option(help: "Name for the file (one URL only).") var filename: String?
+    @Option(help: "Expected SHA-256 of the file, 64 hex digits (one URL only).") var sha256: String?
+    @Option(help: "Priority: higher starts first (default 0).") var priority: Int?
+    @Option(help: "Parallel range connections for one file, 1-16.") var connections: Int?
+    @Flag(help: "Create the jobs paused.") var paused = false
+    @Option(name: [.customShort("H"), .customLong("header")], help: "A request header for the origin, 'Name: value' (repeatable).")
+    var headers: [String] = []
+    @Flag(help: "Show progress until every job has ended; the exit status says whether all finished.") var wait = false
+    @Flag(help: "Print JSON for scripts: the API's answer, or with --wait the final jobs.") var json = false
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() throws {
+        try ClientRun.run {
+            let arguments = AddArguments(urls: urls, filename: filename, sha256: sha256, priority: priority,
+                                         connections: connections, paused: paused, headers: headers)
+            let submission = try arguments.submission()
+            let api = try connection.api()
+            let answer = try api.submit(submission)
+            var ids: [String] = []
+            var refused = false
+            for (index, item) in answer.value.enumerated() {
+                switch item {
+                case .job(let job):
+                    ids.append(job.id)
+                    if !json { Console.standardOutput.line(job.id) }
+                case .refused(let code, let message):
+                    refused = true
+                    let url = submission.items[index].url
+                    Console.standardError.line("ferry: \(TerminalText.sanitized(url)): \(message) [\(code)]")
+                }
+            }
+            guard wait else {
+                if json { ClientRun.printJSON(answer.body) }
+                return refused ? 1 : 0
+            }
+            InterruptExit.interrupted.install()
+            let board = try JobWaiter(api: api, ids: ids, display: Self.display(json: json)).run()
+            for job in board.jobs where job.state != .finished {
+                let reason = job.error.map { ": \($0.message) [\($0.code)]" } ?? ""
+                Console.standardError.line("ferry: \(job.id) (\(TerminalText.sanitized(job.displayName))) \(job.state)\(reason)")
+            }
+            for id in board.removedIDs { Console.standardError.line("ferry: \(id) was removed") }
+            if json {
+                var bodies: [[UInt8]] = []
+                for id in ids where !board.removedIDs.contains(id) { bodies.append(try api.job(id).body) }
+                if case .single = submission, let only = bodies.first {
+                    ClientRun.printJSON(only)
+                } else {
+                    ClientRun.printJSON(ClientRun.jsonArray(bodies))
+                }
+            }
+            return !refused && board.allFinished ? 0 : 1
+        }
+    }
+
+    /// Live bars on a terminal; plain lines otherwise. With --json, stdout carries only the JSON, so progress
+    /// goes to stderr, and only when stderr is a terminal.
+    static func display(json: Bool) -> BoardDisplay {
+        let environment = ProcessInfo.processInfo.environment
+        let console = json ? Console.standardError : Console.standardOutput
+        if console.isTerminal {
+            return LiveBoardDisplay(console: console, layout: .progressLines, style: Console.barStyle(environment: environment))
+        }
+        return json ? SilentBoardDisplay() : PlainBoardDisplay(console: console)
+    }
+}
+
+/// Shows nothing (`add --wait --json` into a pipe).
+final class SilentBoardDisplay: BoardDisplay {
+    func update(_ board: JobBoard, change: JobBoard.Change) {}
+    func tick(_ board: JobBoard) {}
+    func finish(_ board: JobBoard) {}
+}

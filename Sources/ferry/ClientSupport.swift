@@ -1,0 +1,50 @@
+import ArgumentParser
+import FerryClient
+import Foundation
+
+/// `--server` and `--token`, shared by every client subcommand; `FERRY_URL` and `FERRY_TOKEN` are their twins.
+struct ConnectionOptions: ParsableArguments {
+    @Option(name: .customLong("server"), help: "Ferry's URL (FERRY_URL; default \(ServerEndpoint.defaultURL)).")
+    var server: String?
+
+    @Option(help: "API token, sent as a bearer token (FERRY_TOKEN).")
+    var token: String?
+
+    /// The API of the Ferry these options name.
+    func api() throws(ClientError) -> FerryAPI {
+        let endpoint = try ServerEndpoint.resolve(
+            server: server, token: token, environment: ProcessInfo.processInfo.environment)
+        return try FerryAPI(endpoint: endpoint)
+    }
+}
+
+/// How every client subcommand ends: its body returns an exit status; a `ClientError` is printed to stderr as
+/// `ferry: <message> [code, HTTP status]` and becomes the exit status.
+enum ClientRun {
+    static func run(_ body: () throws -> Int32) throws {
+        let status: Int32
+        do {
+            status = try body()
+        } catch let error as ClientError {
+            Console.standardError.line("ferry: \(error)")
+            throw ExitCode(error.exitStatus)
+        }
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    /// Writes a JSON document the server sent (or assembled from its pieces) to stdout, with a final newline.
+    static func printJSON(_ bytes: [UInt8]) {
+        Console.standardOutput.line(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// `[a,b,c]` from JSON values' bytes.
+    static func jsonArray(_ elements: [[UInt8]]) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        for (index, element) in elements.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out += element
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+}

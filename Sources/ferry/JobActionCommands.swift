@@ -1,0 +1,79 @@
+import ArgumentParser
+import FerryClient
+
+/// What `pause`, `resume` and `cancel` share: act on each id given, print `ID state` (or the job's JSON), exit 1
+/// if any action was refused (each refusal is printed with the API's message and code).
+private func act(_ action: JobAction, ids: [String], json: Bool, connection: ConnectionOptions) throws {
+    try ClientRun.run {
+        let api = try connection.api()
+        var failed = false
+        var bodies: [[UInt8]] = []
+        for id in ids {
+            do {
+                let job = try api.perform(action, on: id)
+                bodies.append(job.body)
+                if !json { Console.standardOutput.line(TerminalText.sanitized("\(job.value.id)  \(job.value.state)")) }
+            } catch let error as ClientError {
+                guard case .api = error else { throw error }
+                failed = true
+                Console.standardError.line("ferry: \(id): \(error)")
+            }
+        }
+        if json { ClientRun.printJSON(ids.count == 1 && bodies.count == 1 ? bodies[0] : ClientRun.jsonArray(bodies)) }
+        return failed ? 1 : 0
+    }
+}
+
+/// `ferry pause ID...`
+struct PauseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pause jobs (their bytes are kept).")
+    @Argument(help: "Job ids.") var ids: [String]
+    @Flag(help: "Print the API's job object (an array for several ids).") var json = false
+    @OptionGroup var connection: ConnectionOptions
+    func run() throws { try act(.pause, ids: ids, json: json, connection: connection) }
+}
+
+/// `ferry resume ID...`
+struct ResumeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resume paused or failed jobs.")
+    @Argument(help: "Job ids.") var ids: [String]
+    @Flag(help: "Print the API's job object (an array for several ids).") var json = false
+    @OptionGroup var connection: ConnectionOptions
+    func run() throws { try act(.resume, ids: ids, json: json, connection: connection) }
+}
+
+/// `ferry cancel ID...`
+struct CancelCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cancel", abstract: "Cancel jobs for good (their partial bytes are deleted).")
+    @Argument(help: "Job ids.") var ids: [String]
+    @Flag(help: "Print the API's job object (an array for several ids).") var json = false
+    @OptionGroup var connection: ConnectionOptions
+    func run() throws { try act(.cancel, ids: ids, json: json, connection: connection) }
+}
+
+/// `ferry rm ID...`: `DELETE`, which stops a job and deletes it with its file.
+struct RemoveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rm", abstract: "Delete jobs and their files.", aliases: ["remove"])
+    @Argument(help: "Job ids.") var ids: [String]
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() throws {
+        try ClientRun.run {
+            let api = try connection.api()
+            var failed = false
+            for id in ids {
+                do {
+                    try api.delete(id)
+                    Console.standardOutput.line(TerminalText.sanitized(id) + "  removed")
+                } catch let error as ClientError {
+                    guard case .api = error else { throw error }
+                    failed = true
+                    Console.standardError.line("ferry: \(id): \(error)")
+                }
+            }
+            return failed ? 1 : 0
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import ArgumentParser
+import FerryClient
+import Foundation
+
+/// `ferry ls`: every job (all pages), as a table or, with `--json`, `{"jobs": [...]}` as the server sent them.
+struct ListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ls",
+        abstract: "List the jobs of a running Ferry, oldest first.",
+        aliases: ["list"]
+    )
+
+    @Option(help: "Only jobs in these states, a comma list (waiting,downloading,paused,finished,failed,cancelled).")
+    var state: String?
+    @Flag(help: "Print {\"jobs\": [...]} with the API's job objects.") var json = false
+    @Option(name: .customLong("page-size"), help: ArgumentHelp("Jobs asked for per request.", visibility: .hidden))
+    var pageSize = 1000
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() throws {
+        try ClientRun.run {
+            let page = try connection.api().allJobs(states: state, pageSize: pageSize)
+            if json {
+                ClientRun.printJSON(Array(#"{"jobs":"#.utf8) + ClientRun.jsonArray(page.rawJobs) + [UInt8(ascii: "}")])
+                return 0
+            }
+            let console = Console.standardOutput
+            guard !page.jobs.isEmpty else {
+                if console.isTerminal { Console.standardError.line("no jobs") }
+                return 0
+            }
+            let table = JobTable(width: console.isTerminal ? console.columns : nil)
+            for line in table.render(page.jobs) { console.line(line) }
+            return 0
+        }
+    }
+}
+
+/// `ferry show ID`: one job's details, or its JSON.
+struct ShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one job.")
+
+    @Argument(help: "The job's id.") var id: String
+    @Flag(help: "Print the API's job object.") var json = false
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() throws {
+        try ClientRun.run {
+            let job = try connection.api().job(id)
+            if json {
+                ClientRun.printJSON(job.body)
+            } else {
+                for line in JobDetails.lines(job.value) { Console.standardOutput.line(line) }
+            }
+            return 0
+        }
+    }
+}

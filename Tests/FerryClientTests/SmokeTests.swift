@@ -1,4 +1,0 @@
-import Testing
-@testable import FerryClient
-
-@Test func FerryClientBuilds() { #expect(Bool(true)) }

@@ -1,0 +1,67 @@
+@testable import FerryClient
+import Foundation
+import Testing
+
+@Suite("ferry add arguments → request")
+struct SubmissionTests {
+    private func json(_ submission: Submission) throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(submission.body))
+    }
+
+    @Test func oneURLIsASingleObjectWithOnlyTheOptionsGiven() throws {
+        let submission = try AddArguments(urls: ["https://example.com/a.iso"]).submission()
+        #expect(submission == .single(JobSubmission(url: "https://example.com/a.iso")))
+        #expect(String(decoding: submission.body, as: UTF8.self) == #"{"url":"https://example.com/a.iso"}"#)
+    }
+
+    @Test func everyOptionMapsToItsField() throws {
+        let digest = String(repeating: "AB", count: 32)
+        let submission = try AddArguments(
+            urls: ["https://example.com/a.iso"], filename: "b.iso", sha256: digest, priority: -3, connections: 4,
+            paused: true, headers: ["Authorization: Bearer x", "X-Empty:"]).submission()
+        let object = try #require(try json(submission) as? [String: Any])
+        #expect(object["url"] as? String == "https://example.com/a.iso")
+        #expect(object["filename"] as? String == "b.iso")
+        #expect(object["sha256"] as? String == digest.lowercased())
+        #expect(object["priority"] as? Int == -3)
+        #expect(object["connections"] as? Int == 4)
+        #expect(object["paused"] as? Bool == true)
+        #expect(object["headers"] as? [String: String] == ["Authorization": "Bearer x", "X-Empty": ""])
+    }
+
+    @Test func severalURLsAreABatchSharingTheCommonOptions() throws {
+        let submission = try AddArguments(urls: ["http://a/1", "http://a/2"], priority: 2, paused: true,
+                                          headers: ["Cookie: k=v"]).submission()
+        guard case .batch(let items) = submission else { Issue.record("not a batch"); return }
+        #expect(items.map(\.url) == ["http://a/1", "http://a/2"])
+        #expect(items.allSatisfy { $0.priority == 2 && $0.paused == true && $0.headers == ["Cookie": "k=v"] })
+        let array = try #require(try json(submission) as? [[String: Any]])
+        #expect(array.count == 2)
+    }
+
+    @Test func optionsForOneFileAreRefusedWithSeveralURLs() {
+        #expect(throws: ClientError.usage("--filename names one file: give a single URL with it")) {
+            try AddArguments(urls: ["http://a/1", "http://a/2"], filename: "x").submission()
+        }
+        #expect(throws: ClientError.self) {
+            try AddArguments(urls: ["http://a/1", "http://a/2"], sha256: String(repeating: "0", count: 64)).submission()
+        }
+        #expect(throws: ClientError.self) { try AddArguments(urls: []).submission() }
+    }
+
+    @Test func aDigestMustBe64HexDigits() {
+        #expect(throws: ClientError.self) { try AddArguments(urls: ["http://a"], sha256: "abc").submission() }
+        #expect(throws: ClientError.self) {
+            try AddArguments(urls: ["http://a"], sha256: String(repeating: "g", count: 64)).submission()
+        }
+    }
+
+    @Test func headerLines() throws {
+        #expect(try AddArguments.parseHeaders([]) == nil)
+        #expect(try AddArguments.parseHeaders(["  Accept :  text/plain  ", "X-A: b: c"]) == ["Accept": "text/plain", "X-A": "b: c"])
+        #expect(throws: ClientError.self) { try AddArguments.parseHeaders(["no colon"]) }
+        #expect(throws: ClientError.self) { try AddArguments.parseHeaders([": value"]) }
+        #expect(throws: ClientError.self) { try AddArguments.parseHeaders(["Bad Name: v"]) }
+        #expect(throws: ClientError.self) { try AddArguments.parseHeaders(["X-A: 1", "x-a: 2"]) }
+    }
+}
