@@ -45,7 +45,11 @@ struct TempDirectory {
         #expect(await files.handle(HTTPRequest(target: "/sub/"))?.status == .ok)
         #expect(await files.handle(HTTPRequest(target: "/sub"))?.status == .ok)
         #expect(await files.handle(HTTPRequest(method: .HEAD, target: "/app.js"))?.status == .ok)
-        #expect(await files.handle(HTTPRequest(method: .POST, target: "/app.js")) == nil)
+        let post = try #require(await files.handle(HTTPRequest(method: .POST, target: "/app.js")))
+        #expect(post.status == .methodNotAllowed)
+        #expect(post.headers["Allow"] == "GET, HEAD")
+        #expect(await files.handle(HTTPRequest(method: .PUT, target: "/"))?.status == .methodNotAllowed)
+        #expect(await files.handle(HTTPRequest(method: .POST, target: "/missing.js")) == nil, "no file: the router's 404")
         #expect(await files.handle(HTTPRequest(target: "/missing.js")) == nil)
     }
 

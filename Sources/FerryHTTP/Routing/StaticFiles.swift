@@ -18,19 +18,12 @@ public struct StaticFiles: Sendable {
 
     /// The response for `request`, or nil when this is not a GET/HEAD of an existing file under the root.
     public func handle(_ request: HTTPRequest) async -> HTTPResponse? {
-        guard request.method == .GET || request.method == .HEAD, let resolvedRoot,
-              let relative = Self.safeRelativePath(request.rawPath) else { return nil }
-        var candidate = resolvedRoot + relative
-        if relative.hasSuffix("/") { candidate += "index.html" }
-        guard var real = Self.realPath(candidate), Self.isInside(real, root: resolvedRoot),
-              var info = Self.status(real) else { return nil }
-        if (info.st_mode & S_IFMT) == S_IFDIR {
-            guard let index = Self.realPath(real + "/index.html"), Self.isInside(index, root: resolvedRoot),
-                  let indexInfo = Self.status(index) else { return nil }
-            real = index
-            info = indexInfo
+        guard let (real, info) = file(at: request.rawPath) else { return nil }
+        guard request.method == .GET || request.method == .HEAD else {
+            return errorResponse(.methodNotAllowed, code: "method_not_allowed",
+                                 message: "\(request.method.rawValue) is not allowed on \(request.path); use GET or HEAD",
+                                 headers: ["Allow": "GET, HEAD"])
         }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
 
         let size = Int64(info.st_size)
         let mtime = Int(info.st_mtim.tv_sec)
@@ -60,6 +53,24 @@ public struct StaticFiles: Sendable {
 
     /// The decoded path when it is safe to append to the root: starts with "/", no encoded separators or NUL,
     /// no backslash, no empty/dot/hidden segments. nil otherwise.
+    /// The regular file a request path names inside the root (a directory names its `index.html`),
+    /// with its status; nil for anything outside the root, missing, or not a regular file.
+    private func file(at rawPath: String) -> (path: String, info: stat)? {
+        guard let resolvedRoot, let relative = Self.safeRelativePath(rawPath) else { return nil }
+        var candidate = resolvedRoot + relative
+        if relative.hasSuffix("/") { candidate += "index.html" }
+        guard var real = Self.realPath(candidate), Self.isInside(real, root: resolvedRoot),
+              var info = Self.status(real) else { return nil }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            guard let index = Self.realPath(real + "/index.html"), Self.isInside(index, root: resolvedRoot),
+                  let indexInfo = Self.status(index) else { return nil }
+            real = index
+            info = indexInfo
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return (real, info)
+    }
+
     static func safeRelativePath(_ rawPath: String) -> String? {
         guard rawPath.hasPrefix("/") else { return nil }
         let lowered = rawPath.lowercased()
