@@ -36,7 +36,10 @@ import Foundation
 /// - map SQLSTATE errors into `JobStoreError` (a `.postgres(sqlstate:message:operation:)` case), as SQLite codes are.
 public protocol JobStore: Sendable {
     /// Stores new jobs in one transaction and returns them as stored: `sequence` assigned, dates normalized.
-    func insert(_ jobs: [JobRecord]) async throws -> [JobRecord]
+    /// With `idempotencyRecord`, the answer to the request that created them is saved (or replaced) in the
+    /// same transaction: after a crash either both are there or neither, so a retried request never
+    /// creates the jobs twice.
+    func insert(_ jobs: [JobRecord], idempotencyRecord: IdempotencyRecord?) async throws -> [JobRecord]
     /// Replaces the job with the same id (its `sequence` is kept as stored). Throws `JobStoreError.notFound`.
     func update(_ job: JobRecord) async throws
     /// Replaces and deletes jobs in one transaction (a group commit): all or nothing, durable when it returns.
@@ -63,4 +66,11 @@ public protocol JobStore: Sendable {
     func setValue(_ value: String, forKey key: String) async throws
     /// Releases resources. Calls made afterwards fail (SQLite) or keep working (memory).
     func close() async
+}
+
+extension JobStore {
+    /// Stores new jobs in one transaction (no idempotency record).
+    public func insert(_ jobs: [JobRecord]) async throws -> [JobRecord] {
+        try await insert(jobs, idempotencyRecord: nil)
+    }
 }

@@ -285,6 +285,31 @@ struct JobStoreContractTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func jobsAndTheirIdempotencyRecordAreStoredTogetherOrNotAtAll(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let record = IdempotencyRecord(key: "k", requestHash: "h", status: 201, body: Array("{}".utf8),
+                                           createdAt: Date(timeIntervalSince1970: 1_795_000_000.000_4))
+            let stored = try await store.insert([JobRecord.make("a"), JobRecord.make("b")], idempotencyRecord: record)
+            #expect(stored.map(\.id) == ["a", "b"])
+            #expect(try await store.idempotencyRecord(key: "k") == record.storedForm)
+
+            // A batch that fails (a duplicate id) stores neither its jobs nor its record.
+            var other = record
+            other.key = "k2"
+            await #expect(throws: JobStoreError.self) {
+                _ = try await store.insert([JobRecord.make("c"), JobRecord.make("a")], idempotencyRecord: other)
+            }
+            #expect(try await store.job(id: "c") == nil)
+            #expect(try await store.idempotencyRecord(key: "k2") == nil)
+
+            // No jobs to insert: the record alone is saved.
+            other.key = "k3"
+            #expect(try await store.insert([], idempotencyRecord: other).isEmpty)
+            #expect(try await store.idempotencyRecord(key: "k3") == other.storedForm)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func metaValuesAreSetAndReplaced(kind: StoreKind) async throws {
         try await kind.withStore { store in
             #expect(try await store.value(forKey: "lastEventID") == nil)

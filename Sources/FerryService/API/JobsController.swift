@@ -60,47 +60,65 @@ struct JobsController: Sendable {
             response.headers["Idempotent-Replayed"] = "true"
             return response
         }
-        let response = try await createJobs(request)
-        if case .bytes(let body) = response.body, response.status.code < 500 {
-            let record = IdempotencyRecord(key: key, requestHash: fingerprint, status: response.status.code,
-                                           body: body, createdAt: Date())
-            do { try await store.saveIdempotencyRecord(record) } catch { throw APIError.store(error) }
-        }
+        // The answer is stored with the jobs it created, in one transaction (see `IdempotencyIntent`).
+        let intent = IdempotencyIntent(key: key, fingerprint: fingerprint, request: request)
+        let response = try await createJobs(request, idempotency: intent)
+        // Saved again on its own for answers that created no job (all deduplicated or refused): the
+        // insert only ran, and only stored the record, when there were new jobs. Best effort: the jobs
+        // (if any) exist, so a failure here must not turn the answer into an error.
+        if let record = intent.record(for: response) { try? await store.saveIdempotencyRecord(record) }
         return response
     }
 
-    private func createJobs(_ request: HTTPRequest) async throws -> HTTPResponse {
+    private func createJobs(_ request: HTTPRequest, idempotency: IdempotencyIntent? = nil) async throws -> HTTPResponse {
+        let render: @Sendable ([JobSupervisor.Created]) -> HTTPResponse
+        let drafts: [JobDraft]
         if RequestDecoding.isArray(request.body) {
             let items = try RequestDecoding.decode([BatchItem].self, from: request.body)
             guard items.count <= Self.maxBatch else {
                 throw APIError(.payloadTooLarge, "a batch may hold at most \(Self.maxBatch) jobs")
             }
-            var drafts: [JobDraft] = []
+            var valid: [JobDraft] = []
             var slots: [Result<Int, APIError>] = []
             for item in items {
                 do {
                     let body = try item.result.get()
-                    drafts.append(try JobDraft.validate(body, allowPrivateNetworks: allowPrivateNetworks))
-                    slots.append(.success(drafts.count - 1))
+                    valid.append(try JobDraft.validate(body, allowPrivateNetworks: allowPrivateNetworks))
+                    slots.append(.success(valid.count - 1))
                 } catch {
                     slots.append(.failure(error))
                 }
             }
-            let answers = drafts.isEmpty ? [] : try await supervisor.create(drafts)
-            var json = JSONWriter(capacity: 600 * items.count + 2)
-            json.beginArray()
-            for slot in slots {
-                switch slot {
-                case .success(let index): write(answers[index], into: &json)
-                case .failure(let error): writeError(error, into: &json)
-                }
-            }
-            json.endArray()
-            return .json(.ok, json.bytes)
+            drafts = valid
+            let outcomes = slots
+            render = { answers in Self.batchResponse(slots: outcomes, answers: answers) }
+        } else {
+            let body = try RequestDecoding.decode(JobDraft.Body.self, from: request.body)
+            drafts = [try JobDraft.validate(body, allowPrivateNetworks: allowPrivateNetworks)]
+            render = { answers in Self.singleResponse(answers[0], for: request) }
         }
-        let body = try RequestDecoding.decode(JobDraft.Body.self, from: request.body)
-        let draft = try JobDraft.validate(body, allowPrivateNetworks: allowPrivateNetworks)
-        let answer = try await supervisor.create([draft])[0]
+        var makeRecord: (@Sendable ([JobSupervisor.Created]) -> IdempotencyRecord?)?
+        if let idempotency {
+            makeRecord = { answers in idempotency.record(for: render(answers)) }
+        }
+        let answers = drafts.isEmpty ? [] : try await supervisor.create(drafts, idempotencyRecord: makeRecord)
+        return render(answers)
+    }
+
+    private static func batchResponse(slots: [Result<Int, APIError>], answers: [JobSupervisor.Created]) -> HTTPResponse {
+        var json = JSONWriter(capacity: 600 * slots.count + 2)
+        json.beginArray()
+        for slot in slots {
+            switch slot {
+            case .success(let index): write(answers[index], into: &json)
+            case .failure(let error): writeError(error, into: &json)
+            }
+        }
+        json.endArray()
+        return .json(.ok, json.bytes)
+    }
+
+    private static func singleResponse(_ answer: JobSupervisor.Created, for request: HTTPRequest) -> HTTPResponse {
         switch answer {
         case .created(let job):
             var response = HTTPResponse.json(.created, JobView.render(job, rates: nil))
@@ -111,18 +129,18 @@ struct JobsController: Sendable {
             response.headers["Location"] = "/api/v1/jobs/\(job.id)"
             return response
         case .refused(let error):
-            throw error
+            return error.response(for: request)
         }
     }
 
-    private func write(_ answer: JobSupervisor.Created, into json: inout JSONWriter) {
+    private static func write(_ answer: JobSupervisor.Created, into json: inout JSONWriter) {
         switch answer {
         case .created(let job), .existing(let job): JobView.write(job, rates: nil, into: &json)
         case .refused(let error): writeError(error, into: &json)
         }
     }
 
-    private func writeError(_ error: APIError, into json: inout JSONWriter) {
+    private static func writeError(_ error: APIError, into json: inout JSONWriter) {
         json.beginObject()
         json.key("error")
         json.beginObject()
@@ -271,4 +289,18 @@ actor IdempotencyGate {
 
     func begin(_ key: String) -> Bool { inFlight.insert(key).inserted }
     func end(_ key: String) { inFlight.remove(key) }
+}
+
+/// A create request's `Idempotency-Key` and fingerprint, and how its answer becomes the record that
+/// replays it. Answers of 500 and above are not recorded (a retry should try again).
+struct IdempotencyIntent: Sendable {
+    let key: String
+    let fingerprint: String
+    let request: HTTPRequest
+
+    func record(for response: HTTPResponse) -> IdempotencyRecord? {
+        guard case .bytes(let body) = response.body, response.status.code < 500 else { return nil }
+        return IdempotencyRecord(key: key, requestHash: fingerprint, status: response.status.code, body: body,
+                                 createdAt: Date())
+    }
 }

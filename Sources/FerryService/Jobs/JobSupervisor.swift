@@ -187,7 +187,10 @@ actor JobSupervisor {
 
     /// Creates jobs from validated drafts, one answer per draft, in order.
     /// Deduplicated drafts answer with the existing job; the rest are inserted in one transaction.
-    func create(_ drafts: [JobDraft]) async throws -> [Created] {
+    /// - Parameter idempotencyRecord: for a request with an `Idempotency-Key`: makes the record of the
+    ///   answer from the answers, stored in the same transaction as the new jobs.
+    func create(_ drafts: [JobDraft],
+                idempotencyRecord: (@Sendable ([Created]) -> IdempotencyRecord?)? = nil) async throws -> [Created] {
         var answers: [Created?] = Array(repeating: nil, count: drafts.count)
         var fresh: [(index: Int, record: JobRecord, draft: JobDraft)] = []
         var claimedHere: [String: Int] = [:]
@@ -235,9 +238,16 @@ actor JobSupervisor {
         defer { for item in fresh where item.draft.dedupe { pendingDedupe.removeValue(forKey: item.record.dedupeKey) } }
         guard !fresh.isEmpty else { return answers.map { $0! } }
 
+        // The answers as they will be once the insert is done (records as the store keeps them).
+        var record: IdempotencyRecord?
+        if let idempotencyRecord {
+            var provisional = answers
+            for item in fresh { provisional[item.index] = .created(item.record.storedForm) }
+            record = idempotencyRecord(provisional.map { $0 ?? .refused(APIError(.internal, "job creation lost an answer")) })
+        }
         let inserted: [JobRecord]
         do {
-            inserted = try await store.insert(fresh.map(\.record))
+            inserted = try await store.insert(fresh.map(\.record), idempotencyRecord: record)
         } catch {
             for item in fresh { spool.release(jobID: item.record.id) }
             throw APIError.store(error)

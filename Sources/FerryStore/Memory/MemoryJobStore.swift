@@ -15,7 +15,7 @@ public actor MemoryJobStore: JobStore {
 
     public init() {}
 
-    public func insert(_ jobs: [JobRecord]) throws -> [JobRecord] {
+    public func insert(_ jobs: [JobRecord], idempotencyRecord: IdempotencyRecord?) throws -> [JobRecord] {
         var seen = Set<String>()
         for job in jobs where sequenceByID[job.id] != nil || !seen.insert(job.id).inserted {
             throw JobStoreError.duplicateID(job.id)
@@ -28,6 +28,7 @@ public actor MemoryJobStore: JobStore {
         }
         for record in stored { sequenceByID[record.id] = record.sequence }
         ordered.append(contentsOf: stored)
+        if let idempotencyRecord { saveIdempotencyRecord(idempotencyRecord) }
         return stored
     }
 

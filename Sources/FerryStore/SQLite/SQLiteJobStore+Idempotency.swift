@@ -19,21 +19,24 @@ extension SQLiteJobStore {
     }
 
     public func saveIdempotencyRecord(_ record: IdempotencyRecord) async throws {
-        try await perform { connection in
-            try connection.withStatement(
-                """
-                INSERT OR REPLACE INTO idempotency_records (key, request_hash, status, body, created_at)
-                VALUES (:key, :request_hash, :status, :body, :created_at)
-                """,
-                operation: "save idempotency record"
-            ) { statement in
-                try statement.bind(record.key, to: ":key")
-                try statement.bind(record.requestHash, to: ":request_hash")
-                try statement.bind(record.status, to: ":status")
-                try statement.bind(record.body, to: ":body")
-                try statement.bind(StoredDate.seconds(record.createdAt), to: ":created_at")
-                try statement.step()
-            }
+        try await perform { connection in try Self.save(record, on: connection) }
+    }
+
+    /// Saves (or replaces) `record`; on the store's queue, inside the caller's transaction if any.
+    static func save(_ record: IdempotencyRecord, on connection: SQLiteConnection) throws {
+        try connection.withStatement(
+            """
+            INSERT OR REPLACE INTO idempotency_records (key, request_hash, status, body, created_at)
+            VALUES (:key, :request_hash, :status, :body, :created_at)
+            """,
+            operation: "save idempotency record"
+        ) { statement in
+            try statement.bind(record.key, to: ":key")
+            try statement.bind(record.requestHash, to: ":request_hash")
+            try statement.bind(record.status, to: ":status")
+            try statement.bind(record.body, to: ":body")
+            try statement.bind(StoredDate.seconds(record.createdAt), to: ":created_at")
+            try statement.step()
         }
     }
 

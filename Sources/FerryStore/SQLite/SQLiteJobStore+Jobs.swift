@@ -5,8 +5,11 @@ import Foundation
 private let primaryKeyViolation: Int32 = SQLITE_CONSTRAINT | (6 << 8)
 
 extension SQLiteJobStore {
-    public func insert(_ jobs: [JobRecord]) async throws -> [JobRecord] {
-        guard !jobs.isEmpty else { return [] }
+    public func insert(_ jobs: [JobRecord], idempotencyRecord: IdempotencyRecord?) async throws -> [JobRecord] {
+        guard !jobs.isEmpty else {
+            if let idempotencyRecord { try await saveIdempotencyRecord(idempotencyRecord) }
+            return []
+        }
         return try await perform { connection in
             try connection.transaction("insert \(jobs.count) job(s)") {
                 var sequence = try Self.lastSequence(connection)
@@ -33,6 +36,7 @@ extension SQLiteJobStore {
                     try statement.bind(sequence, to: ":value")
                     try statement.step()
                 }
+                if let idempotencyRecord { try Self.save(idempotencyRecord, on: connection) }
                 return stored
             }
         }
