@@ -108,7 +108,8 @@ public final class FerryService: @unchecked Sendable {
         var serverConfiguration = HTTPServerConfiguration()
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
-        let server = HTTPServer(configuration: serverConfiguration, logger: logger) { request in
+        let server = HTTPServer(configuration: serverConfiguration, logger: logger,
+                                immediate: OperationsController.immediate(metrics: metrics)) { request in
             switch Result(catching: { () throws(APIError) in try access.check(request) }) {
             case .success: break
             case .failure(let refusal):

@@ -127,7 +127,9 @@ extension Connection: ResponseStreamSink {
         responseBytes = 0
         exchange.status = response.status.code
 
-        var keepAlive = exchange.keepAlive && !exchange.closeAfter && phase == .open
+        // While draining, requests already received behind this one are still answered on this connection
+        // (finishResponse closes after the last), so only the last response says `Connection: close`.
+        var keepAlive = exchange.keepAlive && !exchange.closeAfter && (phase == .open || exchanges.count > 1)
             && !response.headers.listValues("connection").contains { ASCII.equalsIgnoringCase($0, "close") }
         let framing: ResponseHead.Framing
         if !response.status.allowsBody {

@@ -192,6 +192,10 @@ final class Connection: @unchecked Sendable {
     }
 
     private func run(_ request: HTTPRequest, for exchange: Exchange) {
+        if let response = context.immediate?(request) {
+            deliver(response, to: exchange)
+            return
+        }
         let handler = context.handler
         Task {
             let response = await handler(request)

@@ -6,6 +6,9 @@ import Glibc
 
 /// Answers one request. Runs in a Task per request; the response is written on the connection's queue.
 public typealias HTTPHandler = @Sendable (HTTPRequest) async -> HTTPResponse
+/// Answers a request at once on its connection's queue, or returns nil to pass it to the `HTTPHandler`.
+/// For cheap answers that must not wait behind busy async handlers (liveness probes); it must not block.
+public typealias ImmediateResponder = @Sendable (HTTPRequest) -> HTTPResponse?
 
 /// An HTTP/1.1 server on POSIX sockets and Dispatch sources.
 ///
@@ -26,8 +29,9 @@ public final class HTTPServer: @unchecked Sendable {
     private var shuttingDown = false
     private var started = false
 
-    public init(configuration: HTTPServerConfiguration, logger: Logger, handler: @escaping HTTPHandler) {
-        context = ServerContext(configuration: configuration, logger: logger, handler: handler)
+    public init(configuration: HTTPServerConfiguration, logger: Logger, immediate: ImmediateResponder? = nil,
+                handler: @escaping HTTPHandler) {
+        context = ServerContext(configuration: configuration, logger: logger, immediate: immediate, handler: handler)
         let target = DispatchQueue.global(qos: .userInitiated)
         queues = (0..<max(1, configuration.connectionQueues)).map {
             ConnectionQueue(label: "ferry.http.connections.\($0)", target: target)

@@ -8,6 +8,7 @@ final class ServerContext: @unchecked Sendable {
     let configuration: HTTPServerConfiguration
     let logger: Logger
     let handler: HTTPHandler
+    let immediate: ImmediateResponder?
     /// Entered once per listener and per connection; left when its fd is closed.
     let group = DispatchGroup()
     let openConnections = Atomic<Int>(0)
@@ -15,9 +16,11 @@ final class ServerContext: @unchecked Sendable {
     let peakOutputBuffer = Atomic<Int>(0)
     weak var server: HTTPServer?
 
-    init(configuration: HTTPServerConfiguration, logger: Logger, handler: @escaping HTTPHandler) {
+    init(configuration: HTTPServerConfiguration, logger: Logger, immediate: ImmediateResponder? = nil,
+         handler: @escaping HTTPHandler) {
         self.configuration = configuration
         self.logger = logger
+        self.immediate = immediate
         self.handler = handler
     }
 

@@ -15,13 +15,26 @@ struct OperationsController: Sendable {
     let openConnections: @Sendable () -> Int
 
     func register(_ routes: RouteTable) {
-        routes.add(.GET, "/healthz") { _ in .json(.ok, Array(#"{"status":"ok"}"#.utf8)) }
+        routes.add(.GET, "/healthz") { _ in Self.healthy }
         routes.add(.GET, "/readyz", ready)
         routes.add(.GET, "/metrics", prometheus)
         routes.add(.GET, "/api/v1/openapi.json") { _ in
             var response = HTTPResponse.json(.ok, Array(OpenAPIDocument.json.utf8))
             response.headers["Cache-Control"] = "no-cache"
             return response
+        }
+    }
+
+    /// `/healthz`: the process serves. Also answered on the connection queue itself (`immediate`),
+    /// so a liveness probe never waits behind busy request handlers.
+    static let healthy = HTTPResponse.json(.ok, Array(#"{"status":"ok"}"#.utf8))
+
+    /// Answers `GET`/`HEAD /healthz` at once; nil for everything else.
+    static func immediate(metrics: ServiceMetrics) -> ImmediateResponder {
+        { request in
+            guard request.path == "/healthz", request.method == .GET || request.method == .HEAD else { return nil }
+            metrics.request(route: "/healthz", method: request.method.rawValue, status: 200)
+            return healthy
         }
     }
 
