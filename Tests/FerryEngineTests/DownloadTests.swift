@@ -239,7 +239,10 @@ extension EngineIntegrationTests {
             events.filter(\.isEnd).count == 5 && events.contains { $0.id == "slow" && ($0.progress?.bytesReceived ?? 0) > 300_000 }
         }
         await h.engine.shutdown()
-        let leaked = Descriptors.snapshot().subtracting(before).filter { $0.isSocket || $0.target.hasPrefix(h.root) }
+        let originSockets = Descriptors.socketInodes(remotePort: origin.port)
+        let leaked = Descriptors.snapshot().subtracting(before).filter { descriptor in
+            descriptor.socketInode.map(originSockets.contains) ?? descriptor.target.hasPrefix(h.root)
+        }
         #expect(leaked.isEmpty, "leaked: \(leaked)")
         let stopped = h.recorder.events(for: "slow").last
         guard case .stopped(_, let onDisk)? = stopped else {

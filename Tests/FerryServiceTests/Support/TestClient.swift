@@ -50,6 +50,8 @@ enum TestClientError: Error, CustomStringConvertible {
 
 /// One TCP connection to 127.0.0.1 with a receive timeout.
 final class TestConnection {
+    /// Closed only by `deinit`: a throwing init still runs it, so closing before a throw as well
+    /// closed the number twice (the second time, whatever another test had opened under it).
     let fd: Int32
     private var buffer: [UInt8] = []
 
@@ -62,7 +64,7 @@ final class TestConnection {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard result == 0 else { let e = errno; close(fd); throw TestClientError.connect(e) }
+        guard result == 0 else { throw TestClientError.connect(errno) }
         setTimeout(timeout)
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
