@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build release test docker-check browser-test fuzz bench clean
+.PHONY: run build release test docker-check browser-test crash-suite fault-suite diskfull-suite hostile-suite load-suite fuzz bench clean
 
 run: release ## Run the service with embedded defaults (127.0.0.1:8080, ./spool)
 	./.build/release/ferry serve $(ARGS)
@@ -22,12 +22,27 @@ test: ## Build and run every test suite (starts its own nginx and fault origin o
 	python3 Tests/openapi/validate.py
 	python3 Tests/docker/check_image.py --binary .build/debug/ferry
 	FERRY_BIN=.build/debug/ferry scripts/browser-test.sh
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fault_suite.py
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/hostile_suite.py
 
 docker-check: release ## Check the Dockerfile and that its runtime packages cover the release binary's libraries
 	python3 Tests/docker/check_image.py --binary .build/release/ferry
 
 browser-test: build ## The page in headless Chromium (installs chromium, chromium-driver, selenium)
 	FERRY_BIN=.build/debug/ferry scripts/browser-test.sh
+
+# The robustness suites (Tests/suites; each ends with "N passed, N failed"). make test runs the
+# fault and hostile-input suites; the others take longer or need a quiet machine.
+crash-suite: build
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/crash_suite.py $(ARGS)
+fault-suite: build
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fault_suite.py $(ARGS)
+diskfull-suite: build
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/diskfull_suite.py $(ARGS)
+hostile-suite: build
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/hostile_suite.py $(ARGS)
+load-suite: release
+	FERRY_BIN=.build/release/ferry python3 Tests/suites/load_suite.py $(ARGS)
 
 fuzz: ## Fuzz the HTTP request parser: make fuzz SECONDS=600
 	scripts/fuzz-parser.sh $(or $(SECONDS),60)

@@ -7,7 +7,7 @@ set -euo pipefail
 mode=${1:-build}
 pkgs=(pkg-config libcurl4-openssl-dev libssl-dev libsqlite3-dev ca-certificates)
 if [ "$mode" = test ] || [ "$mode" = all ]; then
-  pkgs+=(nginx-light python3 python3-pip curl chromium chromium-driver)
+  pkgs+=(nginx-light python3 python3-pip curl chromium chromium-driver util-linux iproute2)
 fi
 if [ "$mode" = browser ] || [ "$mode" = all ]; then
   pkgs+=(chromium chromium-driver python3-pip)
@@ -19,6 +19,7 @@ fi
 python_missing() {
   [ "$mode" = test ] || [ "$mode" = all ] || return 0
   python3 -c 'import openapi_spec_validator' 2>/dev/null || echo openapi-spec-validator
+  python3 -c 'import schemathesis' 2>/dev/null || echo 'schemathesis<5'
 }
 missing=()
 for p in "${pkgs[@]}"; do
