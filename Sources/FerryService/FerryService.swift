@@ -26,6 +26,7 @@ public final class FerryService: @unchecked Sendable {
     private var eventPump: Task<Void, Never>?
     private var housekeeping: Task<Void, Never>?
     private var retentionSweep: Task<Void, Never>?
+    private var ballastKeeper: Task<Void, Never>?
     private var engineEvents: AsyncStream<TransferEvent>.Continuation?
 
     public init(configuration: ServiceConfiguration, logger: Logger) {
@@ -49,14 +50,14 @@ public final class FerryService: @unchecked Sendable {
             try TokenFile.loadOrCreate(spool: spool.root, logger: logger)
         }
 
-        let store = try SQLiteJobStore(path: spool.root + "/ferry.db")
+        let ballast = StoreBallast(spoolRoot: spool.root)
+        let (store, highWater) = try await Self.openStore(spool: spool, ballast: ballast, logger: logger)
         self.store = store
-        let highWater = try await EventIDHighWater.load(store: store)
         let ids = EventIDAllocator(startingAfter: highWater.startAfter)
         let metrics = ServiceMetrics()
         let hub = EventHub(ids: ids, logger: logger)
         self.hub = hub
-        let commits = CommitPipeline(store: store, logger: logger, beforePublish: { events in
+        let commits = CommitPipeline(store: store, logger: logger, makeRoom: { ballast.release() }, beforePublish: { events in
             try await highWater.cover(events.last?.id ?? 0)
         }, publish: { hub.publish($0) })
         self.commits = commits
@@ -128,6 +129,16 @@ public final class FerryService: @unchecked Sendable {
         logger.info("Ferry listening", metadata: [
             "host": "\(configuration.host)", "port": "\(ports.first ?? configuration.port)", "spool": "\(spool.root)",
         ])
+        let minFreeSpace = configuration.minFreeSpace
+        ballastKeeper = Task { [logger] in
+            // Lays the store's ballast (back) down whenever there is room for it beyond the reserve.
+            while !Task.isCancelled {
+                if !ballast.isPresent, let free = spool.freeBytes(), free > minFreeSpace + 2 * ballast.size {
+                    if ballast.ensure() { logger.info("store ballast in place", metadata: ["bytes": "\(ballast.size)"]) }
+                }
+                try? await Task.sleep(for: .seconds(10))
+            }
+        }
         housekeeping = Task { [store, logger] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(3600))
@@ -151,6 +162,7 @@ public final class FerryService: @unchecked Sendable {
         logger.info("stopping: no new connections; transfers keep their bytes")
         housekeeping?.cancel()
         retentionSweep?.cancel()
+        ballastKeeper?.cancel()
         hub?.closeAll()
         async let serverDone: Void = server?.shutdown(grace: min(3, configuration.shutdownGrace)) ?? ()
         await engine?.shutdown()
@@ -160,6 +172,27 @@ public final class FerryService: @unchecked Sendable {
         await serverDone
         await store?.close()
         logger.info("stopped")
+    }
+
+    /// Opens the job store and loads the event-id high-water mark. On a full disk SQLite cannot open
+    /// its WAL or write the mark: the store's ballast is released and the open tried once more, so Ferry
+    /// starts (and reports `disk_full`) instead of exiting.
+    private static func openStore(spool: Spool, ballast: StoreBallast, logger: Logger) async throws -> (SQLiteJobStore, EventIDHighWater) {
+        func open() async throws -> (SQLiteJobStore, EventIDHighWater) {
+            let store = try SQLiteJobStore(path: spool.root + "/ferry.db")
+            do {
+                return (store, try await EventIDHighWater.load(store: store))
+            } catch {
+                await store.close()
+                throw error
+            }
+        }
+        do {
+            return try await open()
+        } catch let error as JobStoreError where error.isOutOfSpace && ballast.release() {
+            logger.warning("the disk is full: released the store's ballast to start", metadata: ["error": "\(error)"])
+            return try await open()
+        }
     }
 
     /// Runs until SIGTERM or SIGINT, then stops gracefully (API.md, "Running").
@@ -240,10 +273,17 @@ final class EventIDHighWater: @unchecked Sendable {
         self.startAfter = stored
     }
 
+    /// Reads the stored mark and moves it a block ahead. When the disk is too full for that write, Ferry
+    /// still starts: ids continue after the stored mark (every id issued before is below it), and the
+    /// mark is written by the first `cover` that finds room, before any event goes out.
     static func load(store: any JobStore) async throws -> EventIDHighWater {
         let previous = try await store.value(forKey: key).flatMap { Int64($0) } ?? 0
         let mark = EventIDHighWater(store: store, stored: previous)
-        try await mark.cover(previous + 1)
+        do {
+            try await mark.cover(previous + 1)
+        } catch let error as JobStoreError where error.isOutOfSpace {
+            // Nothing was published yet; `cover` runs again before the first event is.
+        }
         return mark
     }
 

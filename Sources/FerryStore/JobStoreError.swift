@@ -23,3 +23,13 @@ extension JobStoreError: CustomStringConvertible {
         }
     }
 }
+
+extension JobStoreError {
+    /// True when the failure means the disk (or its quota) is full: SQLite's `SQLITE_FULL`, or an I/O
+    /// error, which is how SQLite reports ENOSPC while growing its WAL or shared-memory files.
+    public var isOutOfSpace: Bool {
+        guard case .sqlite(let code, _, _) = self else { return false }
+        let primary = code & 0xFF
+        return primary == 13 /* SQLITE_FULL */ || primary == 10 /* SQLITE_IOERR */
+    }
+}

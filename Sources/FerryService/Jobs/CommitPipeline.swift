@@ -25,6 +25,7 @@ final class CommitPipeline: @unchecked Sendable {
     private let store: any JobStore
     private let publish: @Sendable ([ServerEvent]) -> Void
     private let beforePublish: @Sendable ([ServerEvent]) async throws -> Void
+    private let makeRoom: @Sendable () -> Bool
     private let logger: Logger
     private let lock = NSLock()
     private var pending: [(Change, Ticket?)] = []
@@ -36,11 +37,15 @@ final class CommitPipeline: @unchecked Sendable {
     /// - Parameters:
     ///   - beforePublish: runs after each batch is durable and before its events go out (the event
     ///     id high-water mark is kept ahead of the ids published).
+    ///   - makeRoom: called when a write failed because the disk is full; true when it freed space
+    ///     (`StoreBallast.release`), and the write is then tried once more.
     init(store: any JobStore, logger: Logger,
+         makeRoom: @escaping @Sendable () -> Bool = { false },
          beforePublish: @escaping @Sendable ([ServerEvent]) async throws -> Void = { _ in },
          publish: @escaping @Sendable ([ServerEvent]) -> Void) {
         self.store = store
         self.logger = logger
+        self.makeRoom = makeRoom
         self.beforePublish = beforePublish
         self.publish = publish
     }
@@ -149,7 +154,12 @@ final class CommitPipeline: @unchecked Sendable {
             }
         }
         do {
-            try await store.apply(updates: order.compactMap { latest[$0] }, deletions: deleted)
+            do {
+                try await store.apply(updates: order.compactMap { latest[$0] }, deletions: deleted)
+            } catch let error as JobStoreError where error.isOutOfSpace && makeRoom() {
+                logger.warning("the disk is full: released the store's ballast and writing again", metadata: ["error": "\(error)"])
+                try await store.apply(updates: order.compactMap { latest[$0] }, deletions: deleted)
+            }
             try await beforePublish(batch.flatMap { $0.0.events })
             lock.withLock { lastFailure = nil }
         } catch {

@@ -178,7 +178,15 @@ actor JobSupervisor {
         for id in partials where jobs[id] == nil || jobs[id]!.state == .finished || jobs[id]!.state == .cancelled {
             spool.removePartial(jobID: id)
         }
-        if !changed.isEmpty { try await store.apply(updates: changed, deletions: []) }
+        if !changed.isEmpty {
+            do {
+                try await store.apply(updates: changed, deletions: [])
+            } catch let error as JobStoreError where error.isOutOfSpace {
+                // Start anyway on a full disk: the table holds these changes, and each job's next
+                // change writes its whole record once there is room again.
+                logger.warning("the disk is full: recovered jobs are not yet saved", metadata: ["error": "\(error)"])
+            }
+        }
         for job in resubmit { engine.submit(spec(for: job)) }
         logger.info("recovered jobs", metadata: ["jobs": "\(stored.count)", "resumed": "\(resubmit.count)"])
     }
