@@ -15,5 +15,5 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -g \
   fuzz/ParserFuzzer.swift Sources/FerryHTTP/Parsing/*.swift \
   -o fuzz/bin/parser-fuzzer
 cp -n fuzz/corpus/* fuzz/corpus-run/ 2>/dev/null || true
-exec fuzz/bin/parser-fuzzer -max_total_time="$seconds" -max_len=4096 -timeout=5 -rss_limit_mb=2048 \
+exec fuzz/bin/parser-fuzzer -max_total_time="$seconds" -max_len=4096 -timeout=30 -rss_limit_mb=2048 \
   -print_final_stats=1 "$@" fuzz/corpus-run
