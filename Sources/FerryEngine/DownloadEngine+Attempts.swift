@@ -16,11 +16,14 @@ extension DownloadEngine {
         transfer.phase = .opening
         let keep = !transfer.discardOnNextStart && (transfer.spec.resume != nil || transfer.hasAcceptedResponse)
         transfer.discardOnNextStart = false
-        transfer.writer.open(keepExisting: keep) { result in self.opened(transfer, result) }
+        transfer.writer.openPartial(keepExisting: keep, validator: transfer.ifRangeValidator, total: transfer.bytesExpected) { result in
+            self.opened(transfer, result)
+        }
     }
 
-    /// The partial file is open (and its bytes hashed): send the request, resuming when that is safe.
-    func opened(_ transfer: Transfer, _ result: Result<Int64, SystemError>) {
+    /// The partial file is open (and its bytes hashed): send the request, resuming when that is safe, or continue
+    /// the segments of a segmented download.
+    func opened(_ transfer: Transfer, _ result: Result<FileWriter.OpenedPartial, SystemError>) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard transfer.phase == .opening else {
             transfer.writer.close { bytes in self.stopped(transfer, bytesOnDisk: bytes) }
@@ -32,7 +35,13 @@ extension DownloadEngine {
             transfer.phase = .running
             attemptFailed(transfer, .write(error))
             return
-        case .success(let size):
+        case .success(.segmented(let sidecar)):
+            resumeSegments(transfer, sidecar)
+            return
+        case .success(.discarded(let reason)):
+            emit(.restarted(id: transfer.id, reason: reason))
+            onDisk = 0
+        case .success(.contiguous(let size)):
             onDisk = size
         }
         var offset = onDisk
@@ -65,18 +74,7 @@ extension DownloadEngine {
             transfer.resetAttempt(offset: offset)
             easy.onHeaderLine = { [unowned self] line in headerLine(transfer, line) }
             easy.onBody = { [unowned self] bytes in body(transfer, bytes) }
-            let allowPrivate = configuration.allowPrivateNetworks
-            easy.onConnect = { bytes in
-                guard let address = IPAddress(bytes: bytes) else {
-                    transfer.refusal = "refused to connect to an address that is not IPv4 or IPv6"
-                    return false
-                }
-                guard AddressPolicy.isAllowed(address, allowPrivateNetworks: allowPrivate) else {
-                    transfer.refusal = "\(address) is a \(AddressPolicy.classify(address).rawValue) address and private networks are not allowed"
-                    return false
-                }
-                return true
-            }
+            easy.onConnect = { [unowned self] bytes in admits(bytes) { transfer.refusal = $0 } }
             transfer.easy = easy
             transfer.phase = .running
             try multi.add(easy) { [unowned self] code in attemptEnded(transfer, code) }
@@ -89,21 +87,21 @@ extension DownloadEngine {
         applyRateLimits()
     }
 
+    /// Whether the address libcurl is about to connect to is allowed; `refuse` gets the reason when it is not.
+    func admits(_ bytes: [UInt8], refuse: (String) -> Void) -> Bool {
+        guard let address = IPAddress(bytes: bytes) else {
+            refuse("refused to connect to an address that is not IPv4 or IPv6")
+            return false
+        }
+        guard AddressPolicy.isAllowed(address, allowPrivateNetworks: configuration.allowPrivateNetworks) else {
+            refuse("\(address) is a \(AddressPolicy.classify(address).rawValue) address and private networks are not allowed")
+            return false
+        }
+        return true
+    }
+
     private func configure(_ easy: CurlEasy, for transfer: Transfer, offset: Int64) throws(CurlError) {
-        let c = configuration
-        try easy.set(CURLOPT_URL, transfer.url.normalized)
-        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
-        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        try easy.set(CURLOPT_FOLLOWLOCATION, 1)
-        try easy.set(CURLOPT_MAXREDIRS, c.maxRedirects)
-        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(c.connectTimeout * 1000))
-        try easy.set(CURLOPT_LOW_SPEED_LIMIT, c.lowSpeedLimit)
-        try easy.set(CURLOPT_LOW_SPEED_TIME, c.lowSpeedTime)
-        try easy.set(CURLOPT_BUFFERSIZE, c.receiveBufferSize)
-        try easy.set(CURLOPT_HTTP_VERSION, ferry_http_version_2tls())
-        try easy.set(CURLOPT_USERAGENT, c.userAgent)
-        try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
-        if let max = c.maxFileSize { try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: max) }
+        try configureRequest(easy, for: transfer, url: transfer.url.normalized)
         if let limit = transfer.spec.maxBytesPerSecond, limit > 0 { try easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: limit) }
         var lines = RequestHeaderFilter.lines(transfer.spec.headers)
         if offset > 0 {
@@ -111,6 +109,24 @@ extension DownloadEngine {
             if let validator = transfer.ifRangeValidator { lines.append("If-Range: \(validator)") }
         }
         try easy.setHeaders(lines)
+    }
+
+    /// The options every request of a transfer shares (URL, protocols, redirects, timeouts, buffer, limits).
+    func configureRequest(_ easy: CurlEasy, for transfer: Transfer, url: String) throws(CurlError) {
+        let c = configuration
+        try easy.set(CURLOPT_URL, url)
+        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_FOLLOWLOCATION, 1)
+        try easy.set(CURLOPT_MAXREDIRS, c.maxRedirects)
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(c.connectTimeout * 1000))
+        try easy.set(CURLOPT_LOW_SPEED_LIMIT, c.lowSpeedLimit)
+        try easy.set(CURLOPT_LOW_SPEED_TIME, c.lowSpeedTime)
+        try easy.set(CURLOPT_BUFFERSIZE, c.receiveBufferSize)  // 512 KiB by default: see `receiveBufferSize` for the measurement
+        try easy.set(CURLOPT_HTTP_VERSION, ferry_http_version_2tls())
+        try easy.set(CURLOPT_USERAGENT, c.userAgent)
+        try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
+        if let max = c.maxFileSize { try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: max) }
     }
 
     // MARK: libcurl callbacks (on `queue`, inside a libcurl call: never remove a handle here)
@@ -124,7 +140,9 @@ extension DownloadEngine {
         guard var head = transfer.head else { return true }
         if ResponseHead.isEndOfHeaders(line) {
             if head.isInterim || head.isFollowedRedirect { return true }
-            return decide(transfer, head)
+            guard decide(transfer, head) else { return false }
+            splitIfWorthIt(transfer, head)
+            return true
         }
         head.add(line: line)
         transfer.head = head
@@ -162,13 +180,18 @@ extension DownloadEngine {
 
     private func accepted(_ transfer: Transfer, _ head: ResponseHead, total: Int64?) {
         transfer.hasAcceptedResponse = true
-        transfer.bytesExpected = total
         if head.status != 416 {
             transfer.etag = head.etag
             transfer.lastModified = head.lastModified
             transfer.contentType = head.contentType ?? transfer.contentType
         }
-        let finalURL = transfer.easy?.effectiveURL ?? transfer.url.normalized
+        announce(transfer, head, total: total, effectiveURL: transfer.easy?.effectiveURL, offset: transfer.writeOffset)
+    }
+
+    /// Records the final URL and the file's name and size, and emits `.responded`.
+    func announce(_ transfer: Transfer, _ head: ResponseHead, total: Int64?, effectiveURL: String?, offset: Int64) {
+        transfer.bytesExpected = total
+        let finalURL = effectiveURL ?? transfer.url.normalized
         transfer.finalURL = finalURL
         if transfer.filename == nil {
             let name = Filename.resolve(requested: nil, contentDisposition: head.contentDisposition, finalURL: finalURL)
@@ -176,7 +199,7 @@ extension DownloadEngine {
         }
         emit(.responded(id: transfer.id, TransferMetadata(
             finalURL: finalURL, filename: transfer.filename ?? "download", contentType: transfer.contentType,
-            bytesExpected: total, etag: transfer.etag, lastModified: transfer.lastModified, offset: transfer.writeOffset)))
+            bytesExpected: total, etag: transfer.etag, lastModified: transfer.lastModified, offset: offset)))
     }
 
     private func body(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer) -> CurlEasy.BodyDisposition {
@@ -272,7 +295,7 @@ extension DownloadEngine {
     }
 
     /// The body is complete: make it durable, verify it, move it into `files/`.
-    private func finish(_ transfer: Transfer) {
+    func finish(_ transfer: Transfer) {
         // The slot stays taken until the final event: a job is "downloading" until it is finished.
         transfer.phase = .finishing
         transfer.writer.finish { result in
@@ -321,10 +344,15 @@ extension DownloadEngine {
 
     /// A failed attempt: close the writer (keeping the bytes), then retry, wait for space, or give up.
     func attemptFailed(_ transfer: Transfer, _ cause: FailureCause) {
+        attemptFailed(transfer, verdict: FailureClassifier.classify(cause))
+    }
+
+    /// Ends the attempt (every segment of a segmented one) and acts on `verdict` once the writer is closed.
+    func attemptFailed(_ transfer: Transfer, verdict: FailureVerdict) {
         dispatchPrecondition(condition: .onQueue(queue))
-        let verdict = FailureClassifier.classify(cause)
+        disconnectSegments(transfer)
         transfer.phase = .stopping
-        transfer.writer.close { bytes in
+        closeWriter(transfer) { bytes in
             if self.shuttingDown, transfer.stopIntent == nil { transfer.stopIntent = .shutdown }
             if transfer.stopIntent != nil {
                 self.stopped(transfer, bytesOnDisk: bytes)

@@ -18,8 +18,17 @@ extension DownloadEngine {
     private func tick() {
         dispatchPrecondition(condition: .onQueue(queue))
         let now = Self.monotonicSeconds()
-        for transfer in transfers.values where transfer.phase == .running && transfer.decision != nil {
+        for transfer in transfers.values where transfer.phase == .running && (transfer.decision != nil || transfer.segmented != nil) {
             sample(transfer, now: now)
+        }
+        for transfer in transfers.values where transfer.phase == .running {
+            guard let download = transfer.segmented else { continue }
+            for fetch in download.fetches.values where fetch.isConnected {
+                fetch.meter.record(totalBytes: fetch.position, at: now)
+                fetch.speedSamples += 1
+            }
+            saveSegmentsIfDue(transfer, now: now)
+            fillConnections(transfer)
         }
         if now - lastDiskCheck >= configuration.diskCheckInterval {
             lastDiskCheck = now
@@ -30,14 +39,15 @@ extension DownloadEngine {
     /// Records a speed sample and emits progress at most once per `progressInterval` (and after a change, or once a
     /// second so a stalled transfer's speed decays).
     private func sample(_ transfer: Transfer, now: Double) {
-        transfer.meter.record(totalBytes: transfer.writeOffset, at: now)
+        let received = transfer.bytesReceived
+        transfer.meter.record(totalBytes: received, at: now)
         guard now - transfer.lastReportTime >= configuration.progressInterval * 0.95 else { return }
-        guard transfer.writeOffset != transfer.lastReportedBytes || now - transfer.lastReportTime >= 1 else { return }
+        guard received != transfer.lastReportedBytes || now - transfer.lastReportTime >= 1 else { return }
         transfer.lastReportTime = now
-        transfer.lastReportedBytes = transfer.writeOffset
-        let remaining = transfer.bytesExpected.map { max(0, $0 - transfer.writeOffset) }
+        transfer.lastReportedBytes = received
+        let remaining = transfer.bytesExpected.map { max(0, $0 - received) }
         emit(.progress(id: transfer.id, TransferProgress(
-            bytesReceived: transfer.writeOffset, bytesExpected: transfer.bytesExpected,
+            bytesReceived: received, bytesExpected: transfer.bytesExpected,
             bytesPerSecond: transfer.meter.bytesPerSecond, eta: transfer.meter.eta(remaining: remaining))))
     }
 

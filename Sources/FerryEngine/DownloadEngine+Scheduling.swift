@@ -26,7 +26,9 @@ extension DownloadEngine {
             emit(.failed(id: spec.id, TransferFailure(code: "forbidden_destination", message: refusal)))
             return
         }
-        let writer = FileWriter(path: spool.partialPath(for: spec.id), label: spec.id, callbackQueue: queue)
+        let writer = FileWriter(
+            path: spool.partialPath(for: spec.id), segmentsPath: spool.segmentsPath(for: spec.id), label: spec.id,
+            callbackQueue: queue)
         let transfer = Transfer(spec: spec, url: url, writer: writer)
         if let requested = spec.requestedFilename.flatMap(Filename.sanitize) {
             transfer.filename = spool.reserve(filename: requested, for: spec.id)
@@ -66,19 +68,30 @@ extension DownloadEngine {
                 scheduling.remove(id)
                 continue
             }
+            if connectionsInUse(host: transfer.host) >= configuration.maxPerHost {
+                // The segments of other transfers hold every connection to this host: wait for one to be released.
+                scheduling.remove(id)
+                scheduling.enqueue(id, host: transfer.host, priority: transfer.spec.priority, sequence: transfer.spec.sequence)
+                continue
+            }
             start(transfer)
         }
         applyRateLimits()
     }
 
-    /// Sets each running transfer's libcurl speed limit: its own limit, and its share of the global one.
+    /// Sets each running transfer's libcurl speed limit: its own limit, and its share of the global one (a
+    /// segmented transfer's limit is shared by its connections).
     func applyRateLimits() {
         dispatchPrecondition(condition: .onQueue(queue))
-        let running = transfers.values.filter { $0.phase == .running && $0.easy != nil }
+        let running = transfers.values.filter(\.isTransferring)
         let share = configuration.globalMaxBytesPerSecond.map { max(1, $0 / Int64(max(1, running.count))) }
         for transfer in running {
             let limits = [transfer.spec.maxBytesPerSecond, share].compactMap { $0 }.filter { $0 > 0 }
             let limit = limits.min() ?? 0
+            if let download = transfer.segmented {
+                applySegmentRateLimits(download, limit: limit)
+                continue
+            }
             guard limit != transfer.appliedRateLimit, let easy = transfer.easy else { continue }
             transfer.appliedRateLimit = limit
             try? easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: limit)
@@ -95,7 +108,7 @@ extension DownloadEngine {
             scheduling.remove(transfer.id)
             transfer.phase = .stopping
             transfer.stopIntent = intent
-            transfer.writer.close { bytes in self.stopped(transfer, bytesOnDisk: bytes) }
+            closeWriter(transfer) { bytes in self.stopped(transfer, bytesOnDisk: bytes) }
         case .opening:
             // `opened` sees the phase change and closes the writer.
             transfer.phase = .stopping
@@ -106,10 +119,11 @@ extension DownloadEngine {
                 easy.cleanup()
                 transfer.easy = nil
             }
+            disconnectSegments(transfer)
             scheduling.remove(transfer.id)
             transfer.phase = .stopping
             transfer.stopIntent = intent
-            transfer.writer.close { bytes in self.stopped(transfer, bytesOnDisk: bytes) }
+            closeWriter(transfer) { bytes in self.stopped(transfer, bytesOnDisk: bytes) }
             pump()
         case .stopping:
             transfer.stopIntent = Self.stronger(transfer.stopIntent, intent)
@@ -178,12 +192,19 @@ extension DownloadEngine {
         guard let transfer = transfers[id], let url = try? SubmittedURL.parse(text), literalAddressRefusal(url) == nil else { return }
         transfer.spec.url = text
         transfer.url = url
-        guard transfer.phase == .running, let easy = transfer.easy else { return }
+        guard transfer.phase == .running else { return }
+        if transfer.segmented != nil {
+            changeSegmentsURL(transfer, url.normalized)
+            return
+        }
+        guard let easy = transfer.easy else { return }
         multi.remove(easy)
         easy.cleanup()
         transfer.easy = nil
         transfer.phase = .opening
-        transfer.writer.open(keepExisting: true) { result in self.opened(transfer, result) }
+        transfer.writer.openPartial(keepExisting: true, validator: transfer.ifRangeValidator, total: transfer.bytesExpected) { result in
+            self.opened(transfer, result)
+        }
     }
 
     // MARK: shutdown

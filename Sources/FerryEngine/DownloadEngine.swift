@@ -10,6 +10,10 @@ import Logging
 /// `queue`; public methods hop onto it and return at once. Disk I/O runs on each transfer's writer queue and on
 /// `diskQueue`, never on `queue`. Events are delivered serially, in order, on `eventQueue`.
 ///
+/// A big file whose origin serves ranges is fetched over several connections at once into one preallocated
+/// partial file (`DownloadEngine+Segments.swift`); its segments' progress survives pauses, restarts and crashes
+/// in `partial/<id>.segments`.
+///
 /// ```swift
 /// let engine = DownloadEngine(configuration: .init(), spool: spool, logger: logger) { event in ... }
 /// engine.submit(TransferSpec(id: "a1", url: "https://example.com/file.iso"))
@@ -36,9 +40,14 @@ public final class DownloadEngine: @unchecked Sendable {
         self.logger = logger
         self.onEvent = onEvent
         Self.initializeCurl
-        self.multi = CurlMulti(queue: queue, maxConnects: configuration.maxConcurrent * 2)
+        self.multi = CurlMulti(queue: queue, maxConnects: Self.connectionCacheSize(configuration))
         self.scheduling = SchedulingQueue(maxActive: max(1, configuration.maxConcurrent), maxPerHost: max(1, configuration.maxPerHost))
         queue.async { self.startTicker() }
+    }
+
+    /// Connections libcurl keeps open for reuse: two per concurrent transfer, plus one host's worth of segments.
+    static func connectionCacheSize(_ configuration: EngineConfiguration) -> Int {
+        max(1, configuration.maxConcurrent) * 2 + max(1, configuration.maxPerHost)
     }
 
     /// `curl_global_init` once per process, before any other libcurl call.
@@ -98,7 +107,7 @@ public final class DownloadEngine: @unchecked Sendable {
         queue.async {
             self.configuration.maxConcurrent = max(1, n)
             self.scheduling.maxActive = max(1, n)
-            self.multi.setMaxConnects(max(1, n) * 2)
+            self.multi.setMaxConnects(Self.connectionCacheSize(self.configuration))
             self.pump()
         }
     }
@@ -118,6 +127,13 @@ public final class DownloadEngine: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         let onEvent = self.onEvent
         eventQueue.async { onEvent(event) }
+    }
+
+    /// Test hook: the connections the engine holds to `host` (see `connectionsInUse(host:)`).
+    func connectionCount(host: String) async -> Int {
+        await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: self.connectionsInUse(host: host)) }
+        }
     }
 
     /// Test hook: changes the free-space reserve while running.

@@ -47,7 +47,8 @@ public struct TransferMetadata: Sendable, Equatable {
     /// Validators for a later resume, as received.
     public var etag: String?
     public var lastModified: String?
-    /// Bytes kept from disk before this response (the resume offset; 0 when starting from zero).
+    /// Bytes kept from disk before this response (the resume offset, or the bytes a segmented download already
+    /// had; 0 when starting from zero).
     public var offset: Int64
 
     public init(finalURL: String, filename: String, contentType: String?, bytesExpected: Int64?, etag: String?, lastModified: String?, offset: Int64) {
@@ -63,7 +64,8 @@ public struct TransferMetadata: Sendable, Equatable {
 
 /// A progress sample.
 public struct TransferProgress: Sendable, Equatable {
-    /// Bytes of the file received so far, including the resume offset.
+    /// Bytes of the file received so far, including the resume offset (for a segmented download, over all its
+    /// connections; its file then has gaps: `Spool.partialPrefix` says how much of it is contiguous).
     public var bytesReceived: Int64
     public var bytesExpected: Int64?
     /// Smoothed bytes per second.

@@ -11,8 +11,12 @@ public struct TransferSpec: Sendable {
     public var requestedFilename: String?
     /// Expected SHA-256 of the whole file, hex (any case); a mismatch fails with `checksum_mismatch`.
     public var expectedSHA256: String?
-    /// Speed limit for this transfer, bytes per second.
+    /// Speed limit for this transfer, bytes per second (for a segmented download, shared by its connections).
     public var maxBytesPerSecond: Int64?
+    /// Parallel connections (ranges) for this file, 1-16 (clamped); nil lets the engine choose
+    /// (`EngineConfiguration.defaultConnections` for files of at least `segmentationThreshold` bytes, else one).
+    /// More than one applies only when the origin serves byte ranges and says the length.
+    public var connections: Int?
     /// Higher starts first.
     public var priority: Int
     /// Submission order among equal priorities (the store's sequence).
@@ -26,8 +30,8 @@ public struct TransferSpec: Sendable {
 
     public init(
         id: String, url: String, headers: [(name: String, value: String)] = [], requestedFilename: String? = nil,
-        expectedSHA256: String? = nil, maxBytesPerSecond: Int64? = nil, priority: Int = 0, sequence: Int64 = 0,
-        attempts: Int = 0, resume: ResumeValidators? = nil
+        expectedSHA256: String? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, priority: Int = 0,
+        sequence: Int64 = 0, attempts: Int = 0, resume: ResumeValidators? = nil
     ) {
         self.id = id
         self.url = url
@@ -35,6 +39,7 @@ public struct TransferSpec: Sendable {
         self.requestedFilename = requestedFilename
         self.expectedSHA256 = expectedSHA256
         self.maxBytesPerSecond = maxBytesPerSecond
+        self.connections = connections
         self.priority = priority
         self.sequence = sequence
         self.attempts = attempts

@@ -6,6 +6,13 @@ Started by FerryTestSupport.FaultOrigin; standard library only. The URL scheme i
 
   /f/<name>?size=&seed=&etag=&lm=&cd=&ct=&status=&fail_times=&retry_after=&drop_after=&stall_after=
            &stall_secs=&short_by=&ignore_range=1&etag_change_after=&no_length=1&rate=&key=
+           &fault_start=&accept_ranges=
+
+  fault_start=<offset>: the faults (status, drop_after, stall_after, short_by, rate) apply only to requests whose
+  Range starts at <offset> (a request without Range starts at 0), and fail_times counts only those requests;
+  e.g. one segment of a multi-connection download is slow or dropped while the others are served normally.
+  accept_ranges=<value>: the Accept-Ranges value sent (default "bytes"; empty: no Accept-Ranges header). Ranges
+  are still honoured; combine with ignore_range=1 for an origin that serves none.
   /r/<n>?to=<url>   302 to /r/<n-1>, ..., /r/1 answers 302 to <url> (n redirects in all; /r/0 behaves as /r/1)
   /loop             302 to itself, forever
   /_requests        JSON array of every request received (except /_requests and /_reset)
@@ -276,7 +283,14 @@ class Handler(BaseHTTPRequestHandler):
             last_modified += CHANGED_LAST_MODIFIED_STEP
             etag = etag[:-1] + '-changed"' if etag_param else '"s%d-%d"' % (seed, size)
         fail_times = int_param(query, "fail_times")
-        failing = fail_times is None or number <= fail_times
+        fault_start = int_param(query, "fault_start")
+        matched = True
+        fault_number = number
+        if fault_start is not None:
+            asked = parse_range(self.headers.get("Range"), size)
+            matched = (asked[0] if isinstance(asked, tuple) else 0) == fault_start
+            fault_number = STATE.count(key + "#start=%d" % fault_start) if matched else 0
+        failing = matched and (fail_times is None or fault_number <= fail_times)
 
         status = int_param(query, "status")
         if status is not None and failing:
@@ -314,7 +328,9 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         if code == 206:
             self.send_header("Content-Range", "bytes %d-%d/%d" % (start, start + length - 1, size))
-        self.send_header("Accept-Ranges", "bytes")
+        accept_ranges = query.get("accept_ranges", "bytes")
+        if accept_ranges:
+            self.send_header("Accept-Ranges", accept_ranges)
         self.send_header("ETag", etag)
         self.send_header("Last-Modified", http_date(last_modified))
         if query.get("cd"):
@@ -324,20 +340,20 @@ class Handler(BaseHTTPRequestHandler):
             return
 
         drop_after = int_param(query, "drop_after") if failing else None
-        short_by = int_param(query, "short_by", 0)
+        short_by = int_param(query, "short_by", 0) if matched else 0
         to_send = max(0, length - short_by)
         if drop_after is not None:
             to_send = min(to_send, drop_after)
-        self.send_body(seed, start, to_send, query)
+        self.send_body(seed, start, to_send, query, matched)
         if drop_after is not None and drop_after < length:
             self.reset_connection()
         if short_by > 0 or no_length:
             self.finish_connection()
 
-    def send_body(self, seed, start, count, query):
+    def send_body(self, seed, start, count, query, matched=True):
         doubled = STATE.doubled_block(seed)
-        rate = float_param(query, "rate")
-        stall_after = int_param(query, "stall_after")
+        rate = float_param(query, "rate") if matched else None
+        stall_after = int_param(query, "stall_after") if matched else None
         stall_secs = float_param(query, "stall_secs", 10.0)
         sock = self.connection
         sent = 0

@@ -67,6 +67,14 @@ final class CurlMulti: @unchecked Sendable {
         completions[easy.handle] = completion
     }
 
+    /// Hands a running easy handle's completion to a new owner (a transfer's first exchange becoming the first
+    /// segment of a segmented download). Allowed inside libcurl callbacks: nothing is added or removed.
+    func replaceCompletion(of easy: CurlEasy, with completion: @escaping (CURLcode) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard completions[easy.handle] != nil else { return }
+        completions[easy.handle] = completion
+    }
+
     /// Removes an easy handle that has not completed (pause, cancel, shutdown). Its completion is not called.
     func remove(_ easy: CurlEasy) {
         dispatchPrecondition(condition: .onQueue(queue))

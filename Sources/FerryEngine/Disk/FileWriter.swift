@@ -3,49 +3,124 @@ import Foundation
 
 /// Writes one transfer's body into its partial file at explicit offsets and hashes it in file order.
 ///
-/// Owns the descriptor and the digest; every operation runs on the writer's own serial queue, so disk I/O never
-/// runs on the engine queue. Results are delivered on `callbackQueue` (the engine queue), in submission order.
-/// Writes go to explicit offsets (`pwrite`), so several writers may later fill ranges of one file; the running
-/// digest is only kept while writes arrive in order from offset 0, otherwise `finish` hashes the file.
+/// Owns the descriptor, the digest, the record of written ranges and the segment sidecar file; every operation
+/// runs on the writer's own serial queue, so disk I/O never runs on the engine queue. Results are delivered on
+/// `callbackQueue` (the engine queue), in submission order.
+///
+/// Writes go to explicit offsets (`pwrite`), so the connections of a segmented download all write through one
+/// writer into one preallocated file. The SHA-256 is computed in file order as the written prefix grows: a write
+/// that lands exactly at the end of the hashed prefix is hashed from memory; when the prefix then reaches ranges
+/// other segments wrote earlier, those are read back (from the page cache, where they still are) and hashed, in
+/// slices of 8 MiB so that writes queued meanwhile are not held up.
+///
+/// Why not hash once at the end: measured on a 1 GiB download from nginx on loopback with 4 connections (release
+/// build, 2 cores shared with other busy jobs, 5 interleaved runs per batch, medians of 4 batches), hashing as the
+/// prefix grows finished in 3.51 / 3.35 / 4.32 / 3.05 s against 3.82 / 3.81 / 4.97 / 3.53 s for hashing at the
+/// end — 0.3 to 0.65 s sooner per GiB in every batch — with equal or less CPU (2.19 / 2.17 / 2.47 / 2.48 s against
+/// 2.51 / 2.27 / 2.78 / 2.46 s), since only what other segments wrote is read back, not the whole file. On
+/// loopback all segments grow together, so most of the hashing still waits for the first segment to finish; on a
+/// real network, where the download is the bottleneck and work stealing keeps the prefix moving, more of it
+/// overlaps the download, and a file that has left the page cache is never read back from disk at the end.
+///
+/// Segment state (`partial/<id>.segments`, see `SegmentSidecar`) is written here too, so it is ordered with the
+/// writes and truncations of the same file: the sidecar is created before the file is preallocated and removed
+/// only after the file was emptied or completed and synced, so a preallocated file never lacks its sidecar (a
+/// preallocated file alone would look like a complete download).
 final class FileWriter: @unchecked Sendable {
     let path: String
+    /// Where the segment sidecar lives; nil when the writer never handles segmented downloads (tests).
+    let segmentsPath: String?
     private let queue: DispatchQueue
     private let callbackQueue: DispatchQueue
     private var fd: Int32 = -1
     private let digest = SHA256Digest()
-    /// Bytes [0, hashedUpTo) are in the digest; -1 once writes arrived out of order.
+    /// Bytes [0, hashedUpTo) are in the digest.
     private var hashedUpTo: Int64 = 0
+    /// A byte already hashed was written again: `finish` hashes the whole file instead.
+    private var digestInvalid = false
+    /// What has been written since the file was opened (or known written at opening).
+    private var written = ContiguousPrefix()
     /// The first write failure; later writes are dropped.
     private var failure: SystemError?
+    /// A slice of catch-up hashing is queued.
+    private var catchUpQueued = false
+    /// Bytes read back and hashed per turn of the queue, so that writes queued meanwhile are not held up.
+    private static let catchUpSlice: Int64 = 8 << 20
 
-    init(path: String, label: String, callbackQueue: DispatchQueue) {
+    /// What `openPartial` found on disk.
+    enum OpenedPartial: Equatable, Sendable {
+        /// `bytes` contiguous bytes from offset 0 (hashed).
+        case contiguous(bytes: Int64)
+        /// A preallocated file with its segment state (the contiguous prefix hashed).
+        case segmented(SegmentSidecar)
+        /// Segment state that does not fit the file or the origin's validator: the file was emptied.
+        case discarded(reason: String)
+    }
+
+    init(path: String, segmentsPath: String? = nil, label: String, callbackQueue: DispatchQueue) {
         self.path = path
+        self.segmentsPath = segmentsPath
         self.queue = DispatchQueue(label: "ferry.writer.\(label)")
         self.callbackQueue = callbackQueue
     }
 
     /// Opens the partial file, creating it. With `keepExisting`, the bytes already there are kept and hashed first
-    /// (resume) and their count is returned; otherwise the file is truncated to zero.
+    /// (resume) and their count is returned; otherwise the file is truncated to zero. (`openPartial` also says
+    /// whether the file is a segmented download.)
     func open(keepExisting: Bool, completion: @escaping @Sendable (Result<Int64, SystemError>) -> Void) {
+        openPartial(keepExisting: keepExisting, validator: nil, total: nil) { result in
+            completion(result.map { opened in
+                switch opened {
+                case .contiguous(let bytes): return bytes
+                case .segmented(let sidecar): return sidecar.table.bytesWritten
+                case .discarded: return 0
+                }
+            })
+        }
+    }
+
+    /// Opens the partial file, creating it, and says what it holds.
+    ///
+    /// Without `keepExisting` the file is emptied (and its segment state removed). Otherwise, when a segment
+    /// sidecar is present and fits — it decodes, its size is the file's, its validator is `validator` (when
+    /// given) and its total is `total` (when given) — the file is a segmented download in progress: its contiguous
+    /// prefix is hashed and its written ranges remembered. A sidecar that does not fit means the bytes cannot be
+    /// trusted: the file is emptied. Without a sidecar the bytes on disk are a contiguous prefix and are hashed.
+    func openPartial(keepExisting: Bool, validator: String?, total: Int64?, completion: @escaping @Sendable (Result<OpenedPartial, SystemError>) -> Void) {
         queue.async { [self] in
-            let result = Result<Int64, SystemError> { () throws(SystemError) -> Int64 in
+            let result = Result<OpenedPartial, SystemError> { () throws(SystemError) -> OpenedPartial in
                 if fd < 0 {
                     fd = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
                     guard fd >= 0 else { throw SystemError("open", path) }
                 }
                 failure = nil
-                digest.reset()
-                hashedUpTo = 0
+                resetDigest(prefix: 0)
                 guard keepExisting else {
-                    guard ftruncate(fd, 0) == 0 else { throw SystemError("ftruncate", path) }
-                    return 0
+                    try emptyFile()
+                    return .contiguous(bytes: 0)
                 }
                 var info = stat()
                 guard fstat(fd, &info) == 0 else { throw SystemError("fstat", path) }
                 let size = Int64(info.st_size)
+                if let segmentsPath, let text = AtomicFile.read(segmentsPath) {
+                    let sidecar = SegmentSidecar.decode(text)
+                    guard let sidecar, sidecar.table.total == size, validator == nil || validator == sidecar.validator,
+                          total == nil || total == sidecar.table.total else {
+                        try emptyFile()
+                        let reason = sidecar == nil ? "the saved segment state is unreadable" : "the saved segment state does not match the file"
+                        return .discarded(reason: reason)
+                    }
+                    for segment in sidecar.table.segments where segment.next > segment.start {
+                        written.insert(segment.start..<segment.next)
+                    }
+                    try digest.update(fileDescriptor: fd, length: written.prefix, path: path)
+                    hashedUpTo = written.prefix
+                    return .segmented(sidecar)
+                }
                 try digest.update(fileDescriptor: fd, length: size, path: path)
                 hashedUpTo = size
-                return size
+                written.reset(prefix: size)
+                return .contiguous(bytes: size)
             }
             callbackQueue.async { completion(result) }
         }
@@ -54,12 +129,11 @@ final class FileWriter: @unchecked Sendable {
     /// Discards every byte (restart from zero): truncates the file and resets the digest.
     func truncate(completion: @escaping @Sendable (SystemError?) -> Void) {
         queue.async { [self] in
-            var error: SystemError?
-            if fd >= 0, ftruncate(fd, 0) != 0 { error = SystemError("ftruncate", path) }
-            digest.reset()
-            hashedUpTo = 0
-            failure = error
-            let result = error
+            var problem: SystemError?
+            do throws(SystemError) { try emptyFile() } catch { problem = error }
+            resetDigest(prefix: 0)
+            failure = problem
+            let result = problem
             callbackQueue.async { completion(result) }
         }
     }
@@ -69,21 +143,15 @@ final class FileWriter: @unchecked Sendable {
         queue.async { [self] in
             if failure == nil {
                 failure = writeFully(bytes, at: offset)
-                if failure == nil {
-                    if hashedUpTo == offset {
-                        digest.update(bytes)
-                        hashedUpTo += Int64(bytes.count)
-                    } else {
-                        hashedUpTo = -1
-                    }
-                }
+                if failure == nil { hashWritten(bytes, at: offset) }
             }
             let error = failure
             callbackQueue.async { completion(error) }
         }
     }
 
-    /// Makes the bytes durable and closes the file; returns its size and SHA-256 (hex).
+    /// Makes the bytes durable and closes the file; returns its size and SHA-256 (hex). Removes the segment
+    /// sidecar once the bytes are synced.
     func finish(completion: @escaping @Sendable (Result<(size: Int64, sha256: String), SystemError>) -> Void) {
         queue.async { [self] in
             let result = Result<(size: Int64, sha256: String), SystemError> { () throws(SystemError) in
@@ -93,8 +161,9 @@ final class FileWriter: @unchecked Sendable {
                 var info = stat()
                 guard fstat(fd, &info) == 0 else { throw SystemError("fstat", path) }
                 let size = Int64(info.st_size)
+                catchUp(budget: .max)
                 let hex: String
-                if hashedUpTo == size {
+                if hashedUpTo == size, !digestInvalid {
                     hex = digest.finalizeHex()
                 } else {
                     let whole = SHA256Digest()
@@ -103,6 +172,8 @@ final class FileWriter: @unchecked Sendable {
                 }
                 Foundation.close(fd)
                 fd = -1
+                // Complete and synced: the file no longer needs its segment state.
+                if let segmentsPath { AtomicFile.remove(segmentsPath) }
                 return (size, hex)
             }
             callbackQueue.async { completion(result) }
@@ -126,6 +197,108 @@ final class FileWriter: @unchecked Sendable {
             let bytes = size
             callbackQueue.async { completion(bytes) }
         }
+    }
+
+    // MARK: segmented downloads
+
+    /// Starts a segmented download: stores its segment state, then preallocates the file to `sidecar.table.total`
+    /// bytes (so the sidecar exists before the file has gaps). A failure also fails every later write.
+    func prepareSegments(_ sidecar: SegmentSidecar, completion: @escaping @Sendable (SystemError?) -> Void) {
+        queue.async { [self] in
+            if failure == nil {
+                do throws(SystemError) {
+                    try saveSidecar(sidecar)
+                    try preallocate(sidecar.table.total)
+                } catch {
+                    failure = error
+                }
+            }
+            let error = failure
+            callbackQueue.async { completion(error) }
+        }
+    }
+
+    /// Stores segment state, after syncing the file so that every write it counts is durable first (the caller
+    /// counts only writes whose completion it has seen, which ran before this on the same queue).
+    func saveSegments(_ sidecar: SegmentSidecar, completion: @escaping @Sendable (SystemError?) -> Void) {
+        queue.async { [self] in
+            var result: SystemError?
+            do throws(SystemError) {
+                if fd >= 0, fdatasync(fd) != 0 { throw SystemError("fdatasync", path) }
+                try saveSidecar(sidecar)
+            } catch {
+                result = error
+            }
+            let error = result
+            callbackQueue.async { completion(error) }
+        }
+    }
+
+    // MARK: helpers (on `queue`)
+
+    /// Hashes what a successful write made contiguous: the write itself from memory when it continues the hashed
+    /// prefix, then whatever earlier writes past it now joined the prefix, read back from the file.
+    private func hashWritten(_ bytes: [UInt8], at offset: Int64) {
+        let end = offset + Int64(bytes.count)
+        if offset == hashedUpTo, written.prefix == hashedUpTo {
+            digest.update(bytes)
+            hashedUpTo = end
+        } else if offset < hashedUpTo {
+            digestInvalid = true
+        }
+        written.insert(offset..<end)
+        catchUp(budget: Self.catchUpSlice)
+    }
+
+    /// Hashes up to `budget` bytes of the written prefix past `hashedUpTo`, reading them back from the file, and
+    /// queues the next slice when more remains.
+    private func catchUp(budget: Int64) {
+        guard written.prefix > hashedUpTo, !digestInvalid, fd >= 0 else { return }
+        let length = min(budget, written.prefix - hashedUpTo)
+        do throws(SystemError) {
+            try digest.update(fileDescriptor: fd, offset: hashedUpTo, length: length, path: path)
+            hashedUpTo += length
+        } catch {
+            digestInvalid = true  // `finish` hashes the whole file (and reports a read failure there)
+            return
+        }
+        guard written.prefix > hashedUpTo, !catchUpQueued else { return }
+        catchUpQueued = true
+        queue.async { [self] in
+            catchUpQueued = false
+            catchUp(budget: Self.catchUpSlice)
+        }
+    }
+
+    private func resetDigest(prefix: Int64) {
+        digest.reset()
+        hashedUpTo = prefix
+        digestInvalid = false
+        written.reset(prefix: prefix)
+    }
+
+    /// Truncates the file to zero, then removes its segment state (in that order: see the type's comment).
+    private func emptyFile() throws(SystemError) {
+        if fd >= 0, ftruncate(fd, 0) != 0 { throw SystemError("ftruncate", path) }
+        if let segmentsPath { AtomicFile.remove(segmentsPath) }
+    }
+
+    private func saveSidecar(_ sidecar: SegmentSidecar) throws(SystemError) {
+        guard let segmentsPath else { return }
+        try AtomicFile.write(segmentsPath, sidecar.encoded())
+    }
+
+    /// Reserves the file's blocks (`posix_fallocate`, which also sets the size); where the file system cannot,
+    /// only sets the size.
+    private func preallocate(_ size: Int64) throws(SystemError) {
+        guard fd >= 0 else { throw SystemError("posix_fallocate", path, errno: EBADF) }
+        let code = posix_fallocate(fd, 0, off_t(size))
+        if code == 0 { return }
+        if code == EOPNOTSUPP || code == EINVAL {
+            guard ftruncate(fd, off_t(size)) == 0 else { throw SystemError("ftruncate", path) }
+            return
+        }
+        throw SystemError("posix_fallocate", path, errno: code)
     }
 
     private func writeFully(_ bytes: [UInt8], at offset: Int64) -> SystemError? {

@@ -39,10 +39,16 @@ final class SHA256Digest {
 
     /// Hashes the first `length` bytes of an open file into this digest (resume: what is already on disk).
     func update(fileDescriptor fd: Int32, length: Int64, path: String) throws(SystemError) {
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var offset: Int64 = 0
-        while offset < length {
-            let wanted = Int(min(Int64(buffer.count), length - offset))
+        try update(fileDescriptor: fd, offset: 0, length: length, path: path)
+    }
+
+    /// Hashes `length` bytes of an open file from `start` into this digest.
+    func update(fileDescriptor fd: Int32, offset start: Int64, length: Int64, path: String) throws(SystemError) {
+        var buffer = [UInt8](repeating: 0, count: Int(min(1 << 20, max(length, 1))))
+        var offset = start
+        let end = start + length
+        while offset < end {
+            let wanted = Int(min(Int64(buffer.count), end - offset))
             let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, wanted, off_t(offset)) }
             if got < 0 {
                 if errno == EINTR { continue }

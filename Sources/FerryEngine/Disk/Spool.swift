@@ -3,7 +3,8 @@ import Foundation
 
 /// The spool directory: partial files, finished files and the names reserved for jobs.
 ///
-/// Layout: `root/CACHEDIR.TAG`, `root/partial/<job id>.part`, `root/files/<filename>`. Thread-safe: the
+/// Layout: `root/CACHEDIR.TAG`, `root/partial/<job id>.part`, `root/partial/<job id>.segments` (the state of a
+/// segmented download, see `SegmentSidecar`), `root/files/<filename>`. Thread-safe: the
 /// reservation table is guarded by one lock (`lock`); file-system calls need no lock. A finished file appears in
 /// `files/` only whole (fsync, then link without overwriting, then fsync of the directory).
 public final class Spool: @unchecked Sendable {
@@ -35,6 +36,9 @@ public final class Spool: @unchecked Sendable {
 
     /// `root/partial/<id>.part`.
     public func partialPath(for jobID: String) -> String { partialDirectory + "/" + jobID + ".part" }
+
+    /// `root/partial/<id>.segments`: which ranges of a segmented download's (preallocated) partial file are written.
+    public func segmentsPath(for jobID: String) -> String { partialDirectory + "/" + jobID + ".segments" }
 
     /// `root/files/<filename>`.
     public func finishedPath(for filename: String) -> String { filesDirectory + "/" + filename }
@@ -79,20 +83,47 @@ public final class Spool: @unchecked Sendable {
         reservations[jobID] = filename
     }
 
-    /// Size of a job's partial file: the bytes on disk are the truth about progress (0 when absent).
+    /// Bytes of a job's download on disk (0 when absent): the partial file's size, or for a segmented download
+    /// (whose file is preallocated to full size) the bytes its segment state records as written.
     public func partialSize(jobID: String) -> Int64 {
         var info = stat()
-        return stat(partialPath(for: jobID), &info) == 0 ? Int64(info.st_size) : 0
+        guard stat(partialPath(for: jobID), &info) == 0 else { return 0 }
+        if let sidecar = segmentState(jobID: jobID) {
+            return sidecar.table.total == Int64(info.st_size) ? sidecar.table.bytesWritten : 0
+        }
+        return Int64(info.st_size)
     }
 
-    public func removePartial(jobID: String) { unlink(partialPath(for: jobID)) }
+    /// How many bytes from offset 0 of a job's partial file are written without a gap: what a reader may stream
+    /// while the download runs (a segmented download's file has unwritten gaps of zeros). 0 when absent.
+    public func partialPrefix(jobID: String) -> Int64 {
+        var info = stat()
+        guard stat(partialPath(for: jobID), &info) == 0 else { return 0 }
+        if let sidecar = segmentState(jobID: jobID) {
+            return sidecar.table.total == Int64(info.st_size) ? sidecar.table.contiguousPrefix : 0
+        }
+        return Int64(info.st_size)
+    }
+
+    func segmentState(jobID: String) -> SegmentSidecar? {
+        AtomicFile.read(segmentsPath(for: jobID)).flatMap(SegmentSidecar.decode)
+    }
+
+    /// Removes a job's partial file, then its segment state (in that order: a preallocated file without its
+    /// segment state would look complete).
+    public func removePartial(jobID: String) {
+        unlink(partialPath(for: jobID))
+        unlink(segmentsPath(for: jobID))
+    }
 
     public func removeFinished(filename: String) { unlink(finishedPath(for: filename)) }
 
-    /// Ids of the partial files present.
+    /// Ids of the partial files (or leftover segment states) present.
     public func partialJobIDs() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: partialDirectory)) ?? []
-        return names.filter { $0.hasSuffix(".part") }.map { String($0.dropLast(5)) }.sorted()
+        let parts = names.filter { $0.hasSuffix(".part") }.map { String($0.dropLast(5)) }
+        let segments = names.filter { $0.hasSuffix(".segments") }.map { String($0.dropLast(9)) }
+        return Set(parts + segments).sorted()
     }
 
     /// Bytes available to an unprivileged user on the spool's file system.

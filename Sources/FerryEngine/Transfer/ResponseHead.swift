@@ -47,6 +47,12 @@ struct ResponseHead: Equatable, Sendable {
     var etag: String? { self["etag"] }
     var lastModified: String? { self["last-modified"] }
 
+    /// `Accept-Ranges` lists `bytes`: the origin says it serves byte ranges.
+    var acceptsByteRanges: Bool {
+        guard let value = self["accept-ranges"] else { return false }
+        return value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "bytes" }
+    }
+
     /// Retry-After in seconds from `now`: delta-seconds or an HTTP date (never negative).
     func retryAfter(now: Date) -> Double? {
         guard let value = self["retry-after"] else { return nil }

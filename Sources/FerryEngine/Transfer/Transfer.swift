@@ -4,7 +4,9 @@ import FerryCore
 /// One job inside the engine: its spec, what the origin said about the file, and the current attempt.
 ///
 /// Confined to the engine queue (every property is read and written there, by `DownloadEngine`). The partial file
-/// belongs to `writer`, whose queue does the disk I/O.
+/// belongs to `writer`, whose queue does the disk I/O. A transfer downloads over one connection (the attempt
+/// state below) until the first response shows that the file can be split; from then on `segmented` holds the
+/// ranges and the connections filling them, and the single-attempt state is unused.
 final class Transfer: @unchecked Sendable {
     /// Where the transfer is in its life.
     enum Phase: Equatable {
@@ -48,6 +50,10 @@ final class Transfer: @unchecked Sendable {
     var hasAcceptedResponse = false
     /// The next attempt starts from zero (the bytes on disk are discarded).
     var discardOnNextStart = false
+    /// Present while the transfer downloads over several connections.
+    var segmented: SegmentedDownload?
+    /// The origin misbehaved with ranges: use one connection for the rest of this submission.
+    var singleConnectionOnly = false
 
     // Counters over the whole submission.
     var failures = 0
@@ -96,9 +102,25 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// The `If-Range` value: a strong ETag, else Last-Modified; nil when neither can validate a resume.
-    var ifRangeValidator: String? {
+    var ifRangeValidator: String? { Self.ifRangeValidator(etag: etag, lastModified: lastModified) }
+
+    static func ifRangeValidator(etag: String?, lastModified: String?) -> String? {
         if let etag, !etag.hasPrefix("W/"), etag.hasPrefix("\"") { return etag }
         return lastModified
+    }
+
+    /// Bytes of the file received so far, over all connections.
+    var bytesReceived: Int64 { segmented?.bytesReceived ?? writeOffset }
+
+    /// Whether it is downloading now (an exchange, or segments, in the multi).
+    var isTransferring: Bool { phase == .running && (easy != nil || segmented != nil) }
+
+    /// Connections to its host it holds: its scheduling slot while active (one), or each connected segment.
+    var connectionsInUse: Int {
+        switch phase {
+        case .opening, .running, .finishing: return max(1, segmented?.connectedCount ?? 1)
+        case .queued, .retryWait, .diskWait, .stopping: return 0
+        }
     }
 
     /// Forgets the current attempt's per-response state before a new request.

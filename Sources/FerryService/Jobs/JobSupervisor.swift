@@ -584,7 +584,7 @@ actor JobSupervisor {
         return TransferSpec(
             id: job.id, url: job.url, headers: job.headers.map { (name: $0.name, value: $0.value) },
             requestedFilename: job.requestedFilename, expectedSHA256: job.expectedSHA256,
-            maxBytesPerSecond: job.maxBytesPerSecond, priority: job.priority, sequence: job.sequence,
+            maxBytesPerSecond: job.maxBytesPerSecond, connections: job.connections, priority: job.priority, sequence: job.sequence,
             attempts: job.attempts, resume: resume)
     }
 

@@ -34,6 +34,17 @@ struct EngineHarness {
         return EngineHarness(root: root, spool: spool, engine: engine, recorder: recorder)
     }
 
+    /// A new engine over the same spool directory, with its own recorder: the process restarted. Shut the old
+    /// engine down first (`engine.shutdown()`, not `close()`, which removes the directory).
+    func reopen(_ configure: (inout EngineConfiguration) -> Void = { _ in }) throws -> EngineHarness {
+        let spool = try Spool(root: self.spool.root)
+        let recorder = EventRecorder()
+        let engine = DownloadEngine(
+            configuration: Self.configuration(configure), spool: spool, logger: Logger(label: "ferry.engine.test"),
+            onEvent: { recorder.record($0) })
+        return EngineHarness(root: root, spool: spool, engine: engine, recorder: recorder)
+    }
+
     /// Runs `body` with a harness and always shuts the engine down and removes the spool.
     static func run(
         _ configure: (inout EngineConfiguration) -> Void = { _ in }, _ body: (EngineHarness) async throws -> Void

@@ -1,0 +1,47 @@
+import Foundation
+
+/// Small files replaced crash-safely: write a temp file (`<path>.tmp`), fsync it, rename it over the old one,
+/// fsync the directory. A crash leaves the old file or the new one, never a mix; `Spool` removes leftover
+/// `partial/*.tmp` files at start-up. Stateless; callers serialize writes to one path (a writer's queue).
+enum AtomicFile {
+    static func write(_ path: String, _ text: String) throws(SystemError) {
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SystemError("open", temporary) }
+        let bytes = Array(text.utf8)
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let error = SystemError("write", temporary)
+                close(fd)
+                unlink(temporary)
+                throw error
+            }
+            done += n
+        }
+        guard fsync(fd) == 0 else {
+            let error = SystemError("fsync", temporary)
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let error = SystemError("rename", path)
+            unlink(temporary)
+            throw error
+        }
+        try Spool.syncDirectory((path as NSString).deletingLastPathComponent)
+    }
+
+    /// The file's text, or nil when it is missing or unreadable.
+    static func read(_ path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Removes the file (a missing one is fine).
+    static func remove(_ path: String) { unlink(path) }
+}

@@ -1,0 +1,143 @@
+/// The byte ranges of one segmented download, and how far each range has been written.
+///
+/// Pure value, owned by whoever owns the transfer (the engine queue). Offsets are absolute byte offsets in the
+/// file, ends are exclusive. The segments are sorted by `start` and cover `[0, total)` exactly, without gaps or
+/// overlaps; each one is filled from its start, so "written" is one number per segment (`next`). A segment's
+/// `start` never changes, so it names the segment; only its `end` moves, when another connection takes over the
+/// tail (`split`).
+///
+/// ```swift
+/// var table = SegmentTable.plan(total: 32 << 20, from: 0, count: 4)   // 4 ranges of 8 MiB
+/// table.recordWritten(start: 0, upTo: 1 << 20)
+/// let stolen = table.split(start: 8 << 20, at: 12 << 20)              // [12 MiB, 16 MiB) for another connection
+/// ```
+struct SegmentTable: Equatable, Sendable {
+    struct Segment: Equatable, Sendable {
+        /// The first byte of the range; also the segment's name.
+        let start: Int64
+        /// One past the last byte of the range.
+        var end: Int64
+        /// One past the last byte written: bytes `[start, next)` are in the file.
+        var next: Int64
+
+        init(start: Int64, end: Int64, next: Int64) {
+            self.start = start
+            self.end = end
+            self.next = next
+        }
+
+        var remaining: Int64 { end - next }
+        var isComplete: Bool { next >= end }
+        var written: Int64 { next - start }
+    }
+
+    /// The size of the file.
+    let total: Int64
+    /// Sorted by `start`, covering `[0, total)`.
+    private(set) var segments: [Segment]
+
+    /// A table from stored segments; nil unless they cover `[0, total)` in order with `start ≤ next ≤ end`.
+    init?(total: Int64, segments: [Segment]) {
+        guard total > 0, !segments.isEmpty else { return nil }
+        var expected: Int64 = 0
+        for segment in segments {
+            guard segment.start == expected, segment.start < segment.end,
+                  segment.start <= segment.next, segment.next <= segment.end else { return nil }
+            expected = segment.end
+        }
+        guard expected == total else { return nil }
+        self.total = total
+        self.segments = segments
+    }
+
+    /// How many ranges to split `remaining` bytes into: at most `connections`, and none smaller than
+    /// `minimumSize` (so a small file stays in one piece). Always at least 1.
+    static func segmentCount(remaining: Int64, connections: Int, minimumSize: Int64) -> Int {
+        guard remaining > 0 else { return 1 }
+        let bySize = remaining / max(1, minimumSize)
+        return Int(max(1, min(Int64(max(1, connections)), bySize)))
+    }
+
+    /// A fresh table: `[0, offset)` already written (one complete segment, when `offset` > 0), then
+    /// `[offset, total)` split into `count` ranges of near-equal size (the first ones one byte longer).
+    static func plan(total: Int64, from offset: Int64, count: Int) -> SegmentTable {
+        precondition(total > 0 && offset >= 0 && offset < total, "plan needs 0 ≤ offset < total")
+        var segments: [Segment] = []
+        if offset > 0 { segments.append(Segment(start: 0, end: offset, next: offset)) }
+        let remaining = total - offset
+        let parts = Int64(max(1, min(Int64(count), remaining)))
+        let base = remaining / parts
+        let longer = remaining % parts
+        var start = offset
+        for index in 0..<parts {
+            let length = base + (index < longer ? 1 : 0)
+            segments.append(Segment(start: start, end: start + length, next: start))
+            start += length
+        }
+        return SegmentTable(total: total, segments: segments)!
+    }
+
+    /// The segment starting at `start`, if any.
+    func segment(startingAt start: Int64) -> Segment? {
+        index(of: start).map { segments[$0] }
+    }
+
+    /// Records that bytes `[start, upTo)` of a segment are written (its writes complete in order). Never moves
+    /// `next` backwards or past the segment's end.
+    mutating func recordWritten(start: Int64, upTo: Int64) {
+        guard let index = index(of: start) else { return }
+        segments[index].next = min(segments[index].end, max(segments[index].next, upTo))
+    }
+
+    /// Gives the tail of a segment to another connection: the segment now ends at `offset`, and a new segment
+    /// `[offset, old end)` is returned (and inserted). Nil when `offset` is not strictly inside the segment's
+    /// unwritten part.
+    mutating func split(start: Int64, at offset: Int64) -> Segment? {
+        guard let index = index(of: start) else { return nil }
+        let victim = segments[index]
+        guard offset > victim.next, offset < victim.end else { return nil }
+        let tail = Segment(start: offset, end: victim.end, next: offset)
+        segments[index].end = offset
+        segments.insert(tail, at: index + 1)
+        return tail
+    }
+
+    /// Bytes written over all segments.
+    var bytesWritten: Int64 { segments.reduce(0) { $0 + $1.written } }
+
+    /// How far the file is written without a gap from byte 0.
+    var contiguousPrefix: Int64 {
+        var prefix: Int64 = 0
+        for segment in segments {
+            prefix = segment.next
+            if !segment.isComplete { break }
+        }
+        return prefix
+    }
+
+    var isComplete: Bool { segments.allSatisfy(\.isComplete) }
+
+    /// The same state with each complete segment merged into the segment after it (`[a, b)` complete and
+    /// `[b, c)` written up to `n` become `[a, c)` written up to `n`): what is worth storing.
+    func compacted() -> SegmentTable {
+        var merged: [Segment] = []
+        for segment in segments {
+            if let last = merged.last, last.isComplete {
+                merged[merged.count - 1] = Segment(start: last.start, end: segment.end, next: segment.next)
+            } else {
+                merged.append(segment)
+            }
+        }
+        return SegmentTable(total: total, segments: merged)!
+    }
+
+    /// Binary search by start.
+    private func index(of start: Int64) -> Int? {
+        var low = 0, high = segments.count
+        while low < high {
+            let mid = (low + high) / 2
+            if segments[mid].start < start { low = mid + 1 } else { high = mid }
+        }
+        return low < segments.count && segments[low].start == start ? low : nil
+    }
+}
