@@ -65,8 +65,11 @@ final class FollowStream: @unchecked Sendable {
         if fd < 0 { openFile() }
         if fd >= 0 {
             var buffer = [UInt8](repeating: 0, count: chunk)
+            // Until the job finishes, only the gapless prefix may be sent: a segmented download's
+            // partial file is preallocated to full size, with ranges not yet written in between.
+            let readable = finalSize ?? spool.partialPrefix(jobID: jobID)
             while stream.bufferedByteCount < 2 * chunk {
-                let limit = finalSize.map { Int(min(Int64(chunk), $0 - sent)) } ?? chunk
+                let limit = Int(min(Int64(chunk), readable - sent))
                 guard limit > 0 else { break }
                 let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, limit, off_t(sent)) }
                 guard count > 0 else { break }
