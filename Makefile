@@ -44,6 +44,9 @@ hostile-suite: build
 load-suite: release
 	FERRY_BIN=.build/release/ferry python3 Tests/suites/load_suite.py $(ARGS)
 
+bench: release ## Benchmarks against curl and aria2c, side by side (bench/README.md); BENCH_SCALE=small for a smoke run
+	FERRY_BIN=.build/release/ferry bench/run.sh
+
 fuzz: ## Fuzz the HTTP request parser: make fuzz SECONDS=600
 	scripts/fuzz-parser.sh $(or $(SECONDS),60)
 

@@ -64,6 +64,7 @@ public final class FerryService: @unchecked Sendable {
 
         var engineConfiguration = EngineConfiguration()
         engineConfiguration.maxConcurrent = configuration.maxConcurrent
+        engineConfiguration.maxPerHost = configuration.maxPerHost
         engineConfiguration.allowPrivateNetworks = configuration.allowPrivateNetworks
         engineConfiguration.maxFileSize = configuration.maxFileSize
         engineConfiguration.minFreeSpace = configuration.minFreeSpace
@@ -109,6 +110,9 @@ public final class FerryService: @unchecked Sendable {
         var serverConfiguration = HTTPServerConfiguration()
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
+        // Event streams are long-lived connections: allow as many as the descriptor limit (raised to
+        // its hard maximum) leaves room for, beside downloads, spool files and the store.
+        serverConfiguration.maxConnections = max(1024, Self.raiseDescriptorLimit() - 1024)
         let server = HTTPServer(configuration: serverConfiguration, logger: logger,
                                 immediate: OperationsController.immediate(metrics: metrics)) { request in
             switch Result(catching: { () throws(APIError) in try access.check(request) }) {
@@ -172,6 +176,18 @@ public final class FerryService: @unchecked Sendable {
         await serverDone
         await store?.close()
         logger.info("stopped")
+    }
+
+    /// Raises the soft limit on open descriptors to the hard limit; returns the limit now in force.
+    static func raiseDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(min(limit.rlim_cur, 1 << 20))
     }
 
     /// Opens the job store and loads the event-id high-water mark. On a full disk SQLite cannot open

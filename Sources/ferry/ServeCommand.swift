@@ -17,6 +17,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "API token (FERRY_TOKEN). Generated when listening beyond loopback without one.") var token: String?
     @Option(name: .customLong("max-concurrent"), help: "Downloads running at once (FERRY_MAX_CONCURRENT; default 4).")
     var maxConcurrent: String?
+    @Option(name: .customLong("max-per-host"),
+            help: "Connections to one host at once, segments included (FERRY_MAX_PER_HOST; default 6).")
+    var maxPerHost: String?
     @Flag(name: .customLong("allow-private-networks"),
           help: "Allow loopback, private and link-local destinations (FERRY_ALLOW_PRIVATE_NETWORKS=1).")
     var allowPrivateNetworks = false
@@ -39,6 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags[.spool] = spool
         flags[.token] = token
         flags[.maxConcurrent] = maxConcurrent
+        flags[.maxPerHost] = maxPerHost
         if allowPrivateNetworks { flags[.allowPrivateNetworks] = "1" }
         flags[.maxFileSize] = maxFileSize
         flags[.minFreeSpace] = minFreeSpace

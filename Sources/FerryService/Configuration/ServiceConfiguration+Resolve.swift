@@ -13,6 +13,7 @@ extension ServiceConfiguration {
     public enum Setting: String, CaseIterable, Sendable {
         case host, port, spool, token
         case maxConcurrent = "max-concurrent"
+        case maxPerHost = "max-per-host"
         case allowPrivateNetworks = "allow-private-networks"
         case maxFileSize = "max-file-size"
         case minFreeSpace = "min-free-space"
@@ -60,6 +61,12 @@ extension ServiceConfiguration {
                 throw ConfigurationError(setting: name, value: text, expected: "a whole number from 1 to 1024")
             }
             configuration.maxConcurrent = n
+        }
+        if let (name, text) = value(.maxPerHost) {
+            guard let n = Int(text), (1...64).contains(n) else {
+                throw ConfigurationError(setting: name, value: text, expected: "a whole number from 1 to 64")
+            }
+            configuration.maxPerHost = n
         }
         if let (name, text) = value(.allowPrivateNetworks) {
             switch text.lowercased() {

@@ -9,6 +9,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var spool: String = "./spool"
     public var token: String?
     public var maxConcurrent: Int = 4
+    /// Connections to one host at once, segments of segmented downloads included (`--max-per-host`).
+    public var maxPerHost: Int = 6
     public var allowPrivateNetworks: Bool = false
     public var maxFileSize: Int64?
     public var minFreeSpace: Int64 = 1 << 30

@@ -20,6 +20,9 @@ struct ServiceConfigurationTests {
         #expect(configuration.maxConcurrent == 8 && configuration.allowPrivateNetworks)
         #expect(configuration.minFreeSpace == 500_000_000 && configuration.maxFileSize == 2 << 30)
         #expect(configuration.retention == Double(7 * 86_400))
+        #expect(try ServiceConfiguration.resolve(flags: [.maxPerHost: "16"], environment: [:]).maxPerHost == 16)
+        #expect(try ServiceConfiguration.resolve(flags: [:], environment: ["FERRY_MAX_PER_HOST": "12"]).maxPerHost == 12)
+        #expect(try ServiceConfiguration.resolve(flags: [:], environment: [:]).maxPerHost == 6)
         #expect(!configuration.isLoopbackHost)
     }
 
@@ -33,6 +36,7 @@ struct ServiceConfigurationTests {
         }
         #expect(throws: ConfigurationError.self) { try ServiceConfiguration.resolve(flags: [.retention: "soon"], environment: [:]) }
         #expect(throws: ConfigurationError.self) { try ServiceConfiguration.resolve(flags: [.maxConcurrent: "0"], environment: [:]) }
+        #expect(throws: ConfigurationError.self) { try ServiceConfiguration.resolve(flags: [.maxPerHost: "65"], environment: [:]) }
     }
 
     @Test func loopbackHosts() {
