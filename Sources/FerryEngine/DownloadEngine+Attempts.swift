@@ -321,7 +321,7 @@ extension DownloadEngine {
         let name = transfer.filename ?? Filename.resolve(requested: nil, contentDisposition: nil, finalURL: finalURL)
         let spool = self.spool
         diskQueue.async {
-            let result = Result { () throws(SystemError) -> String in try spool.moveToFiles(jobID: id, filename: name) }
+            let result = Result { () throws(SystemError) -> String in try spool.moveToFiles(jobID: id, filename: name, size: size, sha256: sha256) }
             self.queue.async {
                 switch result {
                 case .failure(let error):

@@ -56,14 +56,38 @@ struct SpoolTests {
             let name = spool.reserve(filename: "x.bin", for: "j")
             // Someone else put a file there after the reservation.
             try Data([9]).write(to: URL(fileURLWithPath: spool.finishedPath(for: "x.bin")))
-            let final = try spool.moveToFiles(jobID: "j", filename: name)
+            let final = try spool.moveToFiles(jobID: "j", filename: name, size: 1, sha256: String(repeating: "a", count: 64))
             #expect(final == "x (1).bin")
             #expect(try Data(contentsOf: URL(fileURLWithPath: spool.finishedPath(for: "x.bin"))) == Data([9]))
             #expect(try Data(contentsOf: URL(fileURLWithPath: spool.finishedPath(for: "x (1).bin"))) == Data([1]))
+            // The finish record stays until the service has stored the job as finished.
+            #expect(spool.finishRecord(jobID: "j") == FinishRecord(filename: "x (1).bin", size: 1, sha256: String(repeating: "a", count: 64)))
+            #expect(spool.partialJobIDs() == ["j"])
+            spool.removeFinishRecord(jobID: "j")
             #expect(spool.partialJobIDs().isEmpty)
             #expect(spool.reservedFilename(for: "j") == "x (1).bin")
             spool.removeFinished(filename: "x (1).bin")
             #expect(!FileManager.default.fileExists(atPath: spool.finishedPath(for: "x (1).bin")))
         }
+    }
+
+    @Test func aLinkLeftByACrashIsTakenAsOurs() throws {
+        try withSpool { spool in
+            try Data([1, 2, 3]).write(to: URL(fileURLWithPath: spool.partialPath(for: "j")))
+            // A crash right after the link: files/x.bin is the very same file as the partial.
+            #expect(link(spool.partialPath(for: "j"), spool.finishedPath(for: "x.bin")) == 0)
+            let final = try spool.moveToFiles(jobID: "j", filename: "x.bin", size: 3, sha256: String(repeating: "b", count: 64))
+            #expect(final == "x.bin", "no variant name, no orphan")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: spool.root + "/files") == ["x.bin"])
+        }
+    }
+
+    @Test func finishRecordsThatAreNotOursAreRefused() {
+        #expect(FinishRecord.decode("ferry-finish 1\nname a.bin\nsize 5\nsha256 \(String(repeating: "c", count: 64))\n")
+                == FinishRecord(filename: "a.bin", size: 5, sha256: String(repeating: "c", count: 64)))
+        #expect(FinishRecord.decode("ferry-finish 2\nname a.bin\nsize 5\nsha256 \(String(repeating: "c", count: 64))\n") == nil)
+        #expect(FinishRecord.decode("ferry-finish 1\nname ../a\nsize 5\nsha256 \(String(repeating: "c", count: 64))\n") == nil)
+        #expect(FinishRecord.decode("ferry-finish 1\nname a.bin\nsize x\nsha256 \(String(repeating: "c", count: 64))\n") == nil)
+        #expect(FinishRecord.decode("garbage") == nil)
     }
 }

@@ -114,6 +114,7 @@ public final class Spool: @unchecked Sendable {
     public func removePartial(jobID: String) {
         unlink(partialPath(for: jobID))
         unlink(segmentsPath(for: jobID))
+        unlink(finishRecordPath(for: jobID))
     }
 
     public func removeFinished(filename: String) { unlink(finishedPath(for: filename)) }
@@ -123,7 +124,8 @@ public final class Spool: @unchecked Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: partialDirectory)) ?? []
         let parts = names.filter { $0.hasSuffix(".part") }.map { String($0.dropLast(5)) }
         let segments = names.filter { $0.hasSuffix(".segments") }.map { String($0.dropLast(9)) }
-        return Set(parts + segments).sorted()
+        let finishes = names.filter { $0.hasSuffix(".done") }.map { String($0.dropLast(5)) }
+        return Set(parts + segments + finishes).sorted()
     }
 
     /// Bytes available to an unprivileged user on the spool's file system.
@@ -147,19 +149,59 @@ public final class Spool: @unchecked Sendable {
 
     /// Moves a job's (already fsynced) partial file into `files/` under its reserved name, never overwriting: on a
     /// clash the next free variant is taken and becomes the job's reservation. Returns the final filename.
-    public func moveToFiles(jobID: String, filename: String) throws(SystemError) -> String {
+    ///
+    /// Crash safety: between the link and the unlink a `FinishRecord` (`partial/<job>.done`: the final
+    /// name, size and SHA-256) is written, so a crash before the service has stored the job as finished
+    /// does not orphan the file: start-up recovery adopts it (`finishRecord(jobID:)`). A name in `files/`
+    /// that is already a link to this very partial (a crash right after the link) is taken as ours.
+    public func moveToFiles(jobID: String, filename: String, size: Int64, sha256: String) throws(SystemError) -> String {
         let source = partialPath(for: jobID)
-        var name = reserve(filename: filename, for: jobID)
-        var number = 0
-        while link(source, finishedPath(for: name)) != 0 {
-            guard errno == EEXIST else { throw SystemError("link", finishedPath(for: name)) }
-            number += 1
-            name = reserve(filename: Filename.variant(filename, number: number), for: jobID)
+        let name: String
+        if let linked = linkLeftByACrash(source, filename: filename) {
+            claim(filename: linked, for: jobID)
+            name = linked
+        } else {
+            var candidate = reserve(filename: filename, for: jobID)
+            var number = 0
+            while link(source, finishedPath(for: candidate)) != 0 {
+                guard errno == EEXIST else { throw SystemError("link", finishedPath(for: candidate)) }
+                number += 1
+                candidate = reserve(filename: Filename.variant(filename, number: number), for: jobID)
+            }
+            name = candidate
         }
-        guard unlink(source) == 0 else { throw SystemError("unlink", source) }
         try Self.syncDirectory(filesDirectory)
+        try AtomicFile.write(finishRecordPath(for: jobID), FinishRecord(filename: name, size: size, sha256: sha256).encoded)
+        guard unlink(source) == 0 else { throw SystemError("unlink", source) }
         try Self.syncDirectory(partialDirectory)
         return name
+    }
+
+    func finishRecordPath(for jobID: String) -> String { partialDirectory + "/" + jobID + ".done" }
+
+    /// The record of a finish whose job may not have been stored as finished yet.
+    public func finishRecord(jobID: String) -> FinishRecord? {
+        AtomicFile.read(finishRecordPath(for: jobID)).flatMap(FinishRecord.decode)
+    }
+
+    /// Called once the job is durably finished (or gone).
+    public func removeFinishRecord(jobID: String) { unlink(finishRecordPath(for: jobID)) }
+
+    /// The name (`filename` or one of its variants) under which `source` is already linked in `files/`.
+    private func linkLeftByACrash(_ source: String, filename: String) -> String? {
+        var candidate = filename
+        var number = 0
+        while access(finishedPath(for: candidate), F_OK) == 0 {
+            if Self.sameFile(source, finishedPath(for: candidate)) { return candidate }
+            number += 1
+            candidate = Filename.variant(filename, number: number)
+        }
+        return nil
+    }
+
+    private static func sameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat(), second = stat()
+        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     static func syncDirectory(_ path: String) throws(SystemError) {

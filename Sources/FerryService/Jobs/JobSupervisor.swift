@@ -150,6 +150,9 @@ actor JobSupervisor {
         var changed: [JobRecord] = []
         let partials = Set(spool.partialJobIDs())
         for var job in stored {
+            if !job.state.isTerminal, let finish = spool.finishRecord(jobID: job.id), adopt(finish, into: &job) {
+                changed.append(job)
+            }
             if let name = job.filename, !job.state.isTerminal || job.state == .finished {
                 spool.claim(filename: name, for: job.id)
             }
@@ -189,6 +192,28 @@ actor JobSupervisor {
         }
         for job in resubmit { engine.submit(spec(for: job)) }
         logger.info("recovered jobs", metadata: ["jobs": "\(stored.count)", "resumed": "\(resubmit.count)"])
+    }
+
+    /// A download whose file was moved into `files/` just before a crash, when the store had not yet
+    /// heard of it: the spool's finish record names the file; if it is there, whole, the job is
+    /// finished (no second download, no orphan). Returns whether the job was adopted.
+    private func adopt(_ finish: FinishRecord, into job: inout JobRecord) -> Bool {
+        var info = stat()
+        guard stat(spool.finishedPath(for: finish.filename), &info) == 0, Int64(info.st_size) == finish.size else {
+            spool.removeFinishRecord(jobID: job.id)
+            return false
+        }
+        job.state = .finished
+        job.error = nil
+        job.filename = finish.filename
+        job.sha256 = finish.sha256
+        job.bytesReceived = finish.size
+        job.bytesExpected = finish.size
+        job.finishedAt = now()
+        job.updatedAt = now()
+        spool.removePartial(jobID: job.id)
+        logger.notice("adopted a file finished just before a restart", metadata: ["job": "\(job.id)", "file": "\(finish.filename)"])
+        return true
     }
 
     // MARK: Creating
@@ -543,11 +568,19 @@ actor JobSupervisor {
         if job.state != .downloading { quotaOthersHeld[id] = nil }
         job.updatedAt = now()
         jobs[id] = job
-        commits.enqueue(CommitPipeline.Change(upserts: persist ? [job] : [], events: events))
+        let change = CommitPipeline.Change(upserts: persist ? [job] : [], events: events)
+        if case .finished = event, job.state == .finished {
+            // Once the store knows the job is finished, the spool's finish record has done its work.
+            let ticket = commits.submit(change), spool = self.spool
+            Task { if (try? await ticket.durable()) != nil { spool.removeFinishRecord(jobID: id) } }
+        } else {
+            commits.enqueue(change)
+        }
     }
 
     /// Moves a finished file back to the job's partial file (same filesystem, so a rename).
     private func returnToPartial(_ file: FinishedFile, of job: inout JobRecord) {
+        spool.removeFinishRecord(jobID: job.id)
         if rename(spool.finishedPath(for: file.filename), spool.partialPath(for: job.id)) != 0 {
             logger.error("could not move a file over the quota back to partial/",
                          metadata: ["job": "\(job.id)", "errno": "\(errno)"])
