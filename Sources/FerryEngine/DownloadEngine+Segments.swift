@@ -50,6 +50,9 @@ extension DownloadEngine {
         }
         guard let total, offset < total, let easy = transfer.easy, head.status == 206 || head.acceptsByteRanges,
               let validator = Transfer.ifRangeValidator(etag: head.etag, lastModified: head.lastModified) else { return }
+        // Splitting preallocates the rest of the file at once: only when that still leaves the free-space
+        // reserve. Otherwise one connection writes as bytes arrive and waits with `disk_full`, keeping them.
+        if let free = spool.freeBytes(), free - (total - offset) < configuration.minFreeSpace { return }
         let wanted = wantedConnections(transfer, total: total)
         let room = 1 + max(0, configuration.maxPerHost - connectionsInUse(host: transfer.host))
         let count = min(room, SegmentTable.segmentCount(

@@ -518,7 +518,10 @@ actor JobSupervisor {
                          message: "attempt \(attempt) failed (\(failure.code): \(failure.message)); retrying at \(Timestamp.rfc3339(at))",
                          httpStatus: failure.httpStatus)
             }
-            if job.state == .waiting && job.error == error { return }
+            // Bytes on disk are the truth: after a write hit ENOSPC, or a failed attempt, the last
+            // progress counted bytes that were received but never written.
+            if case .queued = reason {} else { job.bytesReceived = spool.partialSize(jobID: id) }
+            if job.state == .waiting && job.error == error && jobs[id]?.bytesReceived == job.bytesReceived { return }
             if case .retrying(_, _, let failure) = reason { metrics.transferError(failure.code) }
             if case .diskFull = reason { metrics.transferError("disk_full") }
             job.state = .waiting
