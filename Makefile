@@ -24,6 +24,7 @@ test: ## Build and run every test suite (starts its own nginx and fault origin o
 	FERRY_BIN=.build/debug/ferry scripts/browser-test.sh
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fault_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/hostile_suite.py
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/diskfull_suite.py
 
 docker-check: release ## Check the Dockerfile and that its runtime packages cover the release binary's libraries
 	python3 Tests/docker/check_image.py --binary .build/release/ferry
@@ -32,7 +33,7 @@ browser-test: build ## The page in headless Chromium (installs chromium, chromiu
 	FERRY_BIN=.build/debug/ferry scripts/browser-test.sh
 
 # The robustness suites (Tests/suites; each ends with "N passed, N failed"). make test runs the
-# fault and hostile-input suites; the others take longer or need a quiet machine.
+# fault, hostile-input and disk-full suites; crash and load take longer or need a quiet machine.
 crash-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/crash_suite.py $(ARGS)
 fault-suite: build
