@@ -300,7 +300,9 @@ def spool_files(ferry):
 
 def tree_outside_files(ferry):
     """Every path under the Ferry root that is not under spool/files or a known spool entry."""
-    known_spool = {b"CACHEDIR.TAG", b"files", b"partial", b"token"}
+    # Ferry's own entries: the tag, the directories, the generated token, the store's ballast (kept free
+    # for SQLite on a full disk) and the readiness probe (written and removed by /readyz).
+    known_spool = {b"CACHEDIR.TAG", b"files", b"partial", b"token", b".store-ballast", b".readyz-probe"}
     unexpected = []
     root = ferry.root.encode()
     for entry in os.listdir(root):
