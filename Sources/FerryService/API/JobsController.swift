@@ -62,12 +62,7 @@ struct JobsController: Sendable {
         }
         // The answer is stored with the jobs it created, in one transaction (see `IdempotencyIntent`).
         let intent = IdempotencyIntent(key: key, fingerprint: fingerprint, request: request)
-        let response = try await createJobs(request, idempotency: intent)
-        // Saved again on its own for answers that created no job (all deduplicated or refused): the
-        // insert only ran, and only stored the record, when there were new jobs. Best effort: the jobs
-        // (if any) exist, so a failure here must not turn the answer into an error.
-        if let record = intent.record(for: response) { try? await store.saveIdempotencyRecord(record) }
-        return response
+        return try await createJobs(request, idempotency: intent)
     }
 
     private func createJobs(_ request: HTTPRequest, idempotency: IdempotencyIntent? = nil) async throws -> HTTPResponse {
@@ -101,7 +96,8 @@ struct JobsController: Sendable {
         if let idempotency {
             makeRecord = { answers in idempotency.record(for: render(answers)) }
         }
-        let answers = drafts.isEmpty ? [] : try await supervisor.create(drafts, idempotencyRecord: makeRecord)
+        // Called even with no valid draft, so that an idempotent batch of refusals records its answer.
+        let answers = try await supervisor.create(drafts, idempotencyRecord: makeRecord)
         return render(answers)
     }
 

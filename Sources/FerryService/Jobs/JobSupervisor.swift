@@ -269,14 +269,19 @@ actor JobSupervisor {
             fresh.append((index, record, draft))
         }
         defer { for item in fresh where item.draft.dedupe { pendingDedupe.removeValue(forKey: item.record.dedupeKey) } }
-        guard !fresh.isEmpty else { return answers.map { $0! } }
-
         // The answers as they will be once the insert is done (records as the store keeps them).
         var record: IdempotencyRecord?
         if let idempotencyRecord {
             var provisional = answers
             for item in fresh { provisional[item.index] = .created(item.record.storedForm) }
             record = idempotencyRecord(provisional.map { $0 ?? .refused(APIError(.internal, "job creation lost an answer")) })
+        }
+        guard !fresh.isEmpty else {
+            // Nothing new: only the answer is stored (an empty insert saves just the record).
+            if let record {
+                do { _ = try await store.insert([], idempotencyRecord: record) } catch { throw APIError.store(error) }
+            }
+            return answers.map { $0! }
         }
         let inserted: [JobRecord]
         do {
