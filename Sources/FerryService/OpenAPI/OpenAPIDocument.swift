@@ -934,33 +934,7 @@ enum OpenAPIDocument {
             "content": {
               "text/event-stream": {
                 "schema": {
-                  "type": "object",
-                  "description": "One Server-Sent Event; the stream is a sequence of them (plus `: ping` comments).",
-                  "required": [
-                    "data"
-                  ],
-                  "properties": {
-                    "event": {
-                      "type": "string",
-                      "enum": [
-                        "job",
-                        "progress",
-                        "removed",
-                        "reset"
-                      ]
-                    },
-                    "id": {
-                      "type": "string",
-                      "pattern": "^[0-9]+$"
-                    },
-                    "data": {
-                      "type": "string",
-                      "contentMediaType": "application/json"
-                    },
-                    "retry": {
-                      "type": "integer"
-                    }
-                  }
+                  "$ref": "#/components/schemas/ServerSentEvent"
                 },
                 "example": "retry: 2000\n\nid: 42\nevent: progress\ndata: {\"id\":\"01JD3Q7N5Z8K2W\",\"bytesReceived\":1048576,\"bytesExpected\":4194304,\"progress\":0.25,\"speed\":2097152,\"eta\":1.5}\n\n",
                 "x-ferry-events": {
@@ -1032,33 +1006,7 @@ enum OpenAPIDocument {
             "content": {
               "text/event-stream": {
                 "schema": {
-                  "type": "object",
-                  "description": "One Server-Sent Event; the stream is a sequence of them (plus `: ping` comments).",
-                  "required": [
-                    "data"
-                  ],
-                  "properties": {
-                    "event": {
-                      "type": "string",
-                      "enum": [
-                        "job",
-                        "progress",
-                        "removed",
-                        "reset"
-                      ]
-                    },
-                    "id": {
-                      "type": "string",
-                      "pattern": "^[0-9]+$"
-                    },
-                    "data": {
-                      "type": "string",
-                      "contentMediaType": "application/json"
-                    },
-                    "retry": {
-                      "type": "integer"
-                    }
-                  }
+                  "$ref": "#/components/schemas/ServerSentEvent"
                 },
                 "example": "retry: 2000\n\nid: 42\nevent: progress\ndata: {\"id\":\"01JD3Q7N5Z8K2W\",\"bytesReceived\":1048576,\"bytesExpected\":4194304,\"progress\":0.25,\"speed\":2097152,\"eta\":1.5}\n\n",
                 "x-ferry-events": {
@@ -1346,6 +1294,35 @@ enum OpenAPIDocument {
   },
   "components": {
     "schemas": {
+      "ServerSentEvent": {
+        "type": "object",
+        "description": "One Server-Sent Event; the stream is a sequence of them (plus `: ping` comments).",
+        "required": [
+          "data"
+        ],
+        "properties": {
+          "event": {
+            "type": "string",
+            "enum": [
+              "job",
+              "progress",
+              "removed",
+              "reset"
+            ]
+          },
+          "id": {
+            "type": "string",
+            "pattern": "^[0-9]+$"
+          },
+          "data": {
+            "type": "string",
+            "contentMediaType": "application/json"
+          },
+          "retry": {
+            "type": "integer"
+          }
+        }
+      },
       "ErrorCode": {
         "type": "string",
         "enum": [
