@@ -35,14 +35,35 @@ public final class ResponseStream: @unchecked Sendable {
     public func write(_ bytes: [UInt8]) {
         guard !bytes.isEmpty, accepting.load(ordering: .acquiring) else { return }
         buffered.add(bytes.count, ordering: .relaxed)
-        queue.async {
-            guard !self.didClose, !self.finishRequested else {
-                self.buffered.subtract(bytes.count, ordering: .relaxed)
-                return
-            }
-            self.pending.append(bytes)
-            self.sink?.streamDidChange(self)
+        queue.async { self.enqueue(bytes) }
+    }
+
+    /// Queues the same `bytes` on every stream in `streams` (fan-out): the bytes are shared, not copied, and each
+    /// connection queue gets one block for all of its streams instead of one per stream. Closed or finished streams
+    /// are skipped. Callable from any thread.
+    public static func write(_ bytes: [UInt8], to streams: [ResponseStream]) {
+        guard !bytes.isEmpty, !streams.isEmpty else { return }
+        var byQueue: [ObjectIdentifier: [ResponseStream]] = [:]
+        for stream in streams where stream.accepting.load(ordering: .acquiring) {
+            stream.buffered.add(bytes.count, ordering: .relaxed)
+            byQueue[ObjectIdentifier(stream.queue), default: []].append(stream)
         }
+        for group in byQueue.values {
+            group[0].queue.async {
+                for stream in group { stream.enqueue(bytes) }
+            }
+        }
+    }
+
+    /// The connection-queue half of a write (`bytes` already counted in `buffered`).
+    private func enqueue(_ bytes: [UInt8]) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !didClose, !finishRequested else {
+            buffered.subtract(bytes.count, ordering: .relaxed)
+            return
+        }
+        pending.append(bytes)
+        sink?.streamDidChange(self)
     }
 
     /// Bytes queued and not yet written to the socket.

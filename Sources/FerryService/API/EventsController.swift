@@ -5,7 +5,8 @@ import FerryStore
 ///
 /// Where a stream starts: `Last-Event-ID` (what `EventSource` sends when it reconnects) wins over
 /// the `lastEventId` query parameter (how a page hands over a list's `Ferry-Event-Id` on its first
-/// connection, since `EventSource` cannot set headers); with neither, events from now on.
+/// connection, since `EventSource` cannot set headers); with neither, events from now on. The writers
+/// get no heartbeat timer of their own: the hub pings every stream from one timer.
 struct EventsController: Sendable {
     let supervisor: JobSupervisor
     let hub: EventHub
@@ -20,7 +21,7 @@ struct EventsController: Sendable {
         let jobs: Set<String>? = if case .jobs(let ids) = EventFilter(jobsQuery: request.queryValue("jobs")) { ids } else { nil }
         let start: EventHub.Start = try Self.lastEventID(request).map { .after($0) } ?? .live
         let hub = hub
-        return EventStreamWriter.response { writer in
+        return EventStreamWriter.response(heartbeat: 0) { writer in
             hub.subscribe(writer: writer, stream: writer.stream, jobs: jobs, intervalMilliseconds: interval, start: start)
         }
     }
@@ -44,7 +45,7 @@ struct EventsController: Sendable {
                                           closesJobStream: ended))
         }
         let hub = hub
-        return EventStreamWriter.response { writer in
+        return EventStreamWriter.response(heartbeat: 0) { writer in
             hub.subscribe(writer: writer, stream: writer.stream, jobs: [id], intervalMilliseconds: interval,
                           start: start, endsWithJob: id)
         }

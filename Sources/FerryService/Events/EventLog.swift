@@ -48,7 +48,8 @@ public struct EventLog: Sendable {
     public let capacity: Int
 
     /// The window: `storage[head...]` are the kept events, oldest first. Evicted events before `head`
-    /// are dropped in batches so that eviction costs O(1) amortized.
+    /// are dropped in batches of up to 1,024, so at most that many dead events are held, and an eviction
+    /// costs `capacity / 1,024` element moves amortized (16 for the default window).
     private var storage: [ServerEvent] = []
     private var head = 0
     /// The latest progress of each job, newer than the job's last `job` event.
@@ -100,7 +101,8 @@ public struct EventLog: Sendable {
     private mutating func evictOldest() {
         evictedThrough = storage[head].id
         head += 1
-        if head >= 1_024 && head * 2 >= storage.count {
+        // Not only once the dead events are half the storage: that held up to a second window of frames.
+        if head >= min(1_024, capacity) {
             storage.removeFirst(head)
             head = 0
         }

@@ -5,7 +5,8 @@ import Foundation
 /// Immutable and `Sendable`: create it wherever the event happens (after its id is allocated by
 /// ``EventIDAllocator``), then hand it to the events queue, which appends it to the ``EventLog`` and
 /// offers it to each ``SubscriberQueue``. `frame` is an `[UInt8]`, so every subscriber shares the same
-/// storage; nothing is re-encoded per connection.
+/// storage; nothing is re-encoded per connection. Only the frame is stored (`data` is read back out of
+/// it), so an event kept in the replay window costs one allocation of its wire size.
 ///
 /// Invariants (checked with `precondition`, they are programmer errors):
 /// - `data` is one line of JSON: no CR or LF bytes. A line break would end the `data:` field early and
@@ -34,10 +35,14 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
     public let kind: Kind
     /// The job the event is about; `nil` only for `reset`.
     public let jobID: String?
-    /// The one-line JSON payload, already encoded by the caller.
-    public let data: [UInt8]
+    /// The one-line JSON payload, already encoded by the caller (a copy out of `frame`).
+    public var data: [UInt8] { Array(dataBytes) }
+    /// The payload within `frame`, without copying.
+    public var dataBytes: ArraySlice<UInt8> { frame[Int(dataStart)..<(frame.count - 2)] }
     /// The bytes written to every subscriber: `id: N\nevent: NAME\ndata: JSON\n\n` (`reset`: no `id:` line).
     public let frame: [UInt8]
+    /// Where `data` starts in `frame`.
+    private let dataStart: UInt16
     /// True for the `job` event of a job reaching `finished` or `cancelled`, and for `removed`: a
     /// per-job stream ends after delivering it.
     public let closesJobStream: Bool
@@ -54,14 +59,14 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
         self.id = kind == .reset ? 0 : id
         self.kind = kind
         self.jobID = jobID
-        self.data = data
         self.closesJobStream = closesJobStream
         var frame: [UInt8] = []
         frame.reserveCapacity(data.count + 48)
         if kind != .reset {
-            frame += Array("id: \(id)\n".utf8)
+            frame += "id: \(id)\n".utf8
         }
-        frame += Array("event: \(kind.rawValue)\ndata: ".utf8)
+        frame += "event: \(kind.rawValue)\ndata: ".utf8
+        self.dataStart = UInt16(frame.count)
         frame += data
         frame += [0x0A, 0x0A]
         self.frame = frame
@@ -79,6 +84,6 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(kind.rawValue)#\(id)(\(jobID ?? "-"))" }
 
     public static func == (lhs: ServerEvent, rhs: ServerEvent) -> Bool {
-        lhs.id == rhs.id && lhs.kind == rhs.kind && lhs.jobID == rhs.jobID && lhs.data == rhs.data
+        lhs.id == rhs.id && lhs.kind == rhs.kind && lhs.jobID == rhs.jobID && lhs.dataBytes == rhs.dataBytes
     }
 }

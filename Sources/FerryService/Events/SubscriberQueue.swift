@@ -14,7 +14,10 @@ import Foundation
 /// - `job` and `removed` events are all kept and go out at the next writable `take`.
 /// - `progress` is coalesced per job: only the latest pending one is kept; a `job`/`removed` event of
 ///   the same job drops it (the job event carries the numbers). A job's progress goes out at most once
-///   per `interval`: it is due when `now >= lastSent[job] + interval`.
+///   per `interval`: it is due when `now >= lastSent[job] + interval`, rounded up to the next multiple of
+///   `grid` when the queue has one (a queue shared by many subscribers uses the interval itself, so that
+///   the progress of many jobs falls due at the same instants and goes out in few batches: a job's
+///   progress then goes out every one or two intervals).
 /// - Order: `take` returns strictly increasing ids. A progress that is not due and has a smaller id
 ///   than a `job`/`removed` event going out cannot follow it: it is dropped (progress may be a subset)
 ///   and its job marked dirty (``dirtyJobIDs``) until something of that job is delivered; the job's
@@ -54,6 +57,8 @@ public struct SubscriberQueue: Sendable {
     public let filter: EventFilter
     /// Minimum seconds between two progress events of one job.
     public let interval: Double
+    /// Seconds; progress falls due only at multiples of it (`nil`: as soon as `interval` has passed).
+    public let grid: Double?
     public let limits: Limits
     /// The greatest id returned by `take` (initially the id the subscriber starts after).
     public private(set) var lastDeliveredID: Int64
@@ -81,10 +86,13 @@ public struct SubscriberQueue: Sendable {
     ///   - filter: the jobs it follows.
     ///   - intervalMilliseconds: the `interval` query parameter; raised to at least 100.
     ///   - limits: when to give up on a slow subscriber.
+    ///   - alignedToGrid: progress falls due only at multiples of the interval (see ``grid``).
     public init(after lastID: Int64, filter: EventFilter = .allJobs,
-                intervalMilliseconds: Int = SubscriberQueue.defaultIntervalMilliseconds, limits: Limits = Limits()) {
+                intervalMilliseconds: Int = SubscriberQueue.defaultIntervalMilliseconds, limits: Limits = Limits(),
+                alignedToGrid: Bool = false) {
         self.filter = filter
         self.interval = Double(max(intervalMilliseconds, Self.minimumIntervalMilliseconds)) / 1_000
+        self.grid = alignedToGrid ? interval : nil
         self.limits = limits
         self.lastDeliveredID = lastID
         self.lastOfferedID = lastID
@@ -96,6 +104,16 @@ public struct SubscriberQueue: Sendable {
     public var pendingProgressCount: Int { pendingProgress.count }
     /// Whether anything is waiting.
     public var hasPending: Bool { !pendingEvents.isEmpty || !pendingProgress.isEmpty }
+
+    /// Whether a subscriber fed by this queue until `now` may be fed by `other` from now on without any
+    /// job's progress coming sooner than `interval` after the last one this queue sent: every progress this
+    /// queue sent less than an interval ago, `other` sent too, at the same time or later. (Ids are the
+    /// caller's business: see ``EventHub``.)
+    public func mayHandOver(to other: SubscriberQueue, now: Double) -> Bool {
+        lastSent.allSatisfy { job, sent in
+            sent + interval <= now || (other.lastSent[job].map { $0 >= sent } ?? false)
+        }
+    }
 
     /// Too much is pending: the service should close the stream (the client resumes with `Last-Event-ID`).
     public var isTooFarBehind: Bool {
@@ -176,7 +194,9 @@ public struct SubscriberQueue: Sendable {
 
     /// The earliest time the job's next progress may go out.
     private func dueTime(of jobID: String) -> Double {
-        lastSent[jobID].map { $0 + interval } ?? -.infinity
+        guard let sent = lastSent[jobID] else { return -.infinity }
+        guard let grid else { return sent + interval }
+        return ((sent + interval) / grid).rounded(.up) * grid
     }
 
     /// Forgets send times that no longer hold anything back, once the table has grown.

@@ -5,12 +5,28 @@ import Logging
 
 /// Delivers published events to every open event stream.
 ///
-/// Owns the `EventLog` (the replay window) and one `SubscriberQueue` per stream, all on its serial
-/// `queue`. Publishing never waits for a subscriber: events are offered to each queue and written
-/// only while that stream's socket buffer is below a high-water mark; a stream that stays behind
-/// has its progress coalesced and is closed once `SubscriberQueue.isTooFarBehind` (the client then
-/// resumes with `Last-Event-ID`). One timer, running only while some progress is held back by an
-/// `interval`, flushes what has become due.
+/// Owns, all on its serial `queue`: the `EventLog` (the replay window), the subscriber groups and every
+/// subscription's delivery state. Publishing never waits for a subscriber.
+///
+/// Two ways of delivering:
+/// - **Shared** (the common case: a live stream of all jobs, `GET /api/v1/events` without
+///   `Last-Event-ID`): streams with the same `interval` form a `Group` with one `SubscriberQueue` and
+///   one `FanoutWindow`. Each batch the group's queue releases is serialized once into one byte array
+///   that every member is sent (shared, not copied; one dispatch per connection queue, see
+///   `ResponseStream.write(_:to:)`); a member keeps only a cursor into the window. A member whose socket
+///   buffer is above the high-water mark keeps its cursor and is sent the missed batches when it drains;
+///   if by then it is owed more than `resyncBytes`, or its cursor fell out of the window, its progress is
+///   coalesced by resynchronizing it from the `EventLog` (as a `Last-Event-ID` reconnection would) into a
+///   private queue, and if the log cannot replay that far the stream is closed (the client resumes
+///   with `Last-Event-ID` and is told to `reset`). A resynchronized stream rejoins its group once it
+///   has caught up and neither side holds anything back (`rejoinGroups`).
+/// - **Private** (filtered, per-job and resumed streams, and resynchronized ones): one `SubscriberQueue`
+///   per stream, written only while the stream's socket buffer is below the high-water mark; a stream
+///   that stays behind has its progress coalesced and is closed once `SubscriberQueue.isTooFarBehind`.
+///
+/// One timer, running only while some progress is held back by an `interval`, flushes what has become
+/// due; a group's progress falls due on a grid of its interval (`SubscriberQueue.grid`) so that the
+/// progress of many jobs goes out in one batch. A second timer writes the `: ping` heartbeat to every stream.
 final class EventHub: @unchecked Sendable {
     /// Where a new stream starts.
     enum Start: Sendable {
@@ -22,22 +38,47 @@ final class EventHub: @unchecked Sendable {
         case snapshot(ServerEvent)
     }
 
+    /// How a subscription is fed.
+    private enum Delivery {
+        /// A member of the group of that interval: the next batch it needs, and the last id it was sent
+        /// (where a resynchronization would start).
+        case shared(interval: Int, cursor: Int, lastID: Int64)
+        /// Its own queue.
+        case own(SubscriberQueue)
+    }
+
     private final class Subscription {
         let key: Int
-        var queue: SubscriberQueue
+        var delivery: Delivery
         let stream: ResponseStream
         let writer: EventStreamWriter
         /// The job whose terminal event ends this stream (per-job streams).
         let endsWithJob: String?
+        /// The interval of the group this private stream came from (resynchronized) and may rejoin.
+        var rejoins: Int?
         var waitingForDrain = false
         var closed = false
 
-        init(key: Int, queue: SubscriberQueue, stream: ResponseStream, writer: EventStreamWriter, endsWithJob: String?) {
+        init(key: Int, delivery: Delivery, stream: ResponseStream, writer: EventStreamWriter, endsWithJob: String?) {
             self.key = key
-            self.queue = queue
+            self.delivery = delivery
             self.stream = stream
             self.writer = writer
             self.endsWithJob = endsWithJob
+        }
+    }
+
+    /// Live streams of all jobs with one `interval`: they are owed exactly the same bytes.
+    private final class Group {
+        let interval: Int
+        var schedule: SubscriberQueue
+        var window: FanoutWindow
+        var members: [Int: Subscription] = [:]
+
+        init(interval: Int, after: Int64, windowBytes: Int) {
+            self.interval = interval
+            self.schedule = SubscriberQueue(after: after, filter: .allJobs, intervalMilliseconds: interval, alignedToGrid: true)
+            self.window = FanoutWindow(maxBytes: windowBytes)
         }
     }
 
@@ -46,21 +87,45 @@ final class EventHub: @unchecked Sendable {
     private let logger: Logger
     private var log: EventLog
     private var subscriptions: [Int: Subscription] = [:]
+    /// Subscriptions with their own queue.
+    private var solo: [Int: Subscription] = [:]
+    private var groups: [Int: Group] = [:]
     private var nextKey = 0
     private var timer: DispatchSourceTimer?
     private var timerDue: Double?
+    private var heartbeat: DispatchSourceTimer?
     private let clock: @Sendable () -> Double
-    /// Bytes a stream may have unwritten in its socket buffer before the hub holds events back.
+    /// Bytes a private stream may have unwritten in its socket buffer before the hub holds events back.
     private let highWater = 256 * 1024
+    /// The same for a group member, lower: a member held back costs only its cursor, whereas bytes handed
+    /// to its connection are copied there, and thousands of members may be slow at once.
+    private let sharedHighWater = 16 * 1024
+    /// Bytes of missed batches beyond which a returning slow member is resynchronized from the log.
+    private let resyncBytes = 64 * 1024
+    /// Bytes of batches each group keeps for its slow members.
+    private let windowBytes = 512 * 1024
     private let countLock = NSLock()
     private var count = 0
 
-    init(ids: EventIDAllocator, logger: Logger, windowCapacity: Int = 16_384,
+    /// - Parameter heartbeat: seconds between `: ping` comments on every stream (0: none).
+    init(ids: EventIDAllocator, logger: Logger, windowCapacity: Int = EventLog.defaultCapacity, heartbeat: Double = 15,
          clock: @escaping @Sendable () -> Double = { DispatchTime.now().seconds }) {
         self.ids = ids
         self.logger = logger
         self.log = EventLog(startingAfter: ids.base, capacity: windowCapacity)
         self.clock = clock
+        if heartbeat > 0 {
+            let source = DispatchSource.makeTimerSource(queue: queue)
+            source.schedule(deadline: .now() + heartbeat, repeating: heartbeat, leeway: .milliseconds(100))
+            source.setEventHandler { [weak self] in self?.ping() }
+            source.activate()
+            self.heartbeat = source
+        }
+    }
+
+    deinit {
+        heartbeat?.cancel()
+        timer?.cancel()
     }
 
     /// Open streams (read from any thread, for metrics).
@@ -69,17 +134,29 @@ final class EventHub: @unchecked Sendable {
         return count
     }
 
-    /// Appends events (in id order) to the log and offers them to every stream.
+    /// Streams fed by a group (the rest have queues of their own). Waits for the hub's queue: not for hot paths.
+    var sharedSubscriberCount: Int {
+        queue.sync { groups.values.reduce(0) { $0 + $1.members.count } }
+    }
+
+    /// Appends events (in id order) to the log and offers them to every group and private stream.
     func publish(_ events: [ServerEvent]) {
         queue.async {
             let now = self.clock()
             for event in events {
                 self.log.append(event)
-                for subscription in self.subscriptions.values {
-                    subscription.queue.offer(event, now: now)
+                for group in self.groups.values { group.schedule.offer(event, now: now) }
+                for subscription in self.solo.values {
+                    if case .own(var queue) = subscription.delivery {
+                        subscription.delivery = .own(SubscriberQueue(after: 0))   // keep `queue` uniquely referenced
+                        queue.offer(event, now: now)
+                        subscription.delivery = .own(queue)
+                    }
                 }
             }
-            for subscription in Array(self.subscriptions.values) { self.flush(subscription, now: now) }
+            for group in Array(self.groups.values) { self.flush(group, now: now) }
+            for subscription in Array(self.solo.values) { self.flush(subscription, now: now) }
+            self.rejoinGroups(now: now)
         }
     }
 
@@ -89,6 +166,20 @@ final class EventHub: @unchecked Sendable {
                    start: Start, endsWithJob: String? = nil) {
         queue.async {
             let now = self.clock()
+            let key = self.nextKey
+            self.nextKey += 1
+            let interval = max(intervalMilliseconds, SubscriberQueue.minimumIntervalMilliseconds)
+            if case .live = start, jobs == nil, endsWithJob == nil {
+                // Whatever the group releases from now on is news to this stream (it has no id yet), so it
+                // joins at the window's end; events allocated but not yet appended reach it through the group.
+                let group = self.group(interval: interval)
+                let subscription = Subscription(
+                    key: key, delivery: .shared(interval: interval, cursor: group.window.nextSequence, lastID: self.log.newestID),
+                    stream: stream, writer: writer, endsWithJob: nil)
+                group.members[key] = subscription
+                self.attach(subscription)
+                return
+            }
             // Decide where the stream starts and what it missed before it exists, so that events
             // published meanwhile (on this same queue) can neither be lost nor delivered twice.
             var after = self.log.newestID
@@ -110,19 +201,13 @@ final class EventHub: @unchecked Sendable {
                 }
             }
             let filter: EventFilter = jobs.map { .jobs($0) } ?? .allJobs
-            let key = self.nextKey
-            self.nextKey += 1
-            let subscription = Subscription(
-                key: key, queue: SubscriberQueue(after: after, filter: filter, intervalMilliseconds: intervalMilliseconds),
-                stream: stream, writer: writer, endsWithJob: endsWithJob)
-            self.subscriptions[key] = subscription
-            self.countLock.lock(); self.count += 1; self.countLock.unlock()
-            stream.onClose { [weak self] in
-                guard let self else { return }
-                self.queue.async { self.drop(key) }
-            }
+            var own = SubscriberQueue(after: after, filter: filter, intervalMilliseconds: interval)
+            for event in backlog { own.offer(event, now: now) }
+            let subscription = Subscription(key: key, delivery: .own(own), stream: stream, writer: writer,
+                                            endsWithJob: endsWithJob)
+            self.solo[key] = subscription
+            self.attach(subscription)
             if reset { stream.write(ServerEvent.reset().frame) }
-            for event in backlog { subscription.queue.offer(event, now: now) }
             self.flush(subscription, now: now)
         }
     }
@@ -132,38 +217,198 @@ final class EventHub: @unchecked Sendable {
         queue.sync {
             for subscription in subscriptions.values { close(subscription) }
             subscriptions.removeAll()
+            solo.removeAll()
+            groups.removeAll()
             timer?.cancel()
             timer = nil
+            heartbeat?.cancel()
+            heartbeat = nil
         }
     }
 
-    // MARK: Delivery (on `queue`)
+    // MARK: Subscriptions (on `queue`)
+
+    private func group(interval: Int) -> Group {
+        if let group = groups[interval] { return group }
+        let group = Group(interval: interval, after: log.newestID, windowBytes: windowBytes)
+        groups[interval] = group
+        return group
+    }
+
+    private func attach(_ subscription: Subscription) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        subscriptions[subscription.key] = subscription
+        countLock.lock(); count += 1; countLock.unlock()
+        let key = subscription.key
+        subscription.stream.onClose { [weak self] in
+            guard let self else { return }
+            self.queue.async { self.drop(key) }
+        }
+    }
+
+    private func close(_ subscription: Subscription) {
+        guard !subscription.closed else { return }
+        subscription.closed = true
+        subscription.writer.close()
+        drop(subscription.key)
+    }
+
+    private func drop(_ key: Int) {
+        guard let subscription = subscriptions.removeValue(forKey: key) else { return }
+        subscription.closed = true
+        switch subscription.delivery {
+        case .shared(let interval, _, _):
+            if let group = groups[interval] {
+                group.members[key] = nil
+                if group.members.isEmpty { groups[interval] = nil }
+            }
+        case .own:
+            solo[key] = nil
+        }
+        countLock.lock(); count -= 1; countLock.unlock()
+    }
+
+    // MARK: Shared delivery (on `queue`)
+
+    /// Takes what the group's queue releases, adds it to the window as one batch, and sends it to every
+    /// member that can take it.
+    private func flush(_ group: Group, now: Double) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let ready = group.schedule.take(now: now, writable: true)
+        if let last = ready.last {
+            let bytes: [UInt8]
+            if ready.count == 1 {
+                bytes = last.frame
+            } else {
+                var joined: [UInt8] = []
+                joined.reserveCapacity(ready.reduce(0) { $0 + $1.frame.count })
+                for event in ready { joined += event.frame }
+                bytes = joined
+            }
+            let sequence = group.window.append(bytes, lastID: last.id)
+            var current: [ResponseStream] = []
+            current.reserveCapacity(group.members.count)
+            var behind: [Subscription] = []
+            for subscription in group.members.values {
+                guard case .shared(let interval, let cursor, _) = subscription.delivery else { continue }
+                if cursor == sequence, !subscription.stream.isClosed,
+                   subscription.stream.bufferedByteCount < sharedHighWater {
+                    subscription.delivery = .shared(interval: interval, cursor: sequence + 1, lastID: last.id)
+                    current.append(subscription.stream)
+                } else {
+                    behind.append(subscription)
+                }
+            }
+            ResponseStream.write(bytes, to: current)
+            for subscription in behind { catchUp(subscription, in: group) }
+        }
+        if let due = group.schedule.nextDueTime {
+            // A hair late, so that the timer never fires just before the grid instant it aims at.
+            schedule(at: due + 0.002)
+        }
+    }
+
+    /// Sends a member the batches it missed, or resynchronizes it when it is owed too much.
+    private func catchUp(_ subscription: Subscription, in group: Group) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !subscription.closed, case .shared(let interval, let cursor, let lastID) = subscription.delivery else { return }
+        if subscription.stream.isClosed { drop(subscription.key); return }
+        guard cursor < group.window.nextSequence else { return }
+        guard subscription.stream.bufferedByteCount < sharedHighWater else {
+            waitForDrain(subscription, threshold: sharedHighWater / 4)
+            return
+        }
+        guard let pending = group.window.pending(from: cursor), pending.byteCount <= resyncBytes,
+              let newest = pending.batches.last else {
+            resync(subscription, after: lastID)
+            return
+        }
+        subscription.delivery = .shared(interval: interval, cursor: group.window.nextSequence, lastID: newest.lastID)
+        for batch in pending.batches { subscription.stream.write(batch.bytes) }   // shared, not copied
+    }
+
+    /// Moves a member that fell behind onto a queue of its own, filled from the log as a reconnection
+    /// after `lastID` would be (its missed progress coalesced); closes it when the log cannot replay that far.
+    private func resync(_ subscription: Subscription, after lastID: Int64) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard case .shared(let interval, _, _) = subscription.delivery else { return }
+        switch log.replay(after: lastID, lastAllocated: ids.lastAllocated) {
+        case .reset:
+            logger.notice("closing an event stream that fell too far behind")
+            close(subscription)
+        case .events(let missed):
+            if let group = groups[interval] {
+                group.members[subscription.key] = nil
+                if group.members.isEmpty { groups[interval] = nil }
+            }
+            let now = clock()
+            var own = SubscriberQueue(after: lastID, filter: .allJobs, intervalMilliseconds: interval, alignedToGrid: true)
+            for event in missed { own.offer(event, now: now) }
+            subscription.delivery = .own(own)
+            subscription.rejoins = interval
+            solo[subscription.key] = subscription
+            flush(subscription, now: now)
+        }
+    }
+
+    /// Moves resynchronized streams that have caught up back into their group, at its window's end.
+    ///
+    /// Safe only when neither side holds anything back: the stream was offered every event the group was
+    /// and has nothing pending, so it has every event up to the log's newest id it should have; the group
+    /// has nothing pending either, so its next batch holds only newer ids (no duplicate, order kept). And
+    /// the group must have sent each job's progress no earlier than the stream's queue did (`interval`).
+    private func rejoinGroups(now: Double) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        for subscription in Array(solo.values) {
+            guard let interval = subscription.rejoins, !subscription.closed, !subscription.waitingForDrain,
+                  case .own(let own) = subscription.delivery, !own.hasPending,
+                  let group = groups[interval], !group.schedule.hasPending,
+                  own.mayHandOver(to: group.schedule, now: now),
+                  subscription.stream.bufferedByteCount < sharedHighWater else { continue }
+            solo[subscription.key] = nil
+            subscription.rejoins = nil
+            subscription.delivery = .shared(interval: interval, cursor: group.window.nextSequence, lastID: own.lastDeliveredID)
+            group.members[subscription.key] = subscription
+        }
+    }
+
+    private func waitForDrain(_ subscription: Subscription, threshold: Int) {
+        guard !subscription.waitingForDrain else { return }
+        subscription.waitingForDrain = true
+        let key = subscription.key
+        subscription.stream.onDrain(threshold: threshold) { [weak self] in
+            guard let self else { return }
+            self.queue.async {
+                guard let subscription = self.subscriptions[key] else { return }
+                subscription.waitingForDrain = false
+                switch subscription.delivery {
+                case .shared(let interval, _, _):
+                    if let group = self.groups[interval] { self.catchUp(subscription, in: group) }
+                case .own:
+                    self.flush(subscription, now: self.clock())
+                }
+            }
+        }
+    }
+
+    // MARK: Private delivery (on `queue`)
 
     private func flush(_ subscription: Subscription, now: Double) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !subscription.closed else { return }
+        guard !subscription.closed, case .own(var own) = subscription.delivery else { return }
         if subscription.stream.isClosed { drop(subscription.key); return }
         guard subscription.stream.bufferedByteCount < highWater else {
-            if subscription.queue.isTooFarBehind {
+            if own.isTooFarBehind {
                 logger.notice("closing an event stream that fell too far behind")
                 close(subscription)
                 return
             }
-            if !subscription.waitingForDrain {
-                subscription.waitingForDrain = true
-                let key = subscription.key
-                subscription.stream.onDrain(threshold: highWater / 4) { [weak self] in
-                    guard let self else { return }
-                    self.queue.async {
-                        guard let subscription = self.subscriptions[key] else { return }
-                        subscription.waitingForDrain = false
-                        self.flush(subscription, now: self.clock())
-                    }
-                }
-            }
+            waitForDrain(subscription, threshold: highWater / 4)
             return
         }
-        let ready = subscription.queue.take(now: now, writable: true)
+        subscription.delivery = .own(SubscriberQueue(after: 0))   // keep `own` uniquely referenced
+        let ready = own.take(now: now, writable: true)
+        subscription.delivery = .own(own)
         if !ready.isEmpty {
             var bytes: [UInt8] = []
             var ends = false
@@ -177,8 +422,10 @@ final class EventHub: @unchecked Sendable {
             subscription.stream.write(bytes)
             if ends { close(subscription); return }
         }
-        if let due = subscription.queue.nextDueTime { schedule(at: due) }
+        if let due = own.nextDueTime { schedule(at: due) }
     }
+
+    // MARK: Timers (on `queue`)
 
     private func schedule(at due: Double) {
         if let current = timerDue, current <= due { return }
@@ -196,21 +443,17 @@ final class EventHub: @unchecked Sendable {
     private func tick() {
         timerDue = nil
         let now = clock()
-        for subscription in Array(subscriptions.values) { flush(subscription, now: now) }
+        for group in Array(groups.values) { flush(group, now: now) }
+        for subscription in Array(solo.values) { flush(subscription, now: now) }
+        rejoinGroups(now: now)
     }
 
-    private func close(_ subscription: Subscription) {
-        guard !subscription.closed else { return }
-        subscription.closed = true
-        subscription.writer.close()
-        drop(subscription.key)
+    private func ping() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        ResponseStream.write(EventHub.pingFrame, to: subscriptions.values.map(\.stream))
     }
 
-    private func drop(_ key: Int) {
-        guard let subscription = subscriptions.removeValue(forKey: key) else { return }
-        subscription.closed = true
-        countLock.lock(); count -= 1; countLock.unlock()
-    }
+    private static let pingFrame = Array(": ping\n\n".utf8)
 }
 
 extension DispatchTime {

@@ -125,6 +125,59 @@ struct EventStreamTests {
             }
         }
     }
+
+    /// Live streams of all jobs share one fan-out per interval; each must still see every job event once, in order.
+    @Test func liveSubscribersOfOneIntervalReceiveTheSameEvents() async throws {
+        try await withFerry { ferry in
+            var streams: [EventReader] = []
+            for index in 0..<6 {
+                streams.append(try await ferry.client.events(index == 5 ? "/api/v1/events?interval=100" : "/api/v1/events"))
+            }
+            var created: [String] = []
+            for index in 0..<5 {
+                created.append(try #require(try await ferry.client.json(
+                    "POST", "/api/v1/jobs", ["url": "http://127.0.0.1:9/s\(index)", "paused": true, "dedupe": false]).json()["id"] as? String))
+            }
+            var idLists: [[String?]] = []
+            for stream in streams {
+                let events = try await stream.collect(timeout: 10) { (try? $0.json()["id"] as? String) == created.last }
+                #expect(events.filter { $0.event == "job" }.compactMap { try? $0.json()["id"] as? String } == created)
+                idLists.append(events.map(\.id))
+            }
+            #expect(Set(idLists.map { $0.compactMap { $0 }.joined(separator: ",") }).count == 1, "\(idLists)")
+        }
+    }
+
+    /// A live stream that stops reading while many jobs are created gets every job event once, in id order,
+    /// when it reads again (it is sent the missed batches, or resynchronized from the log).
+    @Test func aLiveSubscriberThatFallsBehindCatchesUpWithEveryJobEvent() async throws {
+        try await withFerry { ferry in
+            let port = ferry.port
+            let reader = try await offThePool {
+                let slow = try TestConnection(port: port, timeout: 20)
+                var small: Int32 = 4096
+                setsockopt(slow.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+                try slow.send(TestConnection.requestBytes("GET", "/api/v1/events", port: port, headers: [:], body: nil))
+                return try EventReader(slow)
+            }
+            #expect(reader.status == 200)
+            try await Task.sleep(for: .milliseconds(300))
+            var created: [String] = []
+            for round in 0..<2 {
+                let batch = (0..<750).map { ["url": "http://127.0.0.1:9/b\(round)-\($0)", "paused": true, "dedupe": false] as [String: Any] }
+                let jobs = try await ferry.client.json("POST", "/api/v1/jobs", batch).jsonArray()
+                created += jobs.compactMap { $0["id"] as? String }
+            }
+            #expect(created.count == 1_500)
+            let events = try await reader.collect(timeout: 150) { $0.event == "job" && (try? $0.json()["id"] as? String) == created.last }
+            let ids = events.compactMap { $0.id.flatMap(Int64.init) }
+            #expect(ids.count == events.count)
+            #expect(ids == ids.sorted() && Set(ids).count == ids.count, "ids strictly increase")
+            let jobIDs = events.filter { $0.event == "job" }.compactMap { try? $0.json()["id"] as? String }
+            #expect(jobIDs.count == created.count)
+            #expect(jobIDs == created)
+        }
+    }
 }
 
 extension SSEvent: Equatable {

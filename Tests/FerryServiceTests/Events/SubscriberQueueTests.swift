@@ -69,6 +69,53 @@ import Testing
         #expect(queue.pendingBytes == 0)
     }
 
+    /// A shared queue's progress falls due on a grid of the interval: jobs sent at different moments
+    /// line up, and no job gets two progress events less than an interval apart.
+    @Test func gridAlignsProgressOfDifferentJobsAndKeepsTheInterval() {
+        var queue = SubscriberQueue(after: 0, intervalMilliseconds: 500, alignedToGrid: true)
+        #expect(queue.grid == 0.5)
+        queue.offer(F.progress(1, "a"), now: 10.0)
+        #expect(ids(queue.take(now: 10.0, writable: true)) == [1])
+        queue.offer(F.progress(2, "b"), now: 10.1)
+        #expect(ids(queue.take(now: 10.1, writable: true)) == [2])
+        queue.offer(F.progress(3, "a"), now: 10.2)
+        queue.offer(F.progress(4, "b"), now: 10.3)
+        // a is due at 10.5 (on the grid), b at 10.6 rounded up to 11.0.
+        #expect(queue.nextDueTime == 10.5)
+        #expect(ids(queue.take(now: 10.5, writable: true)) == [3])
+        #expect(queue.take(now: 10.99, writable: true).isEmpty)
+        #expect(ids(queue.take(now: 11.0, writable: true)) == [4])
+        // a due at 11.0, b at 11.5; b's older progress holds a's back to 11.5 (ids stay in order), and
+        // from then on the two share their grid instants.
+        queue.offer(F.progress(5, "b"), now: 11.1)
+        queue.offer(F.progress(6, "a"), now: 11.2)
+        #expect(queue.take(now: 11.2, writable: true).isEmpty)
+        #expect(ids(queue.take(now: 11.5, writable: true)) == [5, 6])
+        queue.offer(F.progress(7, "a"), now: 11.6)
+        queue.offer(F.progress(8, "b"), now: 11.7)
+        #expect(queue.nextDueTime == 12.0)
+        #expect(queue.take(now: 11.99, writable: true).isEmpty)
+        #expect(ids(queue.take(now: 12.0, writable: true)) == [7, 8])
+    }
+
+    /// A stream may move from its own queue to a shared one only when the shared one sent every recent
+    /// progress no earlier than its own queue did.
+    @Test func handOverKeepsTheIntervalPerJob() {
+        var own = SubscriberQueue(after: 0, intervalMilliseconds: 500, alignedToGrid: true)
+        var shared = SubscriberQueue(after: 0, intervalMilliseconds: 500, alignedToGrid: true)
+        for event in [F.progress(1, "a"), F.progress(2, "b")] {
+            own.offer(event, now: 10.0)
+            shared.offer(event, now: 10.0)
+        }
+        _ = own.take(now: 10.0, writable: true)
+        _ = shared.take(now: 10.0, writable: true)
+        #expect(own.mayHandOver(to: shared, now: 10.1))
+        own.offer(F.progress(3, "a"), now: 10.6)
+        _ = own.take(now: 10.6, writable: true)      // the shared queue has not sent a's newer progress
+        #expect(!own.mayHandOver(to: shared, now: 10.7))
+        #expect(own.mayHandOver(to: shared, now: 11.1))   // an interval later it no longer matters
+    }
+
     @Test func intervalIsHonouredPerJob() {
         var queue = SubscriberQueue(after: 0, intervalMilliseconds: 500)
         queue.offer(F.progress(1, "a"), now: 0)

@@ -1,0 +1,115 @@
+import Dispatch
+import Foundation
+import Logging
+import Testing
+@testable import FerryHTTP
+@testable import FerryService
+
+/// The hub's shared fan-out with streams that have no connection: what is written stays queued in the
+/// stream (counted as unsent), so a test decides when a subscriber "reads" (`drain`).
+@Suite struct EventHubTests {
+    /// A stream no socket drains; `drain()` takes what is queued, as a connection sending it would.
+    final class Sink: @unchecked Sendable {
+        let queue = DispatchQueue(label: "test.stream")
+        let stream: ResponseStream
+        let writer: EventStreamWriter
+        private var received: [UInt8] = []   // confined to `queue`
+
+        init() {
+            stream = ResponseStream(queue: queue)
+            writer = EventStreamWriter(stream: stream, heartbeat: 0)
+        }
+
+        /// Everything written so far is "sent"; returns all bytes received since the start.
+        @discardableResult
+        func drain() -> [UInt8] {
+            queue.sync {
+                let chunks = stream.takePending(limit: .max)
+                let size = chunks.reduce(0) { $0 + $1.count }
+                for chunk in chunks { received += chunk }
+                if size > 0 { stream.didSend(size) }
+                return received
+            }
+        }
+
+        /// The ids of the events received, in order, and the job ids of the `job` events among them.
+        func events() -> (ids: [Int64], jobs: [String]) {
+            let text = String(decoding: drain(), as: UTF8.self)
+            var ids: [Int64] = []
+            var jobs: [String] = []
+            for frame in text.components(separatedBy: "\n\n") {
+                let lines = frame.split(separator: "\n")
+                guard let idLine = lines.first(where: { $0.hasPrefix("id: ") }) else { continue }
+                ids.append(Int64(idLine.dropFirst(4))!)
+                if lines.contains("event: job"), let data = lines.first(where: { $0.hasPrefix("data: ") }) {
+                    jobs.append(String(data.dropFirst(6).prefix(while: { $0 != "|" })))
+                }
+            }
+            return (ids, jobs)
+        }
+    }
+
+    private func settle(_ hub: EventHub, _ sinks: [Sink]) {
+        for _ in 0..<3 {
+            hub.queue.sync {}
+            for sink in sinks { sink.queue.sync {} }
+        }
+    }
+
+    /// Job events of about 2 KB: `data` is the job id, a bar, then padding.
+    private func jobEvent(_ id: Int64, _ ids: EventIDAllocator) -> ServerEvent {
+        let job = "job\(id)"
+        return ServerEvent(id: id, kind: .job, jobID: job, data: Array((job + "|" + String(repeating: "x", count: 2_000)).utf8))
+    }
+
+    @Test func membersGetEveryEventOnceAndASlowOneCatchesUpOrIsResynchronized() throws {
+        let ids = EventIDAllocator(startingAfter: 0)
+        let hub = EventHub(ids: ids, logger: Logger(label: "test"), heartbeat: 0)
+        let fast = Sink(), slow = Sink(), late = Sink()
+        for sink in [fast, slow] {
+            hub.subscribe(writer: sink.writer, stream: sink.stream, jobs: nil, intervalMilliseconds: 500, start: .live)
+        }
+        settle(hub, [fast, slow])
+        var published: [String] = []
+        func publish(_ count: Int) {
+            for _ in 0..<count {
+                let event = jobEvent(ids.next(), ids)
+                published.append(event.jobID!)
+                hub.publish([event])
+            }
+            settle(hub, [fast, slow, late])
+        }
+        // The slow one stops reading: beyond 16 KiB unsent the hub keeps only its cursor.
+        for _ in 0..<10 { publish(2); fast.drain() }
+        #expect(slow.stream.bufferedByteCount < 16 * 1024 + 4 * 2_100)
+        // It reads: it is sent the batches it missed (less than 64 KiB).
+        slow.drain()
+        settle(hub, [fast, slow])
+        #expect(slow.events().jobs == published)
+        // It stops again for longer: on its return it is owed more than 64 KiB and is resynchronized
+        // from the log; it still gets every job event once, in order.
+        for _ in 0..<60 { publish(1); fast.drain() }
+        hub.subscribe(writer: late.writer, stream: late.stream, jobs: nil, intervalMilliseconds: 500, start: .live)
+        settle(hub, [late])
+        let lateStart = published.count
+        slow.drain()
+        settle(hub, [fast, slow])
+        #expect(hub.sharedSubscriberCount == 2, "the slow one has a queue of its own now")
+        publish(5)
+        slow.drain()
+        settle(hub, [fast, slow, late])
+        // Caught up, it rejoins its group at the next publication.
+        publish(1)
+        #expect(hub.sharedSubscriberCount == 3)
+        publish(2)
+        slow.drain()
+        settle(hub, [fast, slow, late])
+        for sink in [fast, slow] {
+            let (eventIDs, jobs) = sink.events()
+            #expect(jobs == published)
+            #expect(eventIDs == eventIDs.sorted() && Set(eventIDs).count == eventIDs.count)
+        }
+        #expect(late.events().jobs == Array(published[lateStart...]))
+        hub.closeAll()
+    }
+}
