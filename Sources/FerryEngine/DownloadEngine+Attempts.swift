@@ -295,6 +295,11 @@ extension DownloadEngine {
     }
 
     /// The body is complete: make it durable, verify it, move it into `files/`.
+    ///
+    /// The move is a group commit: each file is fsynced on its own writer queue (side by side), then the files
+    /// that reach this point close together are moved into `files/` as one group, sharing one fsync of each
+    /// directory and one file of finish records (`Spool.moveToFiles(_:)` on `diskQueue`, `finishGroups`),
+    /// before any of them is reported finished.
     func finish(_ transfer: Transfer) {
         // The slot stays taken until the final event: a job is "downloading" until it is finished.
         transfer.phase = .finishing
@@ -310,35 +315,59 @@ extension DownloadEngine {
                     self.giveUp(transfer, FailureClassifier.classify(.checksumMismatch(expected: expected, actual: sha256)))
                     return
                 }
-                self.commit(transfer, size: size, sha256: sha256)
+                let finalURL = transfer.finalURL ?? transfer.url.normalized
+                let name = transfer.filename ?? Filename.resolve(requested: nil, contentDisposition: nil, finalURL: finalURL)
+                let staged = StagedFinish(transfer: transfer, finish: Spool.Finish(jobID: transfer.id, filename: name, size: size, sha256: sha256))
+                if let group = self.finishGroups.add(staged) { self.moveToFiles(group) }
             }
         }
     }
 
-    private func commit(_ transfer: Transfer, size: Int64, sha256: String) {
-        let id = transfer.id
-        let finalURL = transfer.finalURL ?? transfer.url.normalized
-        let name = transfer.filename ?? Filename.resolve(requested: nil, contentDisposition: nil, finalURL: finalURL)
+    /// A synced file waiting for its group's move into `files/`.
+    struct StagedFinish {
+        let transfer: Transfer
+        let finish: Spool.Finish
+    }
+
+    /// Moves a group of synced files into `files/` (on `diskQueue`), reports each, then moves the group that
+    /// gathered meanwhile.
+    private func moveToFiles(_ group: [StagedFinish]) {
+        dispatchPrecondition(condition: .onQueue(queue))
         let spool = self.spool
+        let finishes = group.map(\.finish)
         diskQueue.async {
-            let result = Result { () throws(SystemError) -> String in try spool.moveToFiles(jobID: id, filename: name, size: size, sha256: sha256) }
+            let results = spool.moveToFiles(finishes)
             self.queue.async {
-                switch result {
-                case .failure(let error):
-                    self.giveUp(transfer, TransferFailure(code: "internal", message: "moving the finished file failed: \(error)"))
-                case .success(let filename):
-                    if transfer.stopIntent == .cancel {
-                        spool.release(jobID: id)
-                        self.diskQueue.async { spool.removeFinished(filename: filename) }
-                    } else {
-                        self.emit(.finished(id: id, FinishedFile(
-                            filename: filename, path: spool.finishedPath(for: filename), size: size, sha256: sha256,
-                            contentType: transfer.contentType, finalURL: finalURL, etag: transfer.etag,
-                            lastModified: transfer.lastModified)))
-                    }
-                    self.forget(transfer)
+                for staged in group {
+                    let result = results[staged.finish.jobID] ?? .failure(SystemError("link", spool.partialPath(for: staged.finish.jobID), errno: EINVAL))
+                    self.moved(staged, result)
                 }
+                if let next = self.finishGroups.groupEnded() { self.moveToFiles(next) }
             }
+        }
+    }
+
+    /// One file of a moved group: finished (or removed again when the job was cancelled meanwhile).
+    private func moved(_ staged: StagedFinish, _ result: Result<String, SystemError>) {
+        let transfer = staged.transfer, id = transfer.id, spool = self.spool, finish = staged.finish
+        switch result {
+        case .failure(let error):
+            diskQueue.async { spool.removeFinishRecord(jobID: id) }  // the job is not finished: nothing to adopt
+            giveUp(transfer, TransferFailure(code: "internal", message: "moving the finished file failed: \(error)"))
+        case .success(let filename):
+            if transfer.stopIntent == .cancel {
+                spool.release(jobID: id)
+                diskQueue.async {
+                    spool.removeFinished(filename: filename)
+                    spool.removeFinishRecord(jobID: id)
+                }
+            } else {
+                emit(.finished(id: id, FinishedFile(
+                    filename: filename, path: spool.finishedPath(for: filename), size: finish.size, sha256: finish.sha256,
+                    contentType: transfer.contentType, finalURL: transfer.finalURL ?? transfer.url.normalized,
+                    etag: transfer.etag, lastModified: transfer.lastModified)))
+            }
+            forget(transfer)
         }
     }
 

@@ -492,7 +492,12 @@ extension DownloadEngine {
     /// Connections the engine holds to `host`: one per active transfer, or each connected segment.
     func connectionsInUse(host: String) -> Int {
         let key = host.lowercased()
-        return transfers.values.reduce(0) { $0 + ($1.host.lowercased() == key ? $1.connectionsInUse : 0) }
+        // Most transfers of a big batch are queued and hold nothing: skip them before spelling out their host
+        // (an address's text is formatted on each call), since this runs for every transfer that starts.
+        return transfers.values.reduce(0) { sum, transfer in
+            let held = transfer.connectionsInUse
+            return held > 0 && transfer.host.lowercased() == key ? sum + held : sum
+        }
     }
 
     /// A waiting transfer to `host` could start if a connection to it were released (neither the global limit

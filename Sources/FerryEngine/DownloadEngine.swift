@@ -31,6 +31,8 @@ public final class DownloadEngine: @unchecked Sendable {
     var scheduling: SchedulingQueue<String>
     var ticker: DispatchSourceTimer?
     var lastDiskCheck: Double = 0
+    /// Synced files waiting for their group's move into `files/` (group commit, see `finish(_:)`).
+    var finishGroups = GroupCommit<StagedFinish>()
     var shuttingDown = false
     var shutdownDone: (@Sendable () -> Void)?
 

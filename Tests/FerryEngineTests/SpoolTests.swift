@@ -82,6 +82,59 @@ struct SpoolTests {
         }
     }
 
+    @Test func aGroupOfFinishesSharesOneRecordFileThatGoesWithItsLastRecord() throws {
+        try withSpool { spool in
+            let sha = String(repeating: "d", count: 64)
+            for id in ["a", "b", "c"] {
+                try Data([1, 2]).write(to: URL(fileURLWithPath: spool.partialPath(for: id)))
+            }
+            let results = spool.moveToFiles(["a", "b", "c"].map {
+                Spool.Finish(jobID: $0, filename: $0 == "c" ? "c.bin" : "same.bin", size: 2, sha256: sha)
+            })
+            #expect(try results["a"]?.get() == "same.bin")
+            #expect(try results["b"]?.get() == "same (1).bin")
+            #expect(try results["c"]?.get() == "c.bin")
+            #expect(["a", "b", "c"].allSatisfy { !FileManager.default.fileExists(atPath: spool.partialPath(for: $0)) })
+            let files = try FileManager.default.contentsOfDirectory(atPath: spool.root + "/files").sorted()
+            #expect(files == ["c.bin", "same (1).bin", "same.bin"])
+            let partial = try FileManager.default.contentsOfDirectory(atPath: spool.root + "/partial")
+            #expect(partial.count == 1 && partial[0].hasSuffix(".finishes"), "one record file for the group")
+            // The records stay until the service has stored the jobs as finished, also across a restart.
+            #expect(spool.finishRecord(jobID: "b") == FinishRecord(filename: "same (1).bin", size: 2, sha256: sha))
+            #expect(spool.partialJobIDs() == ["a", "b", "c"])
+            let reopened = try Spool(root: spool.root)
+            #expect(reopened.partialJobIDs() == ["a", "b", "c"])
+            #expect(reopened.finishRecord(jobID: "c") == FinishRecord(filename: "c.bin", size: 2, sha256: sha))
+            reopened.removeFinishRecord(jobID: "a")
+            reopened.removePartial(jobID: "b")
+            #expect(reopened.partialJobIDs() == ["c"])
+            #expect(reopened.finishRecord(jobID: "a") == nil)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: spool.root + "/partial").count == 1)
+            reopened.removeFinishRecord(jobID: "c")
+            #expect(reopened.partialJobIDs().isEmpty)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: spool.root + "/partial").isEmpty, "gone with its last record")
+            // A job whose partial file is missing fails alone; no record is kept for it.
+            try Data([3]).write(to: URL(fileURLWithPath: spool.partialPath(for: "d")))
+            let mixed = reopened.moveToFiles([Spool.Finish(jobID: "e", filename: "e.bin", size: 1, sha256: sha),
+                                              Spool.Finish(jobID: "d", filename: "d.bin", size: 1, sha256: sha)])
+            #expect(throws: SystemError.self) { try mixed["e"]?.get() }
+            #expect(try mixed["d"]?.get() == "d.bin")
+            #expect(reopened.partialJobIDs() == ["d"])
+            #expect(reopened.moveToFiles([]).isEmpty)
+        }
+    }
+
+    @Test func aGroupFileRoundTrips() {
+        let sha = String(repeating: "e", count: 64)
+        let group = FinishRecordGroup(records: [("j1", FinishRecord(filename: "a b.bin", size: 7, sha256: sha)),
+                                                ("j2", FinishRecord(filename: "c", size: 0, sha256: sha))])
+        #expect(FinishRecordGroup.decode(group.encoded) == group)
+        #expect(FinishRecordGroup.decode(String(group.encoded.dropLast())) == nil, "a cut file is refused")
+        #expect(FinishRecordGroup.decode("ferry-finishes 1\njob ../x\nname a\nsize 1\nsha256 \(sha)\n") == nil)
+        #expect(FinishRecordGroup.decode("ferry-finishes 2\n") == nil)
+        #expect(FinishRecordGroup.decode("ferry-finishes 1\n")?.records.isEmpty == true)
+    }
+
     @Test func finishRecordsThatAreNotOursAreRefused() {
         #expect(FinishRecord.decode("ferry-finish 1\nname a.bin\nsize 5\nsha256 \(String(repeating: "c", count: 64))\n")
                 == FinishRecord(filename: "a.bin", size: 5, sha256: String(repeating: "c", count: 64)))

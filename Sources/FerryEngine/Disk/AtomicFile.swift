@@ -42,6 +42,10 @@ enum AtomicFile {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// Removes the file (a missing one is fine).
-    static func remove(_ path: String) { unlink(path) }
+    /// Removes the file (a missing one is fine). Looks first: `unlink` takes the directory's lock for writing even
+    /// when the name is absent, and most calls find nothing (a download that was never segmented), while file
+    /// creations in the same directory wait for that lock.
+    static func remove(_ path: String) {
+        if access(path, F_OK) == 0 { unlink(path) }
+    }
 }

@@ -4,9 +4,10 @@ import Foundation
 /// The spool directory: partial files, finished files and the names reserved for jobs.
 ///
 /// Layout: `root/CACHEDIR.TAG`, `root/partial/<job id>.part`, `root/partial/<job id>.segments` (the state of a
-/// segmented download, see `SegmentSidecar`), `root/files/<filename>`. Thread-safe: the
-/// reservation table is guarded by one lock (`lock`); file-system calls need no lock. A finished file appears in
-/// `files/` only whole (fsync, then link without overwriting, then fsync of the directory).
+/// segmented download, see `SegmentSidecar`), `root/partial/<uuid>.finishes` (finish records of a group of jobs
+/// moved into `files/` together, see `moveToFiles(_:)`), `root/files/<filename>`. Thread-safe: the reservation table
+/// and the index of finish records are guarded by one lock (`lock`); file-system calls need no lock. A finished file
+/// appears in `files/` only whole (fsync, then link without overwriting, then fsync of the directory).
 public final class Spool: @unchecked Sendable {
     public let root: String
     let partialDirectory: String
@@ -14,6 +15,12 @@ public final class Spool: @unchecked Sendable {
     private let lock = NSLock()
     /// Filename reserved per job id; guarded by `lock`.
     private var reservations: [String: String] = [:]
+    /// The same table the other way round: the jobs holding each name (usually one); guarded by `lock`.
+    private var holders: [String: Set<String>] = [:]
+    /// Finish records kept in group files (`moveToFiles(_:)`): the group file of each job, and each group file's
+    /// records not yet removed; guarded by `lock`.
+    private var groupOfJob: [String: String] = [:]
+    private var groupRecords: [String: [String: FinishRecord]] = [:]
 
     static let cacheDirTag = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by Ferry: backups may skip this directory.\n"
 
@@ -29,9 +36,11 @@ public final class Spool: @unchecked Sendable {
         if access(tag, F_OK) != 0 {
             try Self.writeFile(tag, Self.cacheDirTag)
         }
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: partialDirectory)) ?? [] where name.hasSuffix(".tmp") {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: partialDirectory)) ?? []
+        for name in names where name.hasSuffix(".tmp") {
             unlink(partialDirectory + "/" + name)
         }
+        loadRecordGroups(names: names)
     }
 
     /// `root/partial/<id>.part`.
@@ -50,14 +59,14 @@ public final class Spool: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if reservations[jobID] == filename { return filename }
-        let taken = Set(reservations.filter { $0.key != jobID }.values)
         var number = 0
         var candidate = filename
-        while taken.contains(candidate) || access(finishedPath(for: candidate), F_OK) == 0 {
+        while holders[candidate].map({ !$0.subtracting([jobID]).isEmpty }) == true
+                || access(finishedPath(for: candidate), F_OK) == 0 {
             number += 1
             candidate = Filename.variant(filename, number: number)
         }
-        reservations[jobID] = candidate
+        setReservation(candidate, for: jobID)
         return candidate
     }
 
@@ -72,7 +81,7 @@ public final class Spool: @unchecked Sendable {
     public func release(jobID: String) {
         lock.lock()
         defer { lock.unlock() }
-        reservations[jobID] = nil
+        setReservation(nil, for: jobID)
     }
 
     /// Records a name a job already holds (start-up recovery): no collision renaming, since the
@@ -80,7 +89,17 @@ public final class Spool: @unchecked Sendable {
     public func claim(filename: String, for jobID: String) {
         lock.lock()
         defer { lock.unlock() }
-        reservations[jobID] = filename
+        setReservation(filename, for: jobID)
+    }
+
+    /// Sets or clears a job's name in both tables. Under `lock`.
+    private func setReservation(_ filename: String?, for jobID: String) {
+        let old = if let filename { reservations.updateValue(filename, forKey: jobID) } else { reservations.removeValue(forKey: jobID) }
+        if let old {
+            holders[old]?.remove(jobID)
+            if holders[old]?.isEmpty == true { holders[old] = nil }
+        }
+        if let filename { holders[filename, default: []].insert(jobID) }
     }
 
     /// Bytes of a job's download on disk (0 when absent): the partial file's size, or for a segmented download
@@ -113,8 +132,8 @@ public final class Spool: @unchecked Sendable {
     /// segment state would look complete).
     public func removePartial(jobID: String) {
         unlink(partialPath(for: jobID))
-        unlink(segmentsPath(for: jobID))
-        unlink(finishRecordPath(for: jobID))
+        AtomicFile.remove(segmentsPath(for: jobID))
+        removeFinishRecord(jobID: jobID)
     }
 
     public func removeFinished(filename: String) { unlink(finishedPath(for: filename)) }
@@ -125,7 +144,8 @@ public final class Spool: @unchecked Sendable {
         let parts = names.filter { $0.hasSuffix(".part") }.map { String($0.dropLast(5)) }
         let segments = names.filter { $0.hasSuffix(".segments") }.map { String($0.dropLast(9)) }
         let finishes = names.filter { $0.hasSuffix(".done") }.map { String($0.dropLast(5)) }
-        return Set(parts + segments + finishes).sorted()
+        let grouped = lock.withLock { Array(groupOfJob.keys) }
+        return Set(parts + segments + finishes + grouped).sorted()
     }
 
     /// Bytes available to an unprivileged user on the spool's file system.
@@ -147,45 +167,133 @@ public final class Spool: @unchecked Sendable {
         return total
     }
 
-    /// Moves a job's (already fsynced) partial file into `files/` under its reserved name, never overwriting: on a
-    /// clash the next free variant is taken and becomes the job's reservation. Returns the final filename.
-    ///
-    /// Crash safety: between the link and the unlink a `FinishRecord` (`partial/<job>.done`: the final
-    /// name, size and SHA-256) is written, so a crash before the service has stored the job as finished
-    /// does not orphan the file: start-up recovery adopts it (`finishRecord(jobID:)`). A name in `files/`
-    /// that is already a link to this very partial (a crash right after the link) is taken as ours.
-    public func moveToFiles(jobID: String, filename: String, size: Int64, sha256: String) throws(SystemError) -> String {
-        let source = partialPath(for: jobID)
-        let name: String
-        if let linked = linkLeftByACrash(source, filename: filename) {
-            claim(filename: linked, for: jobID)
-            name = linked
-        } else {
-            var candidate = reserve(filename: filename, for: jobID)
-            var number = 0
-            while link(source, finishedPath(for: candidate)) != 0 {
-                guard errno == EEXIST else { throw SystemError("link", finishedPath(for: candidate)) }
-                number += 1
-                candidate = reserve(filename: Filename.variant(filename, number: number), for: jobID)
-            }
-            name = candidate
-        }
-        try Self.syncDirectory(filesDirectory)
-        try AtomicFile.write(finishRecordPath(for: jobID), FinishRecord(filename: name, size: size, sha256: sha256).encoded)
-        guard unlink(source) == 0 else { throw SystemError("unlink", source) }
-        try Self.syncDirectory(partialDirectory)
-        return name
+    /// A finished download to move into `files/` (its partial file already fsynced).
+    struct Finish: Sendable {
+        let jobID: String
+        let filename: String
+        let size: Int64
+        let sha256: String
     }
 
+    /// Moves a job's (already fsynced) partial file into `files/` under its reserved name, never overwriting: on a
+    /// clash the next free variant is taken and becomes the job's reservation. Returns the final filename.
+    /// A group of one: see `moveToFiles(_:)`.
+    public func moveToFiles(jobID: String, filename: String, size: Int64, sha256: String) throws(SystemError) -> String {
+        let results = moveToFiles([Finish(jobID: jobID, filename: filename, size: size, sha256: sha256)])
+        guard let result = results[jobID] else { throw SystemError("link", partialPath(for: jobID), errno: EINVAL) }
+        return try result.get()
+    }
+
+    /// Moves a group of finished downloads into `files/` with one fsync of each directory for the whole group
+    /// (group commit): links each partial file there under its reserved name (never overwriting: on a clash the
+    /// next free variant is taken and becomes the job's reservation), fsyncs `files/`, writes one file of finish
+    /// records for the group (`FinishRecordGroup`: final name, size and SHA-256 per job; fsynced, renamed into
+    /// place, `partial/` fsynced), and only then unlinks the partial files. A job whose result is a success is
+    /// durably in `files/` and may be reported finished. Returns each job's final filename or failure.
+    ///
+    /// Crash safety: the partial file is unlinked only once its link and its finish record are durable, so a
+    /// crash before the service has stored the job as finished does not orphan the file: start-up recovery
+    /// adopts it (`finishRecord(jobID:)`). A crash before that leaves the partial file (the download resumes; a
+    /// name in `files/` that is already a link to this very partial is taken as ours). The unlinks are not
+    /// synced: a partial file that comes back after a crash sits next to its durable record (recovery adopts
+    /// the file) or belongs to a job stored as finished (recovery removes it).
+    func moveToFiles(_ finishes: [Finish]) -> [String: Result<String, SystemError>] {
+        var results: [String: Result<String, SystemError>] = [:]
+        var linked: [(finish: Finish, name: String)] = []
+        for finish in finishes {
+            do throws(SystemError) {
+                linked.append((finish, try linkIntoFiles(jobID: finish.jobID, filename: finish.filename)))
+            } catch {
+                results[finish.jobID] = .failure(error)
+            }
+        }
+        guard !linked.isEmpty else { return results }
+        let group = FinishRecordGroup(records: linked.map {
+            ($0.finish.jobID, FinishRecord(filename: $0.name, size: $0.finish.size, sha256: $0.finish.sha256))
+        })
+        let path = partialDirectory + "/" + UUID().uuidString.lowercased() + ".finishes"
+        do throws(SystemError) {
+            try Self.syncDirectory(filesDirectory)
+            try AtomicFile.write(path, group.encoded)
+        } catch {
+            unlink(path)  // the partial files stay: these jobs fail and keep their bytes
+            for (finish, _) in linked { results[finish.jobID] = .failure(error) }
+            return results
+        }
+        register(group, at: path)
+        for (finish, name) in linked {
+            let source = partialPath(for: finish.jobID)
+            results[finish.jobID] = unlink(source) == 0 ? .success(name) : .failure(SystemError("unlink", source))
+        }
+        return results
+    }
+
+    /// Links a job's partial file into `files/` (not yet synced) and returns the name it got.
+    private func linkIntoFiles(jobID: String, filename: String) throws(SystemError) -> String {
+        let source = partialPath(for: jobID)
+        if let linked = linkLeftByACrash(source, filename: filename) {
+            claim(filename: linked, for: jobID)
+            return linked
+        }
+        var candidate = reserve(filename: filename, for: jobID)
+        var number = 0
+        while link(source, finishedPath(for: candidate)) != 0 {
+            guard errno == EEXIST else { throw SystemError("link", finishedPath(for: candidate)) }
+            number += 1
+            candidate = reserve(filename: Filename.variant(filename, number: number), for: jobID)
+        }
+        return candidate
+    }
+
+    /// A single job's finish record as versions before group records wrote it (still read and removed).
     func finishRecordPath(for jobID: String) -> String { partialDirectory + "/" + jobID + ".done" }
 
     /// The record of a finish whose job may not have been stored as finished yet.
     public func finishRecord(jobID: String) -> FinishRecord? {
-        AtomicFile.read(finishRecordPath(for: jobID)).flatMap(FinishRecord.decode)
+        if let record = lock.withLock({ groupOfJob[jobID].flatMap { groupRecords[$0]?[jobID] } }) { return record }
+        return AtomicFile.read(finishRecordPath(for: jobID)).flatMap(FinishRecord.decode)
     }
 
-    /// Called once the job is durably finished (or gone).
-    public func removeFinishRecord(jobID: String) { unlink(finishRecordPath(for: jobID)) }
+    /// Called once the job is durably finished (or gone). A group's file is removed with its last record.
+    public func removeFinishRecord(jobID: String) {
+        AtomicFile.remove(finishRecordPath(for: jobID))
+        if let emptied = lock.withLock({ forgetRecord(jobID: jobID) }) { unlink(emptied) }
+    }
+
+    /// Adds a group's records to the index (a job recorded in an older group leaves it). Takes `lock`.
+    private func register(_ group: FinishRecordGroup, at path: String) {
+        let emptied = lock.withLock { () -> [String] in
+            var emptied: [String] = []
+            for (jobID, record) in group.records {
+                if let old = forgetRecord(jobID: jobID) { emptied.append(old) }
+                groupOfJob[jobID] = path
+                groupRecords[path, default: [:]][jobID] = record
+            }
+            return emptied
+        }
+        emptied.forEach { unlink($0) }
+    }
+
+    /// Removes a job from the index; returns its group's path when that group has no record left. Under `lock`.
+    private func forgetRecord(jobID: String) -> String? {
+        guard let path = groupOfJob.removeValue(forKey: jobID) else { return nil }
+        groupRecords[path]?[jobID] = nil
+        guard groupRecords[path]?.isEmpty ?? true else { return nil }
+        groupRecords[path] = nil
+        return path
+    }
+
+    /// Reads the group record files left in `partial/` (at start-up); an unreadable one is removed.
+    private func loadRecordGroups(names: [String]) {
+        for name in names where name.hasSuffix(".finishes") {
+            let path = partialDirectory + "/" + name
+            guard let group = AtomicFile.read(path).flatMap(FinishRecordGroup.decode), !group.records.isEmpty else {
+                unlink(path)
+                continue
+            }
+            register(group, at: path)
+        }
+    }
 
     /// The name (`filename` or one of its variants) under which `source` is already linked in `files/`.
     private func linkLeftByACrash(_ source: String, filename: String) -> String? {
