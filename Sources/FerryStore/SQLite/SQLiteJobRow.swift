@@ -14,6 +14,15 @@ enum SQLiteJobRow {
 
     static let selectColumns = columns.joined(separator: ", ")
 
+    /// The position of each of `columns` in a row selected with `selectColumns` (same order).
+    enum Column: Int32, CaseIterable {
+        case id, sequence, state, dedupeKey, url, finalURL, filename, requestedFilename
+        case bytesReceived, bytesExpected, contentType, sha256, expectedSHA256
+        case errorCode, errorMessage, errorHTTPStatus, attempts, priority, maxBytesPerSecond
+        case connections, headers, etag, lastModified, resumeData
+        case createdAt, startedAt, finishedAt, updatedAt
+    }
+
     static let insertSQL = """
         INSERT INTO jobs (\(selectColumns)) VALUES (\(columns.map { ":" + $0 }.joined(separator: ", ")))
         """
@@ -58,54 +67,71 @@ enum SQLiteJobRow {
 
     /// The record in the statement's current row (selected with `selectColumns`).
     /// - Throws: `JobStoreError.corrupt` when a required column is NULL or holds something Ferry never writes.
-    static func record(from row: Statement) throws -> JobRecord {
-        guard let id = row.string("id") else { throw JobStoreError.corrupt("a job row has a NULL id") }
-        func need<T>(_ value: T?, _ column: String) throws -> T {
-            guard let value else { throw JobStoreError.corrupt("job \(id): column \(column) is NULL") }
+    /// - Parameter strings: shares the storage of repeated URLs, dedupe keys and content types between the
+    ///   records read with it (pass one interner per query).
+    static func record(from row: Statement, strings: inout StringInterner) throws -> JobRecord {
+        // Columns by position: a name lookup per column and row is a hash of the name (28 per job at start-up).
+        func text(_ column: Column) -> String? { row.string(at: column.rawValue) }
+        func integer(_ column: Column) -> Int64? { row.int64(at: column.rawValue) }
+        func seconds(_ column: Column) -> Double? { row.double(at: column.rawValue) }
+        guard let id = text(.id) else { throw JobStoreError.corrupt("a job row has a NULL id") }
+        func need<T>(_ value: T?, _ column: Column) throws -> T {
+            guard let value else {
+                throw JobStoreError.corrupt("job \(id): column \(columns[Int(column.rawValue)]) is NULL")
+            }
             return value
         }
-        let stateText = try need(row.string("state"), "state")
+        let stateText = try need(text(.state), .state)
         guard let state = JobState(rawValue: stateText) else {
             throw JobStoreError.corrupt("job \(id): unknown state \"\(stateText)\"")
         }
-        let headersText = try need(row.string("headers"), "headers")
-        guard let headers = try? JSONDecoder().decode([HeaderField].self, from: Data(headersText.utf8)) else {
+        guard let headers = try decodeHeaders(need(text(.headers), .headers)) else {
             throw JobStoreError.corrupt("job \(id): headers are not a JSON list of name/value pairs")
         }
-        let error = row.string("error_code").map {
-            JobError(code: $0, message: row.string("error_message") ?? "", httpStatus: row.int("error_http_status"))
+        let url = strings.intern(try need(text(.url), .url))
+        let dedupeKey = strings.intern(try need(text(.dedupeKey), .dedupeKey))
+        let error = text(.errorCode).map {
+            JobError(code: $0, message: text(.errorMessage) ?? "", httpStatus: integer(.errorHTTPStatus).map { Int($0) })
         }
         return JobRecord(
             id: id,
-            sequence: try need(row.int64("sequence"), "sequence"),
-            url: try need(row.string("url"), "url"),
-            finalURL: row.string("final_url"),
+            sequence: try need(integer(.sequence), .sequence),
+            url: url,
+            finalURL: text(.finalURL),
             state: state,
-            filename: row.string("filename"),
-            requestedFilename: row.string("requested_filename"),
-            bytesReceived: try need(row.int64("bytes_received"), "bytes_received"),
-            bytesExpected: row.int64("bytes_expected"),
-            contentType: row.string("content_type"),
-            sha256: row.string("sha256"),
-            expectedSHA256: row.string("expected_sha256"),
+            filename: text(.filename),
+            requestedFilename: text(.requestedFilename),
+            bytesReceived: try need(integer(.bytesReceived), .bytesReceived),
+            bytesExpected: integer(.bytesExpected),
+            contentType: text(.contentType).map { strings.intern($0) },
+            sha256: text(.sha256),
+            expectedSHA256: text(.expectedSHA256),
             error: error,
-            attempts: try need(row.int("attempts"), "attempts"),
-            priority: try need(row.int("priority"), "priority"),
-            maxBytesPerSecond: row.int64("max_bytes_per_second"),
-            connections: row.int("connections"),
+            attempts: Int(try need(integer(.attempts), .attempts)),
+            priority: Int(try need(integer(.priority), .priority)),
+            maxBytesPerSecond: integer(.maxBytesPerSecond),
+            connections: integer(.connections).map { Int($0) },
             headers: headers,
-            dedupeKey: try need(row.string("dedupe_key"), "dedupe_key"),
-            etag: row.string("etag"),
-            lastModified: row.string("last_modified"),
-            resumeData: row.bytes("resume_data"),
-            createdAt: StoredDate.date(seconds: try need(row.double("created_at"), "created_at")),
-            startedAt: row.double("started_at").map(StoredDate.date(seconds:)),
-            finishedAt: row.double("finished_at").map(StoredDate.date(seconds:)),
-            updatedAt: StoredDate.date(seconds: try need(row.double("updated_at"), "updated_at"))
+            dedupeKey: dedupeKey,
+            etag: text(.etag),
+            lastModified: text(.lastModified),
+            resumeData: row.bytes(at: Column.resumeData.rawValue),
+            createdAt: StoredDate.date(seconds: try need(seconds(.createdAt), .createdAt)),
+            startedAt: seconds(.startedAt).map(StoredDate.date(seconds:)),
+            finishedAt: seconds(.finishedAt).map(StoredDate.date(seconds:)),
+            updatedAt: StoredDate.date(seconds: try need(seconds(.updatedAt), .updatedAt))
         )
     }
 
-    private static func encodeHeaders(_ headers: [HeaderField]) throws -> String {
+    /// `[]` (what most jobs have) without a JSON decoder; `nil` when the text is not a JSON list of name/value pairs.
+    static func decodeHeaders(_ text: String) -> [HeaderField]? {
+        if text == "[]" { return [] }
+        return try? JSONDecoder().decode([HeaderField].self, from: Data(text.utf8))
+    }
+
+    static func encodeHeaders(_ headers: [HeaderField]) throws -> String {
+        // What the encoder below writes for an empty list, without making one for every job.
+        if headers.isEmpty { return "[]" }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         do {

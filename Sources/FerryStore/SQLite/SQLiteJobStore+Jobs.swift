@@ -166,7 +166,8 @@ extension SQLiteJobStore {
         return try connection.withStatement(sql, operation: operation) { statement in
             try bind(statement)
             var records: [JobRecord] = []
-            while try statement.step() { records.append(try SQLiteJobRow.record(from: statement)) }
+            var strings = StringInterner()
+            while try statement.step() { records.append(try SQLiteJobRow.record(from: statement, strings: &strings)) }
             return records
         }
     }

@@ -92,9 +92,7 @@ final class Statement {
     }
 
     func int64(_ name: String) -> Int64? {
-        let index = column(name)
-        guard sqlite3_column_type(handle, index) != SQLITE_NULL else { return nil }
-        return sqlite3_column_int64(handle, index)
+        int64(at: column(name))
     }
 
     func int(_ name: String) -> Int? {
@@ -102,13 +100,26 @@ final class Statement {
     }
 
     func double(_ name: String) -> Double? {
-        let index = column(name)
+        double(at: column(name))
+    }
+
+    func bytes(_ name: String) -> [UInt8]? {
+        bytes(at: column(name))
+    }
+
+    // By position (0-based, in the order of the SELECT list): for rows read by the thousand.
+
+    func int64(at index: Int32) -> Int64? {
+        guard sqlite3_column_type(handle, index) != SQLITE_NULL else { return nil }
+        return sqlite3_column_int64(handle, index)
+    }
+
+    func double(at index: Int32) -> Double? {
         guard sqlite3_column_type(handle, index) != SQLITE_NULL else { return nil }
         return sqlite3_column_double(handle, index)
     }
 
-    func bytes(_ name: String) -> [UInt8]? {
-        let index = column(name)
+    func bytes(at index: Int32) -> [UInt8]? {
         guard sqlite3_column_type(handle, index) != SQLITE_NULL else { return nil }
         let pointer = sqlite3_column_blob(handle, index)
         let count = Int(sqlite3_column_bytes(handle, index))
