@@ -113,14 +113,25 @@ public final class FerryService: @unchecked Sendable {
         // Event streams are long-lived connections: allow as many as the descriptor limit (raised to
         // its hard maximum) leaves room for, beside downloads, spool files and the store.
         serverConfiguration.maxConnections = max(1024, Self.raiseDescriptorLimit() - 1024)
-        let server = HTTPServer(configuration: serverConfiguration, logger: logger,
-                                immediate: OperationsController.immediate(metrics: metrics)) { request in
+        // The refusal when `AccessGuard` turns the request away, nil when it may proceed.
+        let refusal: @Sendable (HTTPRequest) -> HTTPResponse? = { request in
             switch Result(catching: { () throws(APIError) in try access.check(request) }) {
-            case .success: break
+            case .success: return nil
             case .failure(let refusal):
                 metrics.request(route: "auth", method: request.method.rawValue, status: refusal.status.code)
                 return refusal.response(for: request)
             }
+        }
+        // On the connection queue: `/healthz`, refusals, immediate routes (snapshot reads) and the router's
+        // 404/405 are answered at once; everything else goes to the async handler on the concurrency pool.
+        let health = OperationsController.immediate(metrics: metrics)
+        let immediate: ImmediateResponder = { request in
+            if let response = health(request) { return response }
+            if let response = refusal(request) { return response }
+            return router.respondImmediately(request)
+        }
+        let server = HTTPServer(configuration: serverConfiguration, logger: logger, immediate: immediate) { request in
+            if let response = refusal(request) { return response }
             return await router.handle(request)
         }
         self.server = server

@@ -57,11 +57,13 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         let level = Logger.Level(rawValue: (logLevel ?? environment["FERRY_LOG_LEVEL"] ?? "info").lowercased()) ?? .info
+        // StreamLogHandler's format, written in batches: one write per batch, not per access log line.
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = BatchedLogHandler(label: label)
             handler.logLevel = level
             return handler
         }
+        defer { BatchedLog.standardError.flush() }
         try await FerryService.run(configuration: configuration, logger: Logger(label: "ferry"))
     }
 }

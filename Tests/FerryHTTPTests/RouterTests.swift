@@ -103,4 +103,29 @@ func text(_ response: HTTPResponse) -> String {
         #expect(text(await router.handle(HTTPRequest(target: "/index.html"))) == "fallback /index.html")
         #expect(await router.handle(HTTPRequest(method: .PUT, target: "/api/v1/jobs")).status == .methodNotAllowed)
     }
+
+    @Test func percentEncodedLiteralsAndParameters() async {
+        let router = makeRouter()
+        #expect(text(await router.handle(HTTPRequest(target: "/api/v1/%6Aobs/x%2Fy"))) == "job x/y")
+        #expect(text(await router.handle(HTTPRequest(target: "/api/v1/jobs/%65vents"))) == "events")
+        #expect(text(await router.handle(HTTPRequest(target: "/files/a%20b/c"))) == "rest=a b/c")
+        #expect(await router.handle(HTTPRequest(target: "/")).status == .notFound)
+    }
+
+    @Test func immediateRoutesAnswerWithoutTheAsyncPath() async {
+        let router = makeRouter()
+        router.addImmediate(.GET, "/now/:x") { request in .text(.ok, "now \(request.pathParameters["x"]!)") }
+        router.addImmediate(.GET, "/now/fail") { _ in throw TeapotError() }
+        router.fallback = { _ in .text(.ok, "fallback") }
+        #expect(router.respondImmediately(HTTPRequest(target: "/now/1")).map(text) == "now 1")
+        #expect(router.respondImmediately(HTTPRequest(method: .HEAD, target: "/now/2")).map(text) == "now 2")
+        #expect(router.respondImmediately(HTTPRequest(target: "/now/fail"))?.status.code == 418)
+        #expect(text(await router.handle(HTTPRequest(target: "/now/3"))) == "now 3")
+        // Async routes and the fallback need `handle`; the router's own 405 is answered at once.
+        #expect(router.respondImmediately(HTTPRequest(target: "/api/v1/jobs/7")) == nil)
+        #expect(router.respondImmediately(HTTPRequest(target: "/elsewhere")) == nil)
+        #expect(router.respondImmediately(HTTPRequest(method: .PUT, target: "/now/1"))?.status == .methodNotAllowed)
+        #expect(RoutePattern("/now/:x").match("/now/%41") == ["x": "A"])
+        #expect(RoutePattern("/now/:x").match("now/1") == nil)
+    }
 }

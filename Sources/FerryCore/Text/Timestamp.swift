@@ -12,16 +12,35 @@ import Foundation
 public enum Timestamp {
     /// `date` as `YYYY-MM-DDTHH:MM:SS.mmmZ` in UTC.
     public static func rfc3339(_ date: Date) -> String {
+        var bytes: [UInt8] = []
+        appendRFC3339(date, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `rfc3339(date)`'s 24 ASCII bytes to `out` (no intermediate strings).
+    public static func appendRFC3339(_ date: Date, to out: inout [UInt8]) {
         // Round to the microsecond first so that binary noise (x.123 stored as x.12299999) does not lose a millisecond.
         let microseconds = (date.timeIntervalSince1970 * 1_000_000).rounded()
         let totalMilliseconds = (microseconds / 1000).rounded(.down)
+        // Years 0001 to 9999: always four digits.
         let clamped = Int64(max(min(totalMilliseconds, 253_402_300_799_999), -62_135_596_800_000))
         let (seconds, milliseconds) = floorDivide(clamped, 1000)
         let (days, secondOfDay) = floorDivide(seconds, 86_400)
         let (year, month, day) = civilDate(daysSinceEpoch: days)
         let hour = secondOfDay / 3600, minute = secondOfDay % 3600 / 60, second = secondOfDay % 60
-        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(hour, 2) + ":" + pad(minute, 2) + ":"
-            + pad(second, 2) + "." + pad(milliseconds, 3) + "Z"
+        func digits(_ value: Int64, _ width: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<width { divisor *= 10 }
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        out.reserveCapacity(out.count + 24)
+        digits(year, 4); out.append(UInt8(ascii: "-")); digits(month, 2); out.append(UInt8(ascii: "-")); digits(day, 2)
+        out.append(UInt8(ascii: "T"))
+        digits(hour, 2); out.append(UInt8(ascii: ":")); digits(minute, 2); out.append(UInt8(ascii: ":")); digits(second, 2)
+        out.append(UInt8(ascii: ".")); digits(milliseconds, 3); out.append(UInt8(ascii: "Z"))
     }
 
     /// The instant `text` names, or `nil` when it is not an RFC 3339 date-time.
@@ -81,11 +100,6 @@ public enum Timestamp {
     private static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
         let q = a >= 0 ? a / b : -((-a + b - 1) / b)
         return (q, a - q * b)
-    }
-
-    private static func pad(_ value: Int64, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 
     private static func isLeap(_ year: Int64) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }

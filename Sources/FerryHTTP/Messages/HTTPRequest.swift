@@ -52,6 +52,11 @@ public struct HTTPRequest: Sendable {
 
     /// Path and query of an origin-form or absolute-form target (the fragment, if any, dropped).
     static func splitTarget(_ target: String) -> (path: String, query: String?) {
+        // Common case, an origin-form path with no query or fragment: the path is the target (no copy).
+        if target.utf8.first == UInt8(ascii: "/"),
+           !target.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
+            return (path: target, query: nil)
+        }
         var rest = Substring(target)
         if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
         if !rest.hasPrefix("/") && rest != "*" {

@@ -1,4 +1,5 @@
 /// A route pattern such as "/api/v1/jobs/:id/content" or "/static/*path", matched against raw path segments.
+/// Immutable once made; pure.
 struct RoutePattern: Sendable, CustomStringConvertible {
     enum Segment: Sendable, Equatable {
         case literal(String)
@@ -8,6 +9,9 @@ struct RoutePattern: Sendable, CustomStringConvertible {
 
     let text: String
     let segments: [Segment]
+    /// The UTF-8 bytes of each literal segment (empty for the others), compared without decoding.
+    private let literalBytes: [[UInt8]]
+    private let hasRest: Bool
 
     init(_ text: String) {
         precondition(text.hasPrefix("/"), "route pattern must start with /: \(text)")
@@ -21,25 +25,45 @@ struct RoutePattern: Sendable, CustomStringConvertible {
             }
             return .literal(String(part))
         }
+        literalBytes = segments.map { if case .literal(let literal) = $0 { Array(literal.utf8) } else { [] } }
+        hasRest = segments.last.map { if case .rest = $0 { true } else { false } } ?? false
+    }
+
+    /// Whether `path` matches. Makes nothing: compares bytes (a segment with `%` is decoded first).
+    func matches(_ path: PathSegments) -> Bool {
+        if !hasRest && path.count != segments.count { return false }
+        for index in segments.indices {
+            switch segments[index] {
+            case .rest:
+                return true
+            case .literal(let literal):
+                guard index < path.count, path.segment(index, equals: literalBytes[index], decoded: literal) else { return false }
+            case .parameter:
+                guard index < path.count, !path.isEmpty(index) else { return false }
+            }
+        }
+        return path.count == segments.count
+    }
+
+    /// Path parameters (percent-decoded) of a `path` that `matches`.
+    func parameters(_ path: PathSegments) -> [String: String] {
+        var parameters: [String: String] = [:]
+        for index in segments.indices {
+            switch segments[index] {
+            case .rest(let name):
+                if !name.isEmpty { parameters[name] = index < path.count ? path.decoded(from: index) : "" }
+            case .parameter(let name):
+                parameters[name] = path.decoded(index)
+            case .literal:
+                break
+            }
+        }
+        return parameters
     }
 
     /// Path parameters when `path` (raw segments after the leading "/") matches, else nil.
-    func match(_ path: [Substring]) -> [String: String]? {
-        var parameters: [String: String] = [:]
-        for (index, segment) in segments.enumerated() {
-            switch segment {
-            case .rest(let name):
-                let rest = index < path.count ? path[index...].joined(separator: "/") : ""
-                if !name.isEmpty { parameters[name] = PercentDecoding.decode(rest) }
-                return parameters
-            case .literal(let literal):
-                guard index < path.count, PercentDecoding.decode(path[index]) == literal else { return nil }
-            case .parameter(let name):
-                guard index < path.count, !path[index].isEmpty else { return nil }
-                parameters[name] = PercentDecoding.decode(path[index])
-            }
-        }
-        return path.count == segments.count ? parameters : nil
+    func match(_ path: String) -> [String: String]? {
+        PathSegments.with(path) { matches($0) ? parameters($0) : nil }
     }
 
     /// Orders patterns by specificity: at the first differing segment, literal beats parameter beats rest.
@@ -61,4 +85,63 @@ struct RoutePattern: Sendable, CustomStringConvertible {
     }
 
     var description: String { text }
+}
+
+/// A raw request path (still percent-encoded) seen as the segments between its slashes, without copying: byte
+/// ranges into the path's UTF-8. Valid only inside `with(_:_:)`. A path not starting with "/" has no segments;
+/// "/" has one empty segment.
+struct PathSegments {
+    private let bytes: UnsafeBufferPointer<UInt8>
+    /// Start offset of each segment; the segment ends one byte before the next start (or at the end).
+    private let starts: UnsafeBufferPointer<Int>
+
+    var count: Int { starts.count }
+
+    /// Calls `body` with the segments of `rawPath`.
+    static func with<R>(_ rawPath: String, _ body: (PathSegments) -> R) -> R {
+        var path = rawPath
+        return path.withUTF8 { bytes in
+            guard bytes.first == UInt8(ascii: "/") else {
+                return withUnsafeTemporaryAllocation(of: Int.self, capacity: 0) { none in
+                    body(PathSegments(bytes: bytes, starts: UnsafeBufferPointer(none)))
+                }
+            }
+            var slashes = 0
+            for byte in bytes where byte == UInt8(ascii: "/") { slashes += 1 }
+            return withUnsafeTemporaryAllocation(of: Int.self, capacity: slashes) { starts in
+                var n = 0
+                for index in bytes.indices where bytes[index] == UInt8(ascii: "/") {
+                    starts[n] = index + 1
+                    n += 1
+                }
+                return body(PathSegments(bytes: bytes, starts: UnsafeBufferPointer(starts)))
+            }
+        }
+    }
+
+    private func range(_ index: Int) -> Range<Int> {
+        let start = starts[index]
+        let end = index + 1 < starts.count ? starts[index + 1] - 1 : bytes.count
+        return start..<end
+    }
+
+    func isEmpty(_ index: Int) -> Bool { range(index).isEmpty }
+
+    /// Whether segment `index`, percent-decoded, is `literal` (given also as its UTF-8 `literalBytes`).
+    func segment(_ index: Int, equals literalBytes: [UInt8], decoded literal: String) -> Bool {
+        let raw = UnsafeBufferPointer(rebasing: bytes[range(index)])
+        if raw.elementsEqual(literalBytes) { return true }
+        guard raw.contains(UInt8(ascii: "%")) else { return false }
+        return PercentDecoding.decode(String(decoding: raw, as: UTF8.self)) == literal
+    }
+
+    /// Segment `index`, percent-decoded.
+    func decoded(_ index: Int) -> String {
+        PercentDecoding.decode(String(decoding: UnsafeBufferPointer(rebasing: bytes[range(index)]), as: UTF8.self))
+    }
+
+    /// Segments `index` to the last, joined by "/", percent-decoded.
+    func decoded(from index: Int) -> String {
+        PercentDecoding.decode(String(decoding: UnsafeBufferPointer(rebasing: bytes[starts[index]...]), as: UTF8.self))
+    }
 }

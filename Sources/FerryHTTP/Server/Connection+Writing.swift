@@ -74,7 +74,12 @@ extension Connection: ResponseStreamSink {
             lastWriteAt = Connection.now()
             if outputSent == output.count {
                 context.recordOutputBuffer(output.count)
-                if output.capacity > 2 * Connection.outputChunkLimit { output = [] } else { output.removeAll(keepingCapacity: true) }
+                // A stream waiting for its producer (an idle event stream) holds no buffer: thousands may be open.
+                if output.capacity > 2 * Connection.outputChunkLimit || activeStream?.hasPending == false {
+                    output = []
+                } else {
+                    output.removeAll(keepingCapacity: true)
+                }
                 outputSent = 0
                 if streamBytesInOutput > 0 {
                     let sent = streamBytesInOutput
@@ -314,14 +319,8 @@ extension Connection: ResponseStreamSink {
         let micros = (DispatchTime.now().uptimeNanoseconds - exchange.startedAt.uptimeNanoseconds) / 1000
         let bytes = responseBytes
         let remote = remoteAddress
-        context.logger.info("""
-            \(exchange.method.rawValue) \(Connection.pathForLog(exchange.target)) \(exchange.status) \(bytes) \
-            \(micros / 1000).\(String(micros % 1000 / 10 + 100).dropFirst())ms \(remote)
-            """)
-    }
-
-    static func pathForLog(_ target: String) -> Substring {
-        if let question = target.firstIndex(of: "?") { return target[..<question] }
-        return target[...]
+        context.logger.info(Logger.Message(stringLiteral: AccessLogLine.format(
+            method: exchange.method.rawValue, target: exchange.target, status: exchange.status,
+            bytes: bytes, micros: micros, remote: remote)))
     }
 }

@@ -7,7 +7,8 @@ import Glibc
 /// Answers one request. Runs in a Task per request; the response is written on the connection's queue.
 public typealias HTTPHandler = @Sendable (HTTPRequest) async -> HTTPResponse
 /// Answers a request at once on its connection's queue, or returns nil to pass it to the `HTTPHandler`.
-/// For cheap answers that must not wait behind busy async handlers (liveness probes); it must not block.
+/// For cheap answers that must not wait behind busy async handlers (liveness probes) or are not worth a hop to the
+/// concurrency pool and back (`Router.respondImmediately`: snapshot reads, refusals, 404); it must not block.
 public typealias ImmediateResponder = @Sendable (HTTPRequest) -> HTTPResponse?
 
 /// An HTTP/1.1 server on POSIX sockets and Dispatch sources.

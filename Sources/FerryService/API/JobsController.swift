@@ -17,7 +17,7 @@ struct JobsController: Sendable {
         routes.add(.POST, "/api/v1/jobs", create)
         routes.add(.GET, "/api/v1/jobs", list)
         routes.add(.DELETE, "/api/v1/jobs", purge)
-        routes.add(.GET, "/api/v1/jobs/:id", get)
+        routes.addImmediate(.GET, "/api/v1/jobs/:id", get)
         routes.add(.PATCH, "/api/v1/jobs/:id", patch)
         routes.add(.DELETE, "/api/v1/jobs/:id", delete)
         routes.add(.POST, "/api/v1/jobs/:id/pause") { try await act($0) { try await supervisor.pause($0) } }
@@ -233,12 +233,12 @@ struct JobsController: Sendable {
         return PurgeSelection(states: states, cutoff: cutoff)
     }
 
-    func get(_ request: HTTPRequest) async throws -> HTTPResponse {
+    /// Answered on the connection queue: reads the supervisor's table without waiting for the actor.
+    func get(_ request: HTTPRequest) throws -> HTTPResponse {
         let id = request.pathParameters["id"] ?? ""
-        guard let (job, rates) = await supervisor.job(id) else { throw APIError.jobNotFound(id) }
-        var response = HTTPResponse.json(.ok, JobView.render(job, rates: rates))
-        response.headers["Cache-Control"] = "no-store"
-        return response
+        guard let (job, rates) = supervisor.peek(id) else { throw APIError.jobNotFound(id) }
+        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
+                            body: .bytes(JobView.render(job, rates: rates)))
     }
 
     // MARK: Change

@@ -23,4 +23,24 @@ struct RouteTable: Sendable {
             }
         }
     }
+
+    /// Adds a route answered on the connection queue (`Router.addImmediate`): the handler must not
+    /// block or wait for an actor; it may read state kept readable from any thread under a lock.
+    func addImmediate(_ method: HTTPMethod, _ pattern: String,
+                      _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+        let metrics = metrics
+        router.addImmediate(method, pattern) { request in
+            do {
+                let response = try handler(request)
+                metrics.request(route: pattern, method: request.method.rawValue, status: response.status.code)
+                return response
+            } catch let error as APIError {
+                metrics.request(route: pattern, method: request.method.rawValue, status: error.status.code)
+                throw error
+            } catch {
+                metrics.request(route: pattern, method: request.method.rawValue, status: 500)
+                throw error
+            }
+        }
+    }
 }

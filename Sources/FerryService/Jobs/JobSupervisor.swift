@@ -45,11 +45,13 @@ actor JobSupervisor {
     private let budget: SpoolBudget?
     private let now: @Sendable () -> Date
 
-    private var jobs: [String: JobRecord] = [:]
+    /// Jobs and live rates; written only here, readable from any thread (`peek`).
+    private let table = JobTable()
+    private var jobs: JobTable.Jobs { table.jobs }
     /// Job ids in list order (store sequence, ascending).
     private var order: [String] = []
-    private var rates: [String: LiveRates] = [:]
-    private var byDedupeKey: [String: Set<String>] = [:]
+    private var rates: JobTable.Rates { table.rates }
+    private var byDedupeKey = DedupeIndex()
     /// Dedupe keys of jobs being inserted right now (between the store call and the table update).
     private var pendingDedupe: [String: String] = [:]
     /// How many times each job's transfer restarted from zero (followers abort when it changes).
@@ -73,8 +75,12 @@ actor JobSupervisor {
     // MARK: Reading
 
     func job(_ id: String) -> (JobRecord, LiveRates?)? {
-        guard let job = jobs[id] else { return nil }
-        return (job, rates[id])
+        table.entry(id)
+    }
+
+    /// The job as the supervisor last left it, read from any thread without waiting for the actor.
+    nonisolated func peek(_ id: String) -> (JobRecord, LiveRates?)? {
+        table.entry(id)
     }
 
     /// A page of jobs, oldest first, and the id of the last event already reflected in it.
@@ -149,8 +155,12 @@ actor JobSupervisor {
         var resubmit: [JobRecord] = []
         var changed: [JobRecord] = []
         let partials = Set(spool.partialJobIDs())
+        jobs.reserveCapacity(stored.count)
+        order.reserveCapacity(stored.count)
         for var job in stored {
-            if !job.state.isTerminal, let finish = spool.finishRecord(jobID: job.id), adopt(finish, into: &job) {
+            // A finish record is among `partials` (which lists them): no file lookup per job otherwise.
+            if !job.state.isTerminal, partials.contains(job.id), let finish = spool.finishRecord(jobID: job.id),
+               adopt(finish, into: &job) {
                 changed.append(job)
             }
             if let name = job.filename, !job.state.isTerminal || job.state == .finished {
@@ -192,6 +202,8 @@ actor JobSupervisor {
         }
         for job in resubmit { engine.submit(spec(for: job)) }
         logger.info("recovered jobs", metadata: ["jobs": "\(stored.count)", "resumed": "\(resubmit.count)"])
+        // Reading every row freed many small buffers (SQLite's, the decoder's): give the pages back.
+        FreeMemory.returnToSystem()
     }
 
     /// A download whose file was moved into `files/` just before a crash, when the store had not yet
@@ -230,7 +242,7 @@ actor JobSupervisor {
         let created = now()
         let spoolFull = budget.map { $0.isFull(held: SpoolBudget.held(by: jobs.values)) } ?? false
         for (index, draft) in drafts.enumerated() {
-            let key = draft.dedupeKey
+            let key = sharedKey(draft.dedupeKey)
             if draft.dedupe {
                 if let existing = dedupeMatch(key) {
                     answers[index] = .existing(existing)
@@ -251,7 +263,7 @@ actor JobSupervisor {
                 continue
             }
             var record = JobRecord(
-                id: Self.newID(), sequence: 0, url: draft.url.normalized, finalURL: nil,
+                id: Self.newID(), sequence: 0, url: Self.shared(draft.url.normalized, with: key), finalURL: nil,
                 state: draft.paused ? .paused : .waiting,
                 filename: nil, requestedFilename: draft.filename,
                 bytesReceived: 0, bytesExpected: nil, contentType: nil, sha256: nil,
@@ -309,9 +321,16 @@ actor JobSupervisor {
         return answers.map { $0 ?? .refused(APIError(.internal, "job creation lost an answer")) }
     }
 
+    /// `key`, or an equal key already indexed, whose storage it then shares (many jobs may fetch one URL).
+    private func sharedKey(_ key: String) -> String {
+        byDedupeKey.sharedKey(key)
+    }
+
+    /// `text`, or `other` when equal (a URL and its dedupe key, without headers, are the same text).
+    static func shared(_ text: String, with other: String) -> String { text == other ? other : text }
+
     private func dedupeMatch(_ key: String) -> JobRecord? {
-        guard let candidates = byDedupeKey[key] else { return nil }
-        let usable = candidates.compactMap { jobs[$0] }.filter { job in
+        let usable = byDedupeKey.ids(forKey: key).compactMap { jobs[$0] }.filter { job in
             switch job.state {
             case .cancelled, .failed: return false
             case .finished: return job.filename.map { FileManager.default.fileExists(atPath: spool.finishedPath(for: $0)) } ?? false
@@ -642,7 +661,7 @@ actor JobSupervisor {
                 order.append(job.id)
             }
         }
-        byDedupeKey[job.dedupeKey, default: []].insert(job.id)
+        byDedupeKey.insert(job.id, key: job.dedupeKey)
     }
 
     private func removeFromTable(_ id: String) {
@@ -650,13 +669,12 @@ actor JobSupervisor {
         rates[id] = nil
         let index = lowerBound(sequence: job.sequence)
         if index < order.count, order[index] == id { order.remove(at: index) } else { order.removeAll { $0 == id } }
-        byDedupeKey[job.dedupeKey]?.remove(id)
-        if byDedupeKey[job.dedupeKey]?.isEmpty == true { byDedupeKey[job.dedupeKey] = nil }
+        byDedupeKey.remove(id, key: job.dedupeKey)
     }
 
     private func reindex(_ job: JobRecord, dedupeKey: String) {
-        byDedupeKey[job.dedupeKey]?.remove(job.id)
-        byDedupeKey[dedupeKey, default: []].insert(job.id)
+        byDedupeKey.remove(job.id, key: job.dedupeKey)
+        byDedupeKey.insert(job.id, key: dedupeKey)
     }
 
     private func jobEvent(_ job: JobRecord, restarted: Bool = false) -> ServerEvent {

@@ -41,9 +41,9 @@ enum JobView {
         json.field("priority", job.priority)
         json.field("maxBytesPerSecond", job.maxBytesPerSecond)
         json.field("connections", job.connections)
-        json.field("createdAt", Timestamp.rfc3339(job.createdAt))
-        json.field("startedAt", job.startedAt.map(Timestamp.rfc3339))
-        json.field("finishedAt", job.finishedAt.map(Timestamp.rfc3339))
+        json.field("createdAt", timestamp: job.createdAt)
+        json.field("startedAt", timestamp: job.startedAt)
+        json.field("finishedAt", timestamp: job.finishedAt)
         json.field("contentUrl", contentURL(job.id))
         if restarted { json.field("restarted", true) }
         json.endObject()

@@ -22,3 +22,44 @@ struct JSONWriterTests {
         #expect(parsed["s"] as? String == "a\"b\\c\n\u{1}é")
     }
 }
+
+@Suite("JSON writer, fast paths")
+struct JSONWriterFastPathTests {
+    @Test func commasAcrossNestedContainers() {
+        var json = JSONWriter()
+        json.beginArray()
+        json.beginObject(); json.field("a", 1); json.key("b"); json.beginArray(); json.endArray(); json.endObject()
+        json.beginObject(); json.endObject()
+        json.beginArray(); json.beginArray(); json.int(0); json.endArray(); json.int(9); json.endArray()
+        json.string("x")
+        json.endArray()
+        #expect(String(decoding: json.bytes, as: UTF8.self) == #"[{"a":1,"b":[]},{},[[0],9],"x"]"#)
+    }
+
+    @Test func integersAtTheEdges() {
+        var json = JSONWriter()
+        json.beginArray()
+        for value: Int64 in [0, 7, 10, -1, -10, 1_234_567_890, .max, .min] { json.int(value) }
+        json.double(-3.0)
+        json.double(0.25)
+        json.endArray()
+        #expect(String(decoding: json.bytes, as: UTF8.self)
+            == "[0,7,10,-1,-10,1234567890,9223372036854775807,-9223372036854775808,-3,0.25]")
+    }
+
+    @Test func escapesAtEveryPositionAndCopiesPlainRuns() {
+        let cases: [(String, String)] = [
+            ("", #""""#),
+            ("plain ascii /api/v1?x=1", #""plain ascii /api/v1?x=1""#),
+            ("\"start", #""\"start""#),
+            ("end\\", #""end\\""#),
+            ("a\tb\rc\u{7F}d\u{1F}", #""a\tb\rc\u007fd\u001f""#),
+            ("日本語 ✓", "\"日本語 ✓\""),
+        ]
+        for (input, expected) in cases {
+            var json = JSONWriter()
+            json.string(input)
+            #expect(String(decoding: json.bytes, as: UTF8.self) == expected, "\(input)")
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import FerryStore
+import Foundation
+import Testing
+@testable import FerryService
+
+@Suite("Job table")
+struct JobTableTests {
+    func job(_ id: String, _ state: JobState) -> JobRecord {
+        JobRecord(id: id, url: "https://o.example/\(id)", state: state, dedupeKey: id, createdAt: Date())
+    }
+
+    @Test func readersSeeEveryChangeWithItsRates() throws {
+        let table = JobTable()
+        #expect(table.entry("a") == nil)
+        #expect(table.jobs.updateValue(job("a", .waiting), forKey: "a") == nil)
+        table.jobs["b"] = job("b", .paused)
+        table.rates["a"] = LiveRates(speed: 100, eta: 3)
+        let (a, rates) = try #require(table.entry("a"))
+        #expect(a.state == .waiting && rates == LiveRates(speed: 100, eta: 3))
+        #expect(table.entry("b").map { $0.1 == nil } == true)
+        #expect(table.jobs.values.count == 2 && table.rates.values.count == 1)
+        var changed = try #require(table.jobs["a"])
+        changed.state = .downloading
+        table.jobs["a"] = changed
+        #expect(table.entry("a")?.0.state == .downloading)
+        #expect(table.jobs.removeValue(forKey: "a")?.id == "a")
+        table.rates["a"] = nil
+        #expect(table.entry("a") == nil && table.jobs["a"] == nil)
+    }
+
+    @Test func readsFromOtherThreadsWhileTheOwnerWrites() async {
+        let table = JobTable()
+        table.jobs["x"] = job("x", .downloading)
+        await withTaskGroup(of: Int.self) { group in
+            group.addTask {
+                for n in 0..<2_000 {
+                    var record = table.jobs["x"]!
+                    record.bytesReceived = Int64(n)
+                    table.jobs["x"] = record
+                    table.rates["x"] = LiveRates(speed: Double(n), eta: nil)
+                }
+                return 0
+            }
+            group.addTask {
+                var seen = 0
+                for _ in 0..<2_000 where table.entry("x") != nil { seen += 1 }
+                return seen
+            }
+            var total = 0
+            for await count in group { total += count }
+            #expect(total == 2_000)
+        }
+        #expect(table.entry("x")?.0.bytesReceived == 1_999)
+    }
+}
