@@ -20,6 +20,8 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Linux calls glibc hides behind _GNU_SOURCE (sync_file_range for write-behind).
+        .systemLibrary(name: "CLinux"),
 
         // Pure logic shared by the engine and the service: URL hosts, address classes,
         // filenames, retry schedules, sizes and durations. No I/O.
@@ -27,7 +29,7 @@ let package = Package(
         // The HTTP/1.1 server on Dispatch sources, and HTTP vocabulary (dates, ranges, ETags).
         .target(name: "FerryHTTP", dependencies: [logging]),
         // The download engine: libcurl multi-socket on Dispatch, the spool, digests.
-        .target(name: "FerryEngine", dependencies: ["CCurl", "CCrypto", "FerryCore", "FerryHTTP", logging]),
+        .target(name: "FerryEngine", dependencies: ["CCurl", "CCrypto", "CLinux", "FerryCore", "FerryHTTP", logging]),
         // The job store protocol and its SQLite implementation.
         .target(name: "FerryStore", dependencies: ["CSQLite", "FerryCore"]),
         // The service: REST API, events, auth, recovery. Glues server, engine and store.

@@ -222,11 +222,11 @@ extension DownloadEngine {
             transfer.pausedForBackpressure = true
             return .pause
         }
-        let chunk = Array(bytes)
+        let count = bytes.count
         let at = transfer.writeOffset
-        transfer.writeOffset += Int64(chunk.count)
-        transfer.pendingWriteBytes += chunk.count
-        transfer.writer.write(chunk, at: at) { error in self.written(transfer, count: chunk.count, error: error) }
+        transfer.writeOffset += Int64(count)
+        transfer.pendingWriteBytes += count
+        stage(bytes, at: at, in: transfer.writer) { error in self.written(transfer, count: count, error: error) }
         return .consumed
     }
 

@@ -247,12 +247,11 @@ extension DownloadEngine {
             return .pause
         }
         let count = Int(min(Int64(bytes.count), room))
-        let chunk = Array(bytes.prefix(count))
         let at = fetch.position
         fetch.position += Int64(count)
         download.bytesReceived += Int64(count)
         download.pendingWriteBytes += count
-        transfer.writer.write(chunk, at: at) { error in
+        stage(UnsafeRawBufferPointer(rebasing: bytes[..<count]), at: at, in: transfer.writer) { error in
             self.segmentWritten(transfer, download, fetch, at: at, count: count, error: error)
         }
         if fetch.position == segment.end, segment.end < fetch.requestEnd || count < bytes.count {

@@ -35,6 +35,8 @@ public final class DownloadEngine: @unchecked Sendable {
     var finishGroups = GroupCommit<StagedFinish>()
     var shuttingDown = false
     var shutdownDone: (@Sendable () -> Void)?
+    /// Writers holding chunks staged during the current libcurl call; queued when it returns.
+    var stagedWriters: [FileWriter] = []
 
     public init(configuration: EngineConfiguration, spool: Spool, logger: Logger, onEvent: @escaping @Sendable (TransferEvent) -> Void) {
         self.configuration = configuration
@@ -44,7 +46,24 @@ public final class DownloadEngine: @unchecked Sendable {
         Self.initializeCurl
         self.multi = CurlMulti(queue: queue, maxConnects: Self.connectionCacheSize(configuration))
         self.scheduling = SchedulingQueue(maxActive: max(1, configuration.maxConcurrent), maxPerHost: max(1, configuration.maxPerHost))
-        queue.async { self.startTicker() }
+        queue.async {
+            self.multi.afterDelivery = { [weak self] in self?.queueStagedWrites() }
+            self.startTicker()
+        }
+    }
+
+    /// Stages a body chunk with `writer` (one `pwrite` and one queue hop per burst, not per 16 KiB piece); the
+    /// burst is queued when the libcurl call that delivered it returns.
+    func stage(_ bytes: UnsafeRawBufferPointer, at offset: Int64, in writer: FileWriter, completion: @escaping @Sendable (SystemError?) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if !stagedWriters.contains(where: { $0 === writer }) { stagedWriters.append(writer) }
+        writer.stage(bytes, at: offset, completion: completion)
+    }
+
+    private func queueStagedWrites() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        for writer in stagedWriters { writer.flush() }
+        stagedWriters.removeAll(keepingCapacity: true)
     }
 
     /// Connections libcurl keeps open for reuse: two per concurrent transfer, plus one host's worth of segments.

@@ -83,6 +83,46 @@ struct FileWriterTests {
         #expect(try await run.finish().get().sha256 == Fixture.sha256Hex(of: content))
     }
 
+    /// Staged pieces become one write per run: contiguous pieces join, a jump starts a new run, a full run is
+    /// queued, and any other operation (here `finish`, with no `flush`) queues what is staged before itself.
+    @Test func stagedPiecesAreWrittenInOrderWithEveryCompletion() async throws {
+        let root = try Fixture.tempDirectory("ferry-writer-test")
+        defer { Fixture.removeTree(root) }
+        let piece = 16_384
+        let size = FileWriter.stagingLimit * 2 + 5 * piece + 123
+        let content = Fixture.content(size: size, seed: 8)
+        let run = Run(path: root + "/p")
+        _ = await run.open(keep: false)
+        // The second half first (a segment elsewhere in the file), then the first half; no flush in between.
+        let half = size / 2
+        let order = Array(stride(from: half, to: size, by: piece)) + Array(stride(from: 0, to: half, by: piece))
+        let completions = Completions()
+        for (index, start) in order.enumerated() {
+            let end = min(start + piece, start < half ? half : size)
+            content[start..<end].withUnsafeBytes { bytes in
+                run.writer.stage(bytes, at: Int64(start)) { error in completions.record(index, error) }
+            }
+        }
+        let result = try await run.finish().get()
+        #expect(result.size == Int64(size))
+        #expect(result.sha256 == Fixture.sha256Hex(of: content))
+        let seen = await completions.all(count: order.count, on: run.queue)
+        #expect(seen.map(\.index) == Array(0..<order.count))
+        #expect(seen.allSatisfy { $0.error == nil })
+    }
+
+    /// Completions seen by staged pieces, in the order they ran.
+    private final class Completions: @unchecked Sendable {
+        private var seen: [(index: Int, error: SystemError?)] = []
+        private let lock = NSLock()
+        func record(_ index: Int, _ error: SystemError?) { lock.withLock { seen.append((index, error)) } }
+        /// Waits (after the callback queue drained) for the completions recorded so far.
+        func all(count: Int, on queue: DispatchQueue) async -> [(index: Int, error: SystemError?)] {
+            await withCheckedContinuation { c in queue.async { c.resume(returning: ()) } }
+            return lock.withLock { seen }
+        }
+    }
+
     @Test func closeKeepsBytesAndOpenWithoutKeepTruncates() async throws {
         let root = try Fixture.tempDirectory("ferry-writer-test")
         defer { Fixture.removeTree(root) }

@@ -24,6 +24,9 @@ final class CurlMulti: @unchecked Sendable {
     /// True while a libcurl multi call runs (callbacks may be inside it): removing a handle then is forbidden.
     private(set) var insideCurl = false
     private var closed = false
+    /// Runs after every libcurl call that may have delivered body bytes (socket actions, unpausing), before
+    /// finished transfers are completed: the engine queues the chunks its write callbacks staged.
+    var afterDelivery: (() -> Void)?
 
     /// Easy handles currently in the multi.
     var transferCount: Int { completions.count }
@@ -90,6 +93,7 @@ final class CurlMulti: @unchecked Sendable {
         insideCurl = true
         curl_easy_pause(easy.handle, ferry_pause_cont())
         insideCurl = false
+        afterDelivery?()
         // Unpausing may have expired timers or finished the transfer.
         collectFinished()
     }
@@ -125,6 +129,7 @@ final class CurlMulti: @unchecked Sendable {
         insideCurl = true
         curl_multi_socket_action(multi, socket, mask, &running)
         insideCurl = false
+        afterDelivery?()
         collectFinished()
     }
 

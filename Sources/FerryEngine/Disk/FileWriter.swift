@@ -1,3 +1,4 @@
+import CLinux
 import Dispatch
 import Foundation
 
@@ -21,6 +22,13 @@ import Foundation
 /// loopback all segments grow together, so most of the hashing still waits for the first segment to finish; on a
 /// real network, where the download is the bottleneck and work stealing keeps the prefix moving, more of it
 /// overlaps the download, and a file that has left the page cache is never read back from disk at the end.
+///
+/// Chunks arrive from libcurl in pieces of 16 KiB. `stage` gathers a burst of them (what one libcurl action
+/// delivered) into one run, written with one `pwrite` and hashed in one call, so that a fast download costs one
+/// queue hop per run instead of per piece; the engine calls `flush` after every libcurl action, and every other
+/// operation queues the staged run first, so the order of operations is the order of calls. Behind the writes,
+/// write-back of the file is started every `writeBehindBytes` (`sync_file_range`), so the disk works while the
+/// download runs and the `fsync` at the end has little left to do.
 ///
 /// Segment state (`partial/<id>.segments`, see `SegmentSidecar`) is written here too, so it is ordered with the
 /// writes and truncations of the same file: the sidecar is created before the file is preallocated and removed
@@ -46,6 +54,23 @@ final class FileWriter: @unchecked Sendable {
     private var catchUpQueued = false
     /// Bytes read back and hashed per turn of the queue, so that writes queued meanwhile are not held up.
     private static let catchUpSlice: Int64 = 8 << 20
+    /// Bytes written since write-back was last started.
+    private var writtenSinceWriteBehind: Int64 = 0
+    /// How many written bytes start write-back of the file.
+    static let writeBehindBytes: Int64 = 16 << 20
+
+    /// A contiguous run of staged chunks, with each chunk's completion in order.
+    private struct StagedRun {
+        var bytes: [UInt8] = []
+        var offset: Int64 = 0
+        var completions: [@Sendable (SystemError?) -> Void] = []
+        var end: Int64 { offset + Int64(bytes.count) }
+    }
+    /// Guards `staged`: staging happens on the caller's queue, not on `queue`.
+    private let stagingLock = NSLock()
+    private var staged = StagedRun()
+    /// The largest run; a longer burst is queued in several.
+    static let stagingLimit = 1 << 20
 
     /// What `openPartial` found on disk.
     enum OpenedPartial: Equatable, Sendable {
@@ -87,6 +112,7 @@ final class FileWriter: @unchecked Sendable {
     /// prefix is hashed and its written ranges remembered. A sidecar that does not fit means the bytes cannot be
     /// trusted: the file is emptied. Without a sidecar the bytes on disk are a contiguous prefix and are hashed.
     func openPartial(keepExisting: Bool, validator: String?, total: Int64?, completion: @escaping @Sendable (Result<OpenedPartial, SystemError>) -> Void) {
+        flush()
         queue.async { [self] in
             let result = Result<OpenedPartial, SystemError> { () throws(SystemError) -> OpenedPartial in
                 if fd < 0 {
@@ -128,6 +154,7 @@ final class FileWriter: @unchecked Sendable {
 
     /// Discards every byte (restart from zero): truncates the file and resets the digest.
     func truncate(completion: @escaping @Sendable (SystemError?) -> Void) {
+        flush()
         queue.async { [self] in
             var problem: SystemError?
             do throws(SystemError) { try emptyFile() } catch { problem = error }
@@ -140,19 +167,54 @@ final class FileWriter: @unchecked Sendable {
 
     /// Writes `bytes` at `offset`. The completion gets the first failure (also for writes after it).
     func write(_ bytes: [UInt8], at offset: Int64, completion: @escaping @Sendable (SystemError?) -> Void) {
+        flush()
         queue.async { [self] in
-            if failure == nil {
-                failure = writeFully(bytes, at: offset)
-                if failure == nil { hashWritten(bytes, at: offset) }
-            }
-            let error = failure
+            let error = writeAndHash(bytes, at: offset)
             callbackQueue.async { completion(error) }
+        }
+    }
+
+    /// Copies `bytes`, to be written at `offset`, into the staged run (queuing the run first when `bytes` does not
+    /// continue it or it is full). Nothing reaches the disk before `flush` or the next other operation. The
+    /// completion gets the first failure, as `write`'s does. Call from one queue at a time (the engine queue).
+    func stage(_ bytes: UnsafeRawBufferPointer, at offset: Int64, completion: @escaping @Sendable (SystemError?) -> Void) {
+        stagingLock.lock()
+        defer { stagingLock.unlock() }
+        if !staged.bytes.isEmpty, staged.end != offset || staged.bytes.count + bytes.count > Self.stagingLimit {
+            queueStaged()
+        }
+        if staged.bytes.isEmpty {
+            staged.offset = offset
+            staged.bytes.reserveCapacity(max(Self.stagingLimit, bytes.count))
+        }
+        staged.bytes.append(contentsOf: bytes)
+        staged.completions.append(completion)
+    }
+
+    /// Queues the staged run, if any, for writing.
+    func flush() {
+        stagingLock.lock()
+        queueStaged()
+        stagingLock.unlock()
+    }
+
+    /// Hands the staged run to `queue` (with `stagingLock` held, so runs queue in staging order).
+    private func queueStaged() {
+        guard !staged.bytes.isEmpty else { return }
+        let run = staged
+        staged = StagedRun()
+        queue.async { [self] in
+            let error = writeAndHash(run.bytes, at: run.offset)
+            callbackQueue.async {
+                for completion in run.completions { completion(error) }
+            }
         }
     }
 
     /// Makes the bytes durable and closes the file; returns its size and SHA-256 (hex). Removes the segment
     /// sidecar once the bytes are synced.
     func finish(completion: @escaping @Sendable (Result<(size: Int64, sha256: String), SystemError>) -> Void) {
+        flush()
         queue.async { [self] in
             let result = Result<(size: Int64, sha256: String), SystemError> { () throws(SystemError) in
                 if let failure { throw failure }
@@ -182,6 +244,7 @@ final class FileWriter: @unchecked Sendable {
 
     /// Closes the file keeping its bytes (pause, stop, failure) and reports how many are on disk.
     func close(completion: @escaping @Sendable (Int64) -> Void) {
+        flush()
         queue.async { [self] in
             var size: Int64 = 0
             if fd >= 0 {
@@ -204,6 +267,7 @@ final class FileWriter: @unchecked Sendable {
     /// Starts a segmented download: stores its segment state, then preallocates the file to `sidecar.table.total`
     /// bytes (so the sidecar exists before the file has gaps). A failure also fails every later write.
     func prepareSegments(_ sidecar: SegmentSidecar, completion: @escaping @Sendable (SystemError?) -> Void) {
+        flush()
         queue.async { [self] in
             if failure == nil {
                 do throws(SystemError) {
@@ -221,6 +285,7 @@ final class FileWriter: @unchecked Sendable {
     /// Stores segment state, after syncing the file so that every write it counts is durable first (the caller
     /// counts only writes whose completion it has seen, which ran before this on the same queue).
     func saveSegments(_ sidecar: SegmentSidecar, completion: @escaping @Sendable (SystemError?) -> Void) {
+        flush()
         queue.async { [self] in
             var result: SystemError?
             do throws(SystemError) {
@@ -235,6 +300,21 @@ final class FileWriter: @unchecked Sendable {
     }
 
     // MARK: helpers (on `queue`)
+
+    /// Writes and hashes `bytes` at `offset` unless an earlier write failed; returns the first failure. Starts
+    /// write-back of the file every `writeBehindBytes`.
+    private func writeAndHash(_ bytes: [UInt8], at offset: Int64) -> SystemError? {
+        guard failure == nil else { return failure }
+        failure = writeFully(bytes, at: offset)
+        guard failure == nil else { return failure }
+        hashWritten(bytes, at: offset)
+        writtenSinceWriteBehind += Int64(bytes.count)
+        if writtenSinceWriteBehind >= Self.writeBehindBytes {
+            writtenSinceWriteBehind = 0
+            _ = ferry_start_writeback(fd, 0, 0)  // advisory: a failure here shows at fsync
+        }
+        return nil
+    }
 
     /// Hashes what a successful write made contiguous: the write itself from memory when it continues the hashed
     /// prefix, then whatever earlier writes past it now joined the prefix, read back from the file.

@@ -1,0 +1,13 @@
+// Linux calls Swift's Glibc module does not show: glibc declares them only under _GNU_SOURCE.
+#ifndef FERRY_CLINUX_SHIM_H
+#define FERRY_CLINUX_SHIM_H
+#include <stdint.h>
+
+extern int sync_file_range(int fd, int64_t offset, int64_t nbytes, unsigned int flags);
+
+/// Starts write-back of the file's dirty pages in [offset, offset + nbytes) (nbytes 0: to the end) without
+/// waiting for it: `sync_file_range(SYNC_FILE_RANGE_WRITE)`. Makes nothing durable; a later fsync still must.
+static inline int ferry_start_writeback(int fd, int64_t offset, int64_t nbytes) {
+    return sync_file_range(fd, offset, nbytes, 2 /* SYNC_FILE_RANGE_WRITE */);
+}
+#endif
