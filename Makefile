@@ -24,6 +24,8 @@ test: ## Build and run every test suite (starts its own nginx and fault origin o
 	FERRY_BIN=.build/debug/ferry scripts/browser-test.sh
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fault_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/hostile_suite.py
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/crash_suite.py --quick
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/load_suite.py --quick
 	@if [ "$$(id -u)" = 0 ]; then FERRY_BIN=.build/debug/ferry python3 Tests/suites/diskfull_suite.py; \
 	else echo "disk-full suite skipped: it mounts a tmpfs, run 'sudo make diskfull-suite'"; fi
 
@@ -34,7 +36,8 @@ browser-test: build ## The page in headless Chromium (installs chromium, chromiu
 	FERRY_BIN=.build/debug/ferry scripts/browser-test.sh
 
 # The robustness suites (Tests/suites; each ends with "N passed, N failed"). make test runs the
-# fault, hostile-input and disk-full suites; crash and load take longer or need a quiet machine.
+# fault, hostile-input and disk-full suites and the quick crash and load runs; the full crash and
+# load runs take longer or need a quiet machine.
 crash-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/crash_suite.py $(ARGS)
 fault-suite: build

@@ -35,6 +35,10 @@ MIN_SIZE = 10_000
 MAX_SIZE = 8_000_000
 PER_HOST = 6  # the engine's per-host cap: every job here goes to 127.0.0.1
 OVERHEAD_LIMIT = 0.05
+# --quick (CI) moves about 30 MiB: one kill just after nginx's per-request burst (limit_rate lets a second's worth
+# through at once, times 4 for a segmented job) is several percent of that, so the 5 % target is held by the full
+# run; the quick run still catches a resume that re-fetches whole files.
+QUICK_OVERHEAD_LIMIT = 0.25
 
 
 def parse_args():
@@ -357,7 +361,8 @@ def main(suite):
                                                                 max(restart_times)))
     lib.log("  bytes needed     %d (%s)" % (needed, lib.fmt_bytes(needed)))
     lib.log("  bytes fetched    %d (%s)" % (fetched, lib.fmt_bytes(fetched)))
-    lib.log("  overhead         %.2f %% (limit %.0f %%)" % (overhead * 100, OVERHEAD_LIMIT * 100))
+    limit = QUICK_OVERHEAD_LIMIT if args.quick else OVERHEAD_LIMIT
+    lib.log("  overhead         %.2f %% (limit %.0f %%)" % (overhead * 100, limit * 100))
     orphaned = sum(os.path.getsize(os.path.join(files_dir, name)) for name in extra)
     doubled = sum(spec["size"] * (len(by_url.get(spec["body"]["url"], [])) - 1) for spec in specs
                   if len(by_url.get(spec["body"]["url"], [])) > 1)
@@ -385,7 +390,7 @@ def main(suite):
                             worst_path.rsplit("/", 1)[1], worst_loss / rates.get(worst_path, 1)))
     lib.log("  most re-fetched  %s" % ", ".join("%s +%s" % (p.rsplit("/", 1)[1], lib.fmt_bytes(b)) for b, p in worst))
     lib.log("  wall time        %.1f s (suite %.1f s)" % (wall, suite.elapsed()))
-    suite.check("bytes fetched exceed bytes needed by at most 5 %", fetched >= needed and overhead <= OVERHEAD_LIMIT,
+    suite.check("bytes fetched exceed bytes needed by at most %.0f %%" % (limit * 100), fetched >= needed and overhead <= limit,
                 "%.2f %% (%d fetched, %d needed)" % (overhead * 100, fetched, needed))
     crash_lines = [line for line in ferry.log_text().splitlines()
                    if "Fatal error" in line or "fatalError" in line or "Assertion failed" in line]

@@ -20,7 +20,7 @@ the subscribers' records are compared with it.
 Checks: zero failed API requests; no lost event (every subscriber's job-event ids after a common point are the
 same set as the reference subscriber's, each job's last state seen equals the API's final state, every
 subscriber's ids strictly increase, no `reset`, filters respected); all 200 downloads active throughout; every
-small job finished; RSS growth from 1/3 of the run to the end <= 10%; /healthz p99 <= 100 ms; slowloris
+small job finished; RSS growth from 1/3 of the run to the end <= 10% (not with --quick: 15 s is warm-up); /healthz p99 <= 100 ms; slowloris
 connections cut off within the header timeout; Ferry exits 0 on SIGTERM.
 
 Runs in a loopback-only network namespace when `unshare` allows it (same pid; see hlib.isolate_network).
@@ -1089,9 +1089,15 @@ def main():
         results.check("deleted jobs are gone from the list", not gone, "still listed: %s" % gone[:5])
         results.check("small jobs: every one finished (%d)" % len(small_ids), not bad_small and len(small_ids) > 0,
                       "%d not finished, e.g. %s" % (len(bad_small), bad_small[:5]))
-        results.check("RSS: growth from 1/3 of the run to the end <= %.0f%%" % (args.rss_growth * 100),
-                      growth is not None and growth <= args.rss_growth, "growth %s" % (
-                          "%.1f%%" % (growth * 100) if growth is not None else "unknown"))
+        if args.quick:
+            # 15 s is still warm-up (the event window and the job table fill for the first minute): flatness is
+            # judged by the full run only.
+            log("RSS growth not judged in a --quick run (%s); the 60 s run checks it" % (
+                "%.1f%%" % (growth * 100) if growth is not None else "unknown"))
+        else:
+            results.check("RSS: growth from 1/3 of the run to the end <= %.0f%%" % (args.rss_growth * 100),
+                          growth is not None and growth <= args.rss_growth, "growth %s" % (
+                              "%.1f%%" % (growth * 100) if growth is not None else "unknown"))
         if health_result:
             samples = health_result["samples"]
             p99 = percentile(samples, 99)
