@@ -430,6 +430,9 @@ def watch_parent(parent):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (the hostile suite uses a public-range address it put on lo "
+                             "inside its own network namespace)")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--port-file")
     parser.add_argument("--pid-file")
@@ -437,7 +440,7 @@ def main():
                         help="exit when the parent process goes away")
     args = parser.parse_args()
 
-    server = Server(("127.0.0.1", args.port), Handler)
+    server = Server((args.host, args.port), Handler)
     port = server.server_address[1]
     if args.pid_file:
         write_atomically(args.pid_file, "%d\n" % os.getpid())
@@ -445,7 +448,7 @@ def main():
         write_atomically(args.port_file, "%d\n" % port)
     if args.exit_with_parent:
         threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()
-    print("fault origin listening on 127.0.0.1:%d pid %d" % (port, os.getpid()), flush=True)
+    print("fault origin listening on %s:%d pid %d" % (args.host, port, os.getpid()), flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:

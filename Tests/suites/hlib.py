@@ -618,18 +618,19 @@ def wait_job(client, job_id, states, timeout=30.0, interval=0.1):
 
 
 class FaultOrigin:
-    """Tests/Fixtures/fault_origin.py on 127.0.0.1 (port chosen by itself, read from its port file)."""
+    """Tests/Fixtures/fault_origin.py on 127.0.0.1, or `host` (port chosen by itself, read from its port file)."""
 
-    def __init__(self, workdir, name="origin"):
+    def __init__(self, workdir, name="origin", host="127.0.0.1"):
         self.dir = os.path.join(workdir, name)
+        self.host = host
         self.process = None
         self.port = None
 
     def start(self, timeout=15):
         os.makedirs(self.dir, exist_ok=True)
         port_file = os.path.join(self.dir, "port")
-        self.process = spawn([sys.executable, FAULT_ORIGIN, "--port", "0", "--port-file", port_file,
-                              "--exit-with-parent"], log_path=os.path.join(self.dir, "origin.log"))
+        self.process = spawn([sys.executable, FAULT_ORIGIN, "--host", self.host, "--port", "0", "--port-file",
+                              port_file, "--exit-with-parent"], log_path=os.path.join(self.dir, "origin.log"))
         if not wait_for(lambda: os.path.exists(port_file), timeout):
             raise RuntimeError("fault origin did not start")
         with open(port_file) as handle:
@@ -637,10 +638,10 @@ class FaultOrigin:
         return self
 
     def url(self, path):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
+        return "http://%s:%d%s" % (self.host, self.port, path)
 
     def requests(self):
-        c = Client(self.port, timeout=5)
+        c = Client(self.port, host=self.host, timeout=5)
         try:
             return c.get("/_requests").json() or []
         finally:

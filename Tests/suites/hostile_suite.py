@@ -10,9 +10,11 @@ Ends with `N passed, N failed[, N skipped]`; exits 1 when a check failed. Ferry 
 Isolation: the suite re-executes itself under `unshare --net --mount` (same pid) so that it, Ferry and
 schemathesis run in a network namespace whose only interface is loopback; nothing can reach another address
 whatever a URL says. In that private mount namespace /etc/hosts gains `loopback.ferry-test` (127.0.0.1, ::1),
-a name that is not `localhost` but resolves to loopback, for the connect-time check. Without unshare
-(FERRY_SUITE_NETNS=0 or no permission) the suite still runs, but schemathesis (which submits arbitrary URLs)
-and the name test are skipped. Every process started is stopped by pid (finally, atexit, signal handlers).
+a name that is not `localhost` but resolves to loopback, for the connect-time check, and lo gains the
+public-range address 93.184.215.14 for a fault origin that plays "a public URL that redirects to a private
+one" (inside the namespace that address is loopback too). Without unshare (FERRY_SUITE_NETNS=0 or no
+permission) the suite still runs, but schemathesis (which submits arbitrary URLs), the name test and the
+public-redirect test are skipped. Every process started is stopped by pid (finally, atexit, signal handlers).
 
 Groups (--only, comma list): ssrf, names, http, slowloris, burst, schemathesis, fuzz.
 """
@@ -205,8 +207,7 @@ def test_ssrf(results, strict, permissive, origin, hosts_name):
                          "no private /etc/hosts (needs unshare --net --mount)")
 
         # Redirect chains that start at a loopback name: the chain never starts (first hop refused), and
-        # neither hop sees a connection. The end-to-end "public origin redirects to a private address" case
-        # needs a reachable public address, which this suite may not use (see the report).
+        # neither hop sees a connection. (A public origin redirecting to a private address: test_public_redirect.)
         if hosts_name:
             target = "http://127.0.0.1:%d/after-redirect" % counter.port
             url = "http://%s:%d/r/1?to=%s" % (TEST_NAME, origin.port, quote(target, safe=""))
@@ -253,6 +254,49 @@ def test_ssrf(results, strict, permissive, origin, hosts_name):
     finally:
         counter.close()
     c.close()
+
+
+# A globally routable address (not special-use in any registry), put on `lo` only inside this suite's own network
+# namespace, where nothing can leave: the "public" origin of the redirect-to-private cases.
+PUBLIC_LOOKING = "93.184.215.14"
+
+
+def test_public_redirect(results, strict, workdir):
+    """A public origin that redirects to a private address: the first hop is fetched, the redirect is refused
+    at connect time with forbidden_destination, and the private target sees no connection."""
+    if subprocess.run(["ip", "addr", "add", PUBLIC_LOOKING + "/32", "dev", "lo"],
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+        results.skip("ssrf public origin redirecting to a private address", "could not add %s to lo" % PUBLIC_LOOKING)
+        return
+    public = hlib.FaultOrigin(workdir, "public-origin", host=PUBLIC_LOOKING).start()
+    counter = hlib.ConnectionCounter()
+    c = strict.client()
+    try:
+        targets = ["http://127.0.0.1:%d/after-redirect" % counter.port, "http://[::1]:%d/after-redirect" % counter.port,
+                   "http://localhost:%d/after-redirect" % counter.port, "http://2130706433:%d/x" % counter.port,
+                   "http://169.254.169.254/latest/meta-data/", "http://10.1.2.3/", "http://192.168.0.1/"]
+        for target in targets:
+            before_public, before_counter = len(public.requests()), counter.count
+            r = c.post("/api/v1/jobs", json_body={"url": public.url("/r/1?to=" + quote(target, safe="")),
+                                                 "dedupe": False})
+            job = r.json() if r.status == 201 else None
+            final = hlib.wait_job(c, job["id"], ("failed", "finished", "cancelled"), timeout=30) if job else None
+            error = (final or {}).get("error") or {}
+            results.check("ssrf public origin redirecting to %s: the job fails with forbidden_destination" % target,
+                          final is not None and final.get("state") == "failed" and error.get("code") == "forbidden_destination",
+                          "submit %s, state=%s error=%s" % (r.status, (final or {}).get("state"), error))
+            seen = len(public.requests()) - before_public
+            time.sleep(0.2)
+            results.check("ssrf public origin redirecting to %s: the public origin answered once, the private "
+                          "target saw nothing" % target, seen == 1 and counter.count == before_counter,
+                          "public origin requests +%d, private target connections +%d" % (
+                              seen, counter.count - before_counter))
+            if job:
+                c.delete("/api/v1/jobs/" + job["id"])
+    finally:
+        c.close()
+        counter.close()
+        public.stop()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -956,6 +1000,11 @@ def main():
 
         if "ssrf" in groups:
             test_ssrf(results, strict, permissive, origin, hosts_name)
+            if net_isolated:
+                test_public_redirect(results, strict, workdir)
+            else:
+                results.skip("ssrf public origin redirecting to a private address",
+                             "needs a loopback-only network namespace to give lo a public-range address")
         if "names" in groups:
             test_filenames(results, permissive, origin)
         if "http" in groups:
