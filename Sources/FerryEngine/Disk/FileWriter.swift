@@ -69,6 +69,9 @@ final class FileWriter: @unchecked Sendable {
     /// Guards `staged`: staging happens on the caller's queue, not on `queue`.
     private let stagingLock = NSLock()
     private var staged = StagedRun()
+    /// A written run's buffer, kept for the next run (allocating and freeing 1 MiB per run costs page faults and
+    /// `madvise` calls in the allocator). Guarded by `stagingLock`.
+    private var spareBuffer: [UInt8]?
     /// The largest run; a longer burst is queued in several.
     static let stagingLimit = 1 << 20
 
@@ -185,6 +188,10 @@ final class FileWriter: @unchecked Sendable {
         }
         if staged.bytes.isEmpty {
             staged.offset = offset
+            if var spare = spareBuffer.take() {
+                spare.removeAll(keepingCapacity: true)  // in place once the written run's closure is gone
+                staged.bytes = spare
+            }
             staged.bytes.reserveCapacity(max(Self.stagingLimit, bytes.count))
         }
         staged.bytes.append(contentsOf: bytes)
@@ -201,12 +208,15 @@ final class FileWriter: @unchecked Sendable {
     /// Hands the staged run to `queue` (with `stagingLock` held, so runs queue in staging order).
     private func queueStaged() {
         guard !staged.bytes.isEmpty else { return }
-        let run = staged
+        let (bytes, offset, completions) = (staged.bytes, staged.offset, staged.completions)
         staged = StagedRun()
         queue.async { [self] in
-            let error = writeAndHash(run.bytes, at: run.offset)
+            let error = writeAndHash(bytes, at: offset)
+            stagingLock.withLock {
+                if spareBuffer == nil { spareBuffer = bytes }
+            }
             callbackQueue.async {
-                for completion in run.completions { completion(error) }
+                for completion in completions { completion(error) }
             }
         }
     }
