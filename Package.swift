@@ -20,7 +20,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // Linux calls glibc hides behind _GNU_SOURCE (sync_file_range for write-behind).
+        // Linux calls the Glibc module hides (sync_file_range for write-behind, malloc_trim).
         .systemLibrary(name: "CLinux"),
 
         // Pure logic shared by the engine and the service: URL hosts, address classes,
@@ -33,7 +33,7 @@ let package = Package(
         // The job store protocol and its SQLite implementation.
         .target(name: "FerryStore", dependencies: ["CSQLite", "FerryCore"]),
         // The service: REST API, events, auth, recovery. Glues server, engine and store.
-        .target(name: "FerryService", dependencies: ["CCrypto", "FerryCore", "FerryHTTP", "FerryEngine", "FerryStore", logging]),
+        .target(name: "FerryService", dependencies: ["CCrypto", "CLinux", "FerryCore", "FerryHTTP", "FerryEngine", "FerryStore", logging]),
         // A client of Ferry's HTTP API (requests, event streams) for the terminal commands.
         .target(name: "FerryClient", dependencies: ["CCurl", "CCrypto"]),
         // The `ferry` command: `serve` and the terminal client.

@@ -1,7 +1,9 @@
-// Linux calls Swift's Glibc module does not show: glibc declares them only under _GNU_SOURCE.
+// Linux calls Swift's Glibc module does not show (glibc declares sync_file_range only under _GNU_SOURCE, and
+// the module does not include <malloc.h>).
 #ifndef FERRY_CLINUX_SHIM_H
 #define FERRY_CLINUX_SHIM_H
 #include <stdint.h>
+#include <malloc.h>  /* malloc_trim: hand freed heap memory back after recovery */
 
 extern int sync_file_range(int fd, int64_t offset, int64_t nbytes, unsigned int flags);
 
