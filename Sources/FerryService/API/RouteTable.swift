@@ -14,14 +14,16 @@ struct RouteTable: Sendable {
                 let response = try await handler(request)
                 metrics.request(route: pattern, method: request.method.rawValue, status: response.status.code)
                 return response
-            } catch let error as APIError {
-                metrics.request(route: pattern, method: request.method.rawValue, status: error.status.code)
-                throw error
             } catch {
-                metrics.request(route: pattern, method: request.method.rawValue, status: 500)
+                metrics.request(route: pattern, method: request.method.rawValue, status: Self.status(of: error))
                 throw error
             }
         }
+    }
+
+    /// The status a failed handler counts as in the metrics: an `APIError`'s own, anything else 500.
+    private static func status(of error: any Error) -> Int {
+        (error as? APIError)?.status.code ?? 500
     }
 
     /// Adds a route answered on the connection queue (`Router.addImmediate`): the handler must not
@@ -34,11 +36,8 @@ struct RouteTable: Sendable {
                 let response = try handler(request)
                 metrics.request(route: pattern, method: request.method.rawValue, status: response.status.code)
                 return response
-            } catch let error as APIError {
-                metrics.request(route: pattern, method: request.method.rawValue, status: error.status.code)
-                throw error
             } catch {
-                metrics.request(route: pattern, method: request.method.rawValue, status: 500)
+                metrics.request(route: pattern, method: request.method.rawValue, status: Self.status(of: error))
                 throw error
             }
         }
