@@ -39,6 +39,7 @@ public final class FerryService: @unchecked Sendable {
 
     /// Starts everything and returns once the server listens.
     public func start() async throws {
+        FreeMemory.limitArenas()
         let configuration = configuration
         let spool = try Spool(root: configuration.spool)
         self.spool = spool
