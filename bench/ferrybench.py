@@ -843,6 +843,9 @@ def case_sse(b):
          ", ".join(f"{fmt(a, 0)}/{fmt(z, 0)}" for a, z in zip(r["marker_first_from_post_ms"], r["marker_last_from_post_ms"]))),
         (f"progress events ({r['progress_ids']:,} ids on {r['progress_sampled_subscribers']:,} sampled subscribers)",
          f"p50 {fmt(r['progress_spread_ms']['p50'], 1)} ms, p99 {fmt(pp99, 1)} ms, max {fmt(r['progress_spread_ms']['max'], 1)} ms"),
+        ("the same spreads as this client's event loop saw them (epoll return, including its own backlog): job event; progress",
+         f"p50 {fmt(r['client_marker_spread_ms']['p50'], 1)} ms, p99 {fmt(r['client_marker_spread_ms']['p99'], 1)} ms; "
+         f"p50 {fmt(r['client_progress_spread_ms']['p50'], 1)} ms, p99 {fmt(r['client_progress_spread_ms']['p99'], 1)} ms"),
         ("streams closed by the server during the window", f"{r['closed_by_server']:,}"),
         ("Ferry CPU / client CPU in the window", f"{r['ferry_cpu_seconds']} s / {r['client_cpu_seconds']} s "
          f"(client busy {r['client_busy_fraction'] * 100:.0f}% of {r['measure_seconds']} s)"),

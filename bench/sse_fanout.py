@@ -14,9 +14,12 @@ sockets to GET /api/v1/events, and while they read:
 * samples the Ferry process's RSS (VmRSS) before the subscribers connect, once they are idle, and
   during the measuring window.
 
-Arrival times are the return time of the epoll_wait call that reported the socket readable, so
-time this client spends on other sockets is not charged to the server. Everything is bounded in
-time. Prints one JSON object on stdout.
+Arrival times are the kernel's receive timestamps of the bytes (SO_TIMESTAMPNS on every subscriber
+socket, read with recvmsg): when the event reached the subscriber's socket, whatever this one Python
+process was busy with at that moment. The "client" figures use the return time of the epoll_wait call
+that reported the socket readable instead, which also counts this client's own backlog (it shares the
+2 cores with Ferry and handles 10,000 sockets). Everything is bounded in time. Prints one JSON object on
+stdout.
 """
 import argparse
 import json
@@ -26,10 +29,25 @@ import re
 import resource
 import select
 import socket
+import struct
 import sys
 import time
 
 PROGRESS_ID = re.compile(rb"id: (\d+)\nevent: progress\n")
+
+
+SO_TIMESTAMPNS = 35  # Linux; the control message has the same number (SCM_TIMESTAMPNS)
+# CLOCK_REALTIME (receive timestamps) minus CLOCK_MONOTONIC (everything else here), taken once.
+REALTIME_OFFSET = time.time() - time.monotonic()
+
+
+def kernel_arrival(ancdata, fallback):
+    """The receive timestamp in a recvmsg's control messages, on the monotonic clock (fallback: none)."""
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
+            sec, nsec = struct.unpack("qq", data[:16])
+            return sec + nsec / 1e9 - REALTIME_OFFSET
+    return fallback
 
 
 def rss_kb(pid):
@@ -168,6 +186,7 @@ def main():
             s.close()
             opened += 1
             return
+        s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         fd = s.fileno()
         max_fd = max(max_fd, fd)
         socks[fd] = s
@@ -280,8 +299,10 @@ def main():
     tag = "%06x" % random.getrandbits(24)
     markers = [f"fbmark{tag}n{k:03d}".encode() for k in range(args.markers)]
     marker_sent = []
-    arrivals = [[] for _ in range(args.markers)]
-    progress = {}       # event id -> list of arrival times on sampled subscribers
+    arrivals = [[] for _ in range(args.markers)]          # kernel receive times
+    client_arrivals = [[] for _ in range(args.markers)]   # epoll_wait return times
+    progress = {}       # event id -> list of arrival times on sampled subscribers (kernel)
+    client_progress = {}
     issued = 0
     rss_samples = []
     t_measure0 = time.monotonic()
@@ -331,8 +352,10 @@ def main():
             s = socks.get(fd)
             if s is None:
                 continue
+            kt = t
             try:
-                chunk = s.recv(262144)
+                chunk, ancdata, _, _ = s.recvmsg(262144, 64)
+                kt = kernel_arrival(ancdata, t)
             except BlockingIOError:
                 continue
             except OSError:
@@ -346,7 +369,8 @@ def main():
             if nm < issued:
                 data = tails[fd] + chunk
                 while nm < issued and markers[nm] in data:
-                    arrivals[nm].append(t)
+                    arrivals[nm].append(kt)
+                    client_arrivals[nm].append(t)
                     nm += 1
                 next_marker[fd] = nm
             tails[fd] = chunk[-48:]
@@ -355,7 +379,8 @@ def main():
                 cut = data.rfind(b"\n\n")
                 if cut >= 0:
                     for m in PROGRESS_ID.finditer(data, 0, cut + 2):
-                        progress.setdefault(int(m.group(1)), []).append(t)
+                        progress.setdefault(int(m.group(1)), []).append(kt)
+                        client_progress.setdefault(int(m.group(1)), []).append(t)
                     sbuf[fd] = data[cut + 2:]
                 else:
                     sbuf[fd] = data
@@ -393,6 +418,18 @@ def main():
     def ms(x):
         return None if x is None else round(x * 1000, 1)
 
+    def spreads(per_event):
+        """Arrival minus first arrival, over every delivery of every event seen twice or more."""
+        out = []
+        for times in per_event:
+            if len(times) >= 2:
+                first = min(times)
+                out.extend(x - first for x in times)
+        return out
+
+    client_spread = spreads(client_arrivals[:issued])
+    client_prog_spread = spreads(client_progress.values())
+
     samples = [x for x in rss_samples if x is not None]
     result.update({
         "subscribers_live_at_end": len(live),
@@ -407,6 +444,9 @@ def main():
         "marker_from_post_ms": {"p50": ms(percentile(from_post, 50)), "p99": ms(percentile(from_post, 99)),
                                 "max": ms(max(from_post) if from_post else None),
                                 "first_p50": ms(percentile(first_from_post, 50))},
+        "client_marker_spread_ms": {"p50": ms(percentile(client_spread, 50)), "p99": ms(percentile(client_spread, 99))},
+        "client_progress_spread_ms": {"p50": ms(percentile(client_prog_spread, 50)),
+                                      "p99": ms(percentile(client_prog_spread, 99))},
         "progress_sampled_subscribers": n_sampled,
         "progress_ids": prog_ids,
         "progress_deliveries": len(prog_spread),
