@@ -317,30 +317,30 @@ extension DownloadEngine {
                 }
                 let finalURL = transfer.finalURL ?? transfer.url.normalized
                 let name = transfer.filename ?? Filename.resolve(requested: nil, contentDisposition: nil, finalURL: finalURL)
-                let staged = StagedFinish(transfer: transfer, finish: Spool.Finish(jobID: transfer.id, filename: name, size: size, sha256: sha256))
-                if let group = self.finishGroups.add(staged) { self.moveToFiles(group) }
+                let pending = PendingFinish(transfer: transfer, finish: Spool.Finish(jobID: transfer.id, filename: name, size: size, sha256: sha256))
+                if let group = self.finishGroups.add(pending) { self.moveToFiles(group) }
             }
         }
     }
 
     /// A synced file waiting for its group's move into `files/`.
-    struct StagedFinish {
+    struct PendingFinish {
         let transfer: Transfer
         let finish: Spool.Finish
     }
 
     /// Moves a group of synced files into `files/` (on `diskQueue`), reports each, then moves the group that
     /// gathered meanwhile.
-    private func moveToFiles(_ group: [StagedFinish]) {
+    private func moveToFiles(_ group: [PendingFinish]) {
         dispatchPrecondition(condition: .onQueue(queue))
         let spool = self.spool
         let finishes = group.map(\.finish)
         diskQueue.async {
             let results = spool.moveToFiles(finishes)
             self.queue.async {
-                for staged in group {
-                    let result = results[staged.finish.jobID] ?? .failure(SystemError("link", spool.partialPath(for: staged.finish.jobID), errno: EINVAL))
-                    self.moved(staged, result)
+                for pending in group {
+                    let result = results[pending.finish.jobID] ?? .failure(SystemError("link", spool.partialPath(for: pending.finish.jobID), errno: EINVAL))
+                    self.moved(pending, result)
                 }
                 if let next = self.finishGroups.groupEnded() { self.moveToFiles(next) }
             }
@@ -348,8 +348,8 @@ extension DownloadEngine {
     }
 
     /// One file of a moved group: finished (or removed again when the job was cancelled meanwhile).
-    private func moved(_ staged: StagedFinish, _ result: Result<String, SystemError>) {
-        let transfer = staged.transfer, id = transfer.id, spool = self.spool, finish = staged.finish
+    private func moved(_ pending: PendingFinish, _ result: Result<String, SystemError>) {
+        let transfer = pending.transfer, id = transfer.id, spool = self.spool, finish = pending.finish
         switch result {
         case .failure(let error):
             diskQueue.async { spool.removeFinishRecord(jobID: id) }  // the job is not finished: nothing to adopt

@@ -32,7 +32,7 @@ public final class DownloadEngine: @unchecked Sendable {
     var ticker: DispatchSourceTimer?
     var lastDiskCheck: Double = 0
     /// Synced files waiting for their group's move into `files/` (group commit, see `finish(_:)`).
-    var finishGroups = GroupCommit<StagedFinish>()
+    var finishGroups = GroupCommit<PendingFinish>()
     var shuttingDown = false
     var shutdownDone: (@Sendable () -> Void)?
     /// Writers holding chunks staged during the current libcurl call; queued when it returns.

@@ -200,9 +200,7 @@ final class FileWriter: @unchecked Sendable {
 
     /// Queues the staged run, if any, for writing.
     func flush() {
-        stagingLock.lock()
-        queueStaged()
-        stagingLock.unlock()
+        stagingLock.withLock { queueStaged() }
     }
 
     /// Hands the staged run to `queue` (with `stagingLock` held, so runs queue in staging order).
