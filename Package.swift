@@ -49,3 +49,11 @@ let package = Package(
         .testTarget(name: "FerryServiceTests", dependencies: ["FerryService", "FerryTestSupport", "ferry"]),
     ]
 )
+
+// CI builds the project's own targets with warnings as errors (`FERRY_WARNINGS_AS_ERRORS=1`, set by `.ci/run`), so
+// the build stays warning-free; dependencies are not affected.
+if Context.environment["FERRY_WARNINGS_AS_ERRORS"] == "1" {
+    for target in package.targets where target.type != .system {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-warnings-as-errors"])]
+    }
+}

@@ -61,7 +61,8 @@ struct SocketAddress: Equatable {
                 return inet_ntop(AF_INET, &address, &text, socklen_t(text.count)) != nil
             }
         }
-        return ok ? String(cString: text) : "?"
+        guard ok, let end = text.firstIndex(of: 0) else { return "?" }
+        return String(decoding: text[..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// "host:port", with brackets for IPv6.

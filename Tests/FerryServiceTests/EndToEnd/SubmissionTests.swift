@@ -13,7 +13,7 @@ struct SubmissionTests {
             let id = try #require(try first.json()["id"] as? String)
             let again = try await client.json("POST", "/api/v1/jobs", ["url": "http://example.com/a?b=1"])
             #expect(again.status == 200)
-            #expect(try await again.json()["id"] as? String == id)
+            #expect(try again.json()["id"] as? String == id)
             let otherHeaders = try await client.json("POST", "/api/v1/jobs", ["url": "http://example.com/a?b=1", "headers": ["X-A": "1"], "paused": true])
             #expect(otherHeaders.status == 201)
             let notDeduped = try await client.json("POST", "/api/v1/jobs", ["url": "http://example.com/a?b=1", "dedupe": false, "paused": true])
