@@ -22,7 +22,7 @@ struct ContentController: Sendable {
             if follow == "true" || follow == "1", [.waiting, .downloading, .paused].contains(job.state) {
                 return FollowStream.response(job: job, supervisor: supervisor, spool: spool)
             }
-            throw APIError(.conflict, "the job is \(job.state.rawValue), not finished; add ?follow=true to stream it while it downloads")
+            throw APIError(.conflict, Self.notFinishedMessage(job))
         }
         guard let filename = job.filename, let digest = job.sha256 else {
             throw APIError(.internal, "the finished job has no file recorded")
@@ -38,6 +38,28 @@ struct ContentController: Sendable {
             lastModified: job.finishedAt ?? Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec)),
             contentType: job.contentType ?? "application/octet-stream", digest: digest, filename: filename)
         return Self.respond(to: request, with: entity, path: path)
+    }
+
+    /// The 409's sentence for a job without a finished file. It suggests `?follow=true` only where
+    /// following can deliver the file (the job may still finish); a cancelled job has no file and
+    /// never will, and a failed one needs a resume first.
+    static func notFinishedMessage(_ job: JobRecord) -> String {
+        switch job.state {
+        case .waiting, .downloading:
+            return "the job is \(job.state.rawValue), not finished; add ?follow=true to stream it while it downloads"
+        case .paused:
+            return "the job is paused, not finished; resume it, or add ?follow=true to stream what is on disk now and the rest once it resumes"
+        case .failed:
+            let reason = job.error.map { error in
+                let status = error.httpStatus.map { error.message.contains(String($0)) ? "" : " (HTTP \($0))" } ?? ""
+                return ": \(error.message)\(status) [\(error.code)]"
+            } ?? ""
+            return "the job failed and has no file\(reason); resume it (POST /api/v1/jobs/\(job.id)/resume) to try again"
+        case .cancelled:
+            return "the job was cancelled and has no file; add it again to download it"
+        case .finished:
+            return "the job is finished"
+        }
     }
 
     /// What the validators and headers of a finished file are made of.
