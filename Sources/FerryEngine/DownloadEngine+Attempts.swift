@@ -93,11 +93,9 @@ extension DownloadEngine {
             refuse("refused to connect to an address that is not IPv4 or IPv6")
             return false
         }
-        guard AddressPolicy.isAllowed(address, allowPrivateNetworks: configuration.allowPrivateNetworks) else {
-            refuse("\(address) is a \(AddressPolicy.classify(address).rawValue) address and private networks are not allowed")
-            return false
-        }
-        return true
+        guard let refusal = configuration.destinations.refusal(of: address) else { return true }
+        refuse(refusal)
+        return false
     }
 
     private func configure(_ easy: CurlEasy, for transfer: Transfer, offset: Int64) throws(CurlError) {
@@ -126,6 +124,9 @@ extension DownloadEngine {
         try easy.set(CURLOPT_HTTP_VERSION, ferry_http_version_2tls())
         try easy.set(CURLOPT_USERAGENT, c.userAgent)
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
+        // Never a proxy from `http_proxy`/`https_proxy`/`ALL_PROXY`: the destination guard would see only the proxy's
+        // address while the proxy fetched whatever name it was given.
+        try easy.set(CURLOPT_PROXY, "")
         if let max = c.maxFileSize { try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: max) }
     }
 

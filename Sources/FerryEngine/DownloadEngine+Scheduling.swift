@@ -42,11 +42,8 @@ extension DownloadEngine {
     /// Why a URL whose host is a literal address may not be fetched, or nil.
     func literalAddressRefusal(_ url: SubmittedURL) -> String? {
         switch url.host {
-        case .ipv4(let address), .ipv6(let address):
-            guard !AddressPolicy.isAllowed(address, allowPrivateNetworks: configuration.allowPrivateNetworks) else { return nil }
-            return "\(address) is a \(AddressPolicy.classify(address).rawValue) address and private networks are not allowed"
-        case .domain:
-            return nil
+        case .ipv4(let address), .ipv6(let address): return configuration.destinations.refusal(of: address)
+        case .domain: return nil
         }
     }
 

@@ -6,8 +6,13 @@ public struct EngineConfiguration: Sendable {
     public var maxConcurrent: Int = 4
     /// Transfers running at once against one host.
     public var maxPerHost: Int = 6
-    /// Allow loopback, private, link-local and other non-public destinations (checked on every connect).
-    public var allowPrivateNetworks: Bool = false
+    /// Which destinations may be connected (checked on every connect, every redirect hop).
+    public var destinations = AddressPolicy()
+    /// Allow loopback, private, link-local and other non-public destinations (`destinations.allowPrivateNetworks`).
+    public var allowPrivateNetworks: Bool {
+        get { destinations.allowPrivateNetworks }
+        set { destinations.allowPrivateNetworks = newValue }
+    }
     /// Largest file accepted, in bytes; nil for no limit.
     public var maxFileSize: Int64? = nil
     /// Free space the spool's file system must keep; below it transfers wait with `.diskFull`.

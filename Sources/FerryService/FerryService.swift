@@ -66,7 +66,7 @@ public final class FerryService: @unchecked Sendable {
         var engineConfiguration = EngineConfiguration()
         engineConfiguration.maxConcurrent = configuration.maxConcurrent
         engineConfiguration.maxPerHost = configuration.maxPerHost
-        engineConfiguration.allowPrivateNetworks = configuration.allowPrivateNetworks
+        engineConfiguration.destinations = configuration.destinations
         engineConfiguration.maxFileSize = configuration.maxFileSize
         engineConfiguration.minFreeSpace = configuration.minFreeSpace
         let (events, continuation) = AsyncStream<TransferEvent>.makeStream()
@@ -78,7 +78,7 @@ public final class FerryService: @unchecked Sendable {
 
         let supervisor = JobSupervisor(.init(
             store: store, engine: engine, spool: spool, ids: ids, commits: commits, metrics: metrics,
-            logger: logger, allowPrivateNetworks: configuration.allowPrivateNetworks,
+            logger: logger,
             spoolQuota: configuration.spoolQuota))
         self.supervisor = supervisor
         eventPump = Task {
@@ -90,7 +90,7 @@ public final class FerryService: @unchecked Sendable {
         let router = Router()
         let routes = RouteTable(router: router, metrics: metrics)
         JobsController(supervisor: supervisor, store: store, idempotency: IdempotencyGate(),
-                       allowPrivateNetworks: configuration.allowPrivateNetworks).register(routes)
+                       destinations: configuration.destinations).register(routes)
         ContentController(supervisor: supervisor, spool: spool).register(routes)
         EventsController(supervisor: supervisor, hub: hub).register(routes)
         SessionController(access: access).register(routes)
@@ -139,6 +139,9 @@ public final class FerryService: @unchecked Sendable {
         serverBox.server = server
         let ports = try server.start()
         if let bound = ports.first { access.setPort(bound) }
+        if let opened = configuration.destinations.openedDescription {
+            logger.warning("destination guard relaxed: downloads may reach \(opened)")
+        }
         if access.isOpen {
             logger.notice("no token configured: the API is open to local callers on \(configuration.host)")
         }

@@ -23,6 +23,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .customLong("allow-private-networks"),
           help: "Allow loopback, private and link-local destinations (FERRY_ALLOW_PRIVATE_NETWORKS=1).")
     var allowPrivateNetworks = false
+    @Option(name: .customLong("allow-network"),
+            help: "Allow one non-public block as a destination, e.g. 127.0.0.1/32; repeatable (FERRY_ALLOW_NETWORKS, a comma list).")
+    var allowNetwork: [String] = []
     @Option(name: .customLong("max-file-size"), help: "Largest file accepted, e.g. 10GiB (FERRY_MAX_FILE_SIZE).")
     var maxFileSize: String?
     @Option(name: .customLong("min-free-space"), help: "Free space reserve; below it downloads wait (FERRY_MIN_FREE_SPACE; default 1GiB).")
@@ -44,6 +47,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags[.maxConcurrent] = maxConcurrent
         flags[.maxPerHost] = maxPerHost
         if allowPrivateNetworks { flags[.allowPrivateNetworks] = "1" }
+        if !allowNetwork.isEmpty { flags[.allowNetwork] = allowNetwork.joined(separator: ",") }
         flags[.maxFileSize] = maxFileSize
         flags[.minFreeSpace] = minFreeSpace
         flags[.spoolQuota] = spoolQuota

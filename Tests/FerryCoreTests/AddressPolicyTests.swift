@@ -55,13 +55,13 @@ import Testing
     @Test(arguments: cases)
     func allowsOnlyPublicByDefault(text: String, expected: AddressClass) {
         let address = IPAddress(text)!
-        #expect(AddressPolicy.isAllowed(address, allowPrivateNetworks: false) == (expected == .public))
+        #expect(AddressPolicy().allows(address) == (expected == .public))
     }
 
     @Test(arguments: cases)
     func allowsAllButUnspecifiedWithPrivateNetworks(text: String, expected: AddressClass) {
         let address = IPAddress(text)!
-        #expect(AddressPolicy.isAllowed(address, allowPrivateNetworks: true) == (expected != .unspecified))
+        #expect(AddressPolicy(allowPrivateNetworks: true).allows(address) == (expected != .unspecified))
     }
 
     @Test func everyIPv4FirstOctetIsClassifiedConsistently() {

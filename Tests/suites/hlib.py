@@ -494,8 +494,9 @@ class Ferry:
     """One `ferry serve` process on 127.0.0.1 with its own spool under `workdir/name`."""
 
     def __init__(self, workdir, name="ferry", token=None, allow_private=False, max_concurrent=None,
-                 extra_args=(), log_level=None):
+                 extra_args=(), log_level=None, extra_env=None):
         self.workdir = workdir
+        self.extra_env = dict(extra_env or {})
         self.name = name
         self.root = os.path.join(workdir, name)
         self.spool = os.path.join(self.root, "spool")
@@ -525,6 +526,7 @@ class Ferry:
         env = {k: v for k, v in os.environ.items() if not k.startswith("FERRY_")}
         for proxy in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
             env.pop(proxy, None)
+        env.update(self.extra_env)
         self.process = spawn(args, log_path=self.log_path, env=env)
         deadline = time.monotonic() + timeout
         pattern = re.compile(r"port=(\d+) .*Ferry listening")

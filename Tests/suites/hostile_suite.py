@@ -261,6 +261,41 @@ def test_ssrf(results, strict, permissive, origin, hosts_name):
 PUBLIC_LOOKING = "93.184.215.14"
 
 
+def test_proxy_environment(results, workdir, origin):
+    """A `ferry serve` started with every proxy variable pointing at a listener of ours, and `--allow-network
+    127.0.0.1/32` instead of `--allow-private-networks`: libcurl must not read the variables (the destination guard
+    would then see only the proxy), so the download goes straight to the origin and the listener sees nothing;
+    the start-up log names what the narrow flag opened; other private destinations stay refused."""
+    counter = hlib.ConnectionCounter()
+    proxy = "http://127.0.0.1:%d" % counter.port
+    env = {name: proxy for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")}
+    ferry = None
+    try:
+        ferry = hlib.Ferry(workdir, "proxyenv", token=TOKEN, extra_args=["--allow-network", "127.0.0.1/32"],
+                           extra_env=env).start()
+        c = ferry.client()
+        r = submit(c, origin.url("/f/proxyenv.bin?size=200000&seed=5"), paused=False)
+        job = r.json() if r.status == 201 else None
+        final = hlib.wait_job(c, job["id"], ("failed", "finished", "cancelled"), timeout=30) if job else None
+        results.check("proxy variables ignored: the job finishes straight from the origin",
+                      (final or {}).get("state") == "finished", "submit %s, final %s" % (r.status, (final or {}).get("error")))
+        results.check("proxy variables ignored: the proxy listener saw no connection", counter.count == 0,
+                      "connections: %d" % counter.count)
+        with open(ferry.log_path, errors="replace") as handle:
+            log_text = handle.read()
+        warned = any("warning" in line and "127.0.0.1/32" in line for line in log_text.splitlines())
+        results.check("--allow-network: the start-up log warns, naming the block", warned, log_text[-400:])
+        for url in ("http://10.0.0.1/a", "http://[::1]:%d/a" % origin.port, "http://127.0.0.2:%d/a" % origin.port):
+            r = submit(c, url)
+            results.check("--allow-network 127.0.0.1/32: POST %s -> 403" % url, r.status == 403, r.brief())
+            drop_if_created(c, r)
+        c.close()
+    finally:
+        counter.close()
+        if ferry and ferry.process:
+            ferry.stop()
+
+
 def test_public_redirect(results, strict, workdir):
     """A public origin that redirects to a private address: the first hop is fetched, the redirect is refused
     at connect time with forbidden_destination, and the private target sees no connection."""
@@ -1000,6 +1035,7 @@ def main():
 
         if "ssrf" in groups:
             test_ssrf(results, strict, permissive, origin, hosts_name)
+            test_proxy_environment(results, workdir, origin)
             if net_isolated:
                 test_public_redirect(results, strict, workdir)
             else:

@@ -3,24 +3,56 @@
 /// Used at submit time for literal hosts and by the engine on the address actually connected (every
 /// redirect hop). Pure: no resolution happens here.
 ///
+/// By default only `.public` addresses are allowed. `allowPrivateNetworks` opens every other class but
+/// `.unspecified`; `allowedNetworks` (`--allow-network`) opens just the blocks named. `.unspecified` (0.0.0.0/8 and
+/// `::`, also inside mapped forms) is never allowed: connecting to it silently reaches the local host on Linux,
+/// which is never what a download URL means, and it is the classic way around naive loopback filters.
+///
 /// IPv6 forms that carry an IPv4 destination (IPv4-mapped `::ffff:0:0/96`, IPv4-compatible `::/96`,
 /// NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) are classified by the IPv4 address inside them, so
 /// `::ffff:127.0.0.1` is `loopback`, never `public`.
-public enum AddressPolicy {
-    /// The special-purpose class `address` belongs to, or `.public`.
-    public static func classify(_ address: IPAddress) -> AddressClass {
-        address.isIPv4 ? classifyIPv4(address.bytes) : classifyIPv6(address.bytes)
+public struct AddressPolicy: Sendable, Equatable {
+    /// Allow every non-public class except `.unspecified` (`--allow-private-networks`).
+    public var allowPrivateNetworks: Bool
+    /// Non-public blocks allowed one by one (`--allow-network`).
+    public var allowedNetworks: [IPNetwork]
+
+    public init(allowPrivateNetworks: Bool = false, allowedNetworks: [IPNetwork] = []) {
+        self.allowPrivateNetworks = allowPrivateNetworks
+        self.allowedNetworks = allowedNetworks
     }
 
     /// Whether a connection to `address` is allowed.
-    ///
-    /// Without `allowPrivateNetworks` only `.public` addresses are allowed. With it, everything is allowed
-    /// except `.unspecified` (0.0.0.0/8 and `::`, also inside mapped forms): connecting to those silently
-    /// reaches the local host on Linux, which is never what a download URL means, and it is the classic
-    /// way around naive loopback filters.
-    public static func isAllowed(_ address: IPAddress, allowPrivateNetworks: Bool) -> Bool {
-        let addressClass = classify(address)
-        return allowPrivateNetworks ? addressClass != .unspecified : addressClass == .public
+    public func allows(_ address: IPAddress) -> Bool { refusal(of: address) == nil }
+
+    /// Why a connection to `address` is refused, as a sentence for the job's error; nil when it is allowed.
+    public func refusal(of address: IPAddress) -> String? {
+        let addressClass = Self.classify(address)
+        if addressClass == .public { return nil }
+        if addressClass == .unspecified { return "\(address) is an unspecified address, which is never a destination" }
+        if allowPrivateNetworks || allowedNetworks.contains(where: { $0.contains(address) }) { return nil }
+        return "\(address) is a \(addressClass.rawValue) address and private networks are not allowed"
+    }
+
+    /// Why a host name may not be fetched before it is even resolved (`localhost` and `*.localhost` are loopback by
+    /// definition, RFC 6761); nil when only the connected address can tell.
+    public func refusal(ofName name: String) -> String? {
+        guard name == "localhost" || name.hasSuffix(".localhost") else { return nil }
+        let loopback = IPAddress("127.0.0.1")!
+        guard refusal(of: loopback) != nil else { return nil }
+        return "'\(name)' is a loopback name and private networks are not allowed"
+    }
+
+    /// What the policy opens beyond public addresses, for the start-up warning; nil when nothing is open.
+    public var openedDescription: String? {
+        if allowPrivateNetworks { return "all private networks (loopback, private, link-local, CGNAT, multicast, reserved)" }
+        guard !allowedNetworks.isEmpty else { return nil }
+        return allowedNetworks.map(\.description).joined(separator: ", ")
+    }
+
+    /// The special-purpose class `address` belongs to, or `.public`.
+    public static func classify(_ address: IPAddress) -> AddressClass {
+        address.isIPv4 ? classifyIPv4(address.bytes) : classifyIPv6(address.bytes)
     }
 
     private static func classifyIPv4(_ b: [UInt8]) -> AddressClass {

@@ -9,7 +9,7 @@ struct JobsController: Sendable {
     let supervisor: JobSupervisor
     let store: any JobStore
     let idempotency: IdempotencyGate
-    let allowPrivateNetworks: Bool
+    let destinations: AddressPolicy
 
     static let maxBatch = 5_000
 
@@ -78,7 +78,7 @@ struct JobsController: Sendable {
             for item in items {
                 do {
                     let body = try item.result.get()
-                    valid.append(try JobDraft.validate(body, allowPrivateNetworks: allowPrivateNetworks))
+                    valid.append(try JobDraft.validate(body, destinations: destinations))
                     slots.append(.success(valid.count - 1))
                 } catch {
                     slots.append(.failure(error))
@@ -89,7 +89,7 @@ struct JobsController: Sendable {
             render = { answers in Self.batchResponse(slots: outcomes, answers: answers) }
         } else {
             let body = try RequestDecoding.decode(JobDraft.Body.self, from: request.body)
-            drafts = [try JobDraft.validate(body, allowPrivateNetworks: allowPrivateNetworks)]
+            drafts = [try JobDraft.validate(body, destinations: destinations)]
             render = { answers in Self.singleResponse(answers[0], for: request) }
         }
         var makeRecord: (@Sendable ([JobSupervisor.Created]) -> IdempotencyRecord?)?
@@ -256,7 +256,7 @@ struct JobsController: Sendable {
         if let text = body.url {
             var draftBody = JobDraft.Body()
             draftBody.url = text
-            patch.url = try JobDraft.validate(draftBody, allowPrivateNetworks: allowPrivateNetworks).url
+            patch.url = try JobDraft.validate(draftBody, destinations: destinations).url
         }
         guard !patch.isEmpty else {
             throw APIError(.invalidRequest, "nothing to change: give 'priority', 'maxBytesPerSecond' or 'url'")

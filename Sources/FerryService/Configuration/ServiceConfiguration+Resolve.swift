@@ -1,4 +1,5 @@
 import FerryCore
+import Foundation
 
 /// A setting that could not be understood, naming the flag and its environment twin.
 public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
@@ -15,6 +16,8 @@ extension ServiceConfiguration {
         case maxConcurrent = "max-concurrent"
         case maxPerHost = "max-per-host"
         case allowPrivateNetworks = "allow-private-networks"
+        /// Repeatable on the command line (its values joined with commas); a comma list in `FERRY_ALLOW_NETWORKS`.
+        case allowNetwork = "allow-network"
         case maxFileSize = "max-file-size"
         case minFreeSpace = "min-free-space"
         case spoolQuota = "spool-quota"
@@ -23,7 +26,8 @@ extension ServiceConfiguration {
 
         /// `FERRY_MAX_CONCURRENT` for `--max-concurrent`.
         public var environmentName: String {
-            "FERRY_" + rawValue.uppercased().replacingOccurrences(of: "-", with: "_")
+            if self == .allowNetwork { return "FERRY_ALLOW_NETWORKS" }  // a list, named as one
+            return "FERRY_" + rawValue.uppercased().replacingOccurrences(of: "-", with: "_")
         }
     }
 
@@ -73,6 +77,15 @@ extension ServiceConfiguration {
             case "1", "true", "yes", "on": configuration.allowPrivateNetworks = true
             case "0", "false", "no", "off": configuration.allowPrivateNetworks = false
             default: throw ConfigurationError(setting: name, value: text, expected: "1 or 0")
+            }
+        }
+        if let (name, text) = value(.allowNetwork) {
+            for item in text.split(separator: ",") {
+                let block = item.trimmingCharacters(in: .whitespaces)
+                guard let network = IPNetwork(block) else {
+                    throw ConfigurationError(setting: name, value: block, expected: "a CIDR block such as 127.0.0.1/32 or 10.1.0.0/16")
+                }
+                configuration.destinations.allowedNetworks.append(network)
             }
         }
         configuration.maxFileSize = try size(.maxFileSize)

@@ -11,7 +11,14 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var maxConcurrent: Int = 4
     /// Connections to one host at once, segments of segmented downloads included (`--max-per-host`).
     public var maxPerHost: Int = 6
-    public var allowPrivateNetworks: Bool = false
+    /// Which destinations downloads may reach: public addresses, plus `--allow-private-networks` or the
+    /// `--allow-network` blocks.
+    public var destinations = AddressPolicy()
+    /// Allow every non-public destination (`destinations.allowPrivateNetworks`).
+    public var allowPrivateNetworks: Bool {
+        get { destinations.allowPrivateNetworks }
+        set { destinations.allowPrivateNetworks = newValue }
+    }
     public var maxFileSize: Int64?
     public var minFreeSpace: Int64 = 1 << 30
     public var spoolQuota: Int64?

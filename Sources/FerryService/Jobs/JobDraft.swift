@@ -48,25 +48,18 @@ struct JobDraft: Sendable, Equatable {
     }
 
     /// Checks a decoded body.
-    /// - Parameter allowPrivateNetworks: when false, a literal non-public address is refused now
-    ///   (`forbidden_destination`); names are checked later on the address actually connected.
-    static func validate(_ body: Body, allowPrivateNetworks: Bool) throws(APIError) -> JobDraft {
+    /// - Parameter destinations: a literal address it refuses is refused now (`forbidden_destination`), and so are
+    ///   loopback names; other names are checked later on the address actually connected.
+    static func validate(_ body: Body, destinations: AddressPolicy) throws(APIError) -> JobDraft {
         guard let text = body.url else { throw APIError(.invalidRequest, "'url' is required") }
         let url: SubmittedURL
         do { url = try SubmittedURL.parse(text) } catch { throw APIError(error) }
-        if !allowPrivateNetworks {
-            switch url.host {
-            case .ipv4(let address), .ipv6(let address):
-                if !AddressPolicy.isAllowed(address, allowPrivateNetworks: false) {
-                    throw APIError(.forbiddenDestination,
-                                   "\(address) is a \(AddressPolicy.classify(address).rawValue) address; private networks are not allowed")
-                }
-            case .domain(let name):
-                if name == "localhost" || name.hasSuffix(".localhost") {
-                    throw APIError(.forbiddenDestination, "'\(name)' is a loopback name; private networks are not allowed")
-                }
-            }
+        let refusal: String?
+        switch url.host {
+        case .ipv4(let address), .ipv6(let address): refusal = destinations.refusal(of: address)
+        case .domain(let name): refusal = destinations.refusal(ofName: name)
         }
+        if let refusal { throw APIError(.forbiddenDestination, refusal) }
         var filename: String?
         if let requested = body.filename {
             guard let clean = Filename.sanitize(requested) else {

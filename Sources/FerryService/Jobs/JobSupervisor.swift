@@ -22,7 +22,6 @@ actor JobSupervisor {
         var commits: CommitPipeline
         var metrics: ServiceMetrics
         var logger: Logger
-        var allowPrivateNetworks: Bool
         var spoolQuota: Int64?
         var now: @Sendable () -> Date = { Date() }
     }
@@ -41,7 +40,6 @@ actor JobSupervisor {
     private let commits: CommitPipeline
     private let metrics: ServiceMetrics
     private let logger: Logger
-    private let allowPrivateNetworks: Bool
     private let budget: SpoolBudget?
     private let now: @Sendable () -> Date
 
@@ -67,7 +65,6 @@ actor JobSupervisor {
         commits = dependencies.commits
         metrics = dependencies.metrics
         logger = dependencies.logger
-        allowPrivateNetworks = dependencies.allowPrivateNetworks
         budget = dependencies.spoolQuota.map(SpoolBudget.init(quota:))
         now = dependencies.now
     }

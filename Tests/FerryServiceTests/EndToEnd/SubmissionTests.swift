@@ -1,3 +1,4 @@
+import FerryCore
 import FerryTestSupport
 import Foundation
 import Testing
@@ -97,6 +98,28 @@ struct SubmissionTests {
             let response = try await ferry.client.json("POST", "/api/v1/jobs", ["url": url])
             #expect(response.status == 403, "\(url)")
             #expect(try response.json()["error"].flatMap { $0 as? [String: Any] }?["code"] as? String == "forbidden_destination")
+        }
+    }
+
+    /// `--allow-network 127.0.0.1/32` opens that address only: the local origin downloads, every other non-public
+    /// destination is still refused at submit time (10/8, ::1) or on the address connected (a name for ::1).
+    @Test func allowNetworkOpensOnlyItsBlock() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/narrow.bin", size: 70_000, seed: 3)
+            try await withFerry({
+                $0.allowPrivateNetworks = false
+                $0.destinations.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
+            }) { ferry in
+                let created = try await ferry.client.json("POST", "/api/v1/jobs", ["url": nginx.url("/narrow.bin")])
+                #expect(created.status == 201)
+                let id = try #require(try created.json()["id"] as? String)
+                let finished = try await ferry.client.waitForJob(id) { ["finished", "failed"].contains($0["state"] as? String) }
+                #expect(finished["state"] as? String == "finished")
+                for url in ["http://10.1.2.3/a", "http://[::1]:\(nginx.port)/narrow.bin", "http://127.0.0.2:\(nginx.port)/narrow.bin"] {
+                    let refused = try await ferry.client.json("POST", "/api/v1/jobs", ["url": url])
+                    #expect(refused.status == 403, "\(url)")
+                }
+            }
         }
     }
 

@@ -12,11 +12,11 @@ struct JobDraftTests {
     }
 
     func code(_ body: JobDraft.Body, allowPrivate: Bool = false) -> APIError.Code? {
-        do { _ = try JobDraft.validate(body, allowPrivateNetworks: allowPrivate); return nil } catch { return error.code }
+        do { _ = try JobDraft.validate(body, destinations: AddressPolicy(allowPrivateNetworks: allowPrivate)); return nil } catch { return error.code }
     }
 
     @Test func defaultsAndNormalization() throws {
-        let draft = try JobDraft.validate(body("HTTP://Example.ORG:80/a%20b?x=1#frag"), allowPrivateNetworks: false)
+        let draft = try JobDraft.validate(body("HTTP://Example.ORG:80/a%20b?x=1#frag"), destinations: AddressPolicy())
         #expect(draft.url.scheme == "http")
         #expect(draft.priority == 0 && draft.dedupe && !draft.paused && draft.headers.isEmpty)
         #expect(!draft.url.normalized.contains("#frag"))
@@ -24,9 +24,9 @@ struct JobDraftTests {
     }
 
     @Test func dedupeKeyIgnoresHeaderNameCaseAndOrder() throws {
-        let a = try JobDraft.validate(body("http://e.org/f") { $0.headers = ["X-A": "1", "x-b": "2"] }, allowPrivateNetworks: false)
-        let b = try JobDraft.validate(body("http://E.org/f") { $0.headers = ["x-b": "2", "X-a": "1"] }, allowPrivateNetworks: false)
-        let c = try JobDraft.validate(body("http://e.org/f") { $0.headers = ["X-A": "2"] }, allowPrivateNetworks: false)
+        let a = try JobDraft.validate(body("http://e.org/f") { $0.headers = ["X-A": "1", "x-b": "2"] }, destinations: AddressPolicy())
+        let b = try JobDraft.validate(body("http://E.org/f") { $0.headers = ["x-b": "2", "X-a": "1"] }, destinations: AddressPolicy())
+        let c = try JobDraft.validate(body("http://e.org/f") { $0.headers = ["X-A": "2"] }, destinations: AddressPolicy())
         #expect(a.dedupeKey == b.dedupeKey)
         #expect(a.dedupeKey != c.dedupeKey)
     }
@@ -54,7 +54,7 @@ struct JobDraftTests {
     }
 
     @Test func uppercaseDigestIsLowered() throws {
-        let draft = try JobDraft.validate(body("http://e.org/") { $0.sha256 = String(repeating: "AB", count: 32) }, allowPrivateNetworks: false)
+        let draft = try JobDraft.validate(body("http://e.org/") { $0.sha256 = String(repeating: "AB", count: 32) }, destinations: AddressPolicy())
         #expect(draft.expectedSHA256 == String(repeating: "ab", count: 32))
     }
 }

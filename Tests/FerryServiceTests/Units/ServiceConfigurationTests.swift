@@ -1,3 +1,4 @@
+import FerryCore
 import Testing
 @testable import FerryService
 
@@ -24,6 +25,17 @@ struct ServiceConfigurationTests {
         #expect(try ServiceConfiguration.resolve(flags: [:], environment: ["FERRY_MAX_PER_HOST": "12"]).maxPerHost == 12)
         #expect(try ServiceConfiguration.resolve(flags: [:], environment: [:]).maxPerHost == 6)
         #expect(!configuration.isLoopbackHost)
+    }
+
+    @Test func allowNetworkIsRepeatableAndAListInItsVariable() throws {
+        let fromFlags = try ServiceConfiguration.resolve(flags: [.allowNetwork: "127.0.0.1/32,10.1.0.0/16"], environment: [:])
+        #expect(fromFlags.destinations.allowedNetworks.map(\.description) == ["127.0.0.1/32", "10.1.0.0/16"])
+        #expect(!fromFlags.allowPrivateNetworks)
+        let fromEnvironment = try ServiceConfiguration.resolve(flags: [:], environment: ["FERRY_ALLOW_NETWORKS": "::1/128, 127.0.0.0/8"])
+        #expect(fromEnvironment.destinations.allowedNetworks.map(\.description) == ["::1/128", "127.0.0.0/8"])
+        #expect(ServiceConfiguration.Setting.allowNetwork.environmentName == "FERRY_ALLOW_NETWORKS")
+        #expect(throws: ConfigurationError.self) { try ServiceConfiguration.resolve(flags: [.allowNetwork: "10.1.2.3/16"], environment: [:]) }
+        #expect(throws: ConfigurationError.self) { try ServiceConfiguration.resolve(flags: [:], environment: ["FERRY_ALLOW_NETWORKS": "lan"]) }
     }
 
     @Test func badValuesNameTheSetting() {
