@@ -1,6 +1,6 @@
 // Ferry's browser page: plain modern JavaScript, no build step, no dependencies.
 //
-// How it stays live (shared/API.md, "Events"): list every job with GET /api/v1/jobs (following the
+// How it stays live (docs/API.md, "Events"): list every job with GET /api/v1/jobs (following the
 // `next` cursor), keep the first page's `Ferry-Event-Id`, then open ONE EventSource on
 // /api/v1/events?lastEventId=<that id>. The server replays whatever happened after the list, and on
 // its own reconnects the browser sends Last-Event-ID, so no change is lost. Rows are keyed by job id
@@ -78,6 +78,7 @@
   let noticeTimer = 0;
   let filter = '';
   let totalsShown = '';
+  let listed = false;         // the first full list has arrived (until then the list says it is loading)
 
   // MARK: API
 
@@ -164,6 +165,8 @@
     ui.logout.hidden = mode !== 'session';
     ui.connection.hidden = false;
     hideNotice();
+    totalsShown = '';
+    updateTotals();
     connect();
   }
 
@@ -171,6 +174,7 @@
     stopLive();
     clearJobs();
     mode = null;
+    listed = false;
     ui.loading.hidden = true;
     ui.app.hidden = true;
     ui.logout.hidden = true;
@@ -260,6 +264,10 @@
     // Whatever we still show that the server no longer lists has gone (e.g. after a `reset`).
     for (const id of jobs.keys()) if (!seen.has(id)) remove(id);
     for (const id of tombstones) if (!seen.has(id)) tombstones.delete(id);
+    if (!listed) {
+      listed = true;
+      scheduleRender();
+    }
     openSource(eventId, gen);
   }
 
@@ -351,6 +359,7 @@
     if (ui.connection.dataset.state === state) return;
     ui.connection.dataset.state = state;
     ui.connectionText.textContent = text;
+    if (!listed) scheduleRender(); // the list's placeholder says whether it is loading or retrying
   }
 
   function parse(text) {
@@ -525,8 +534,11 @@
     put(row, 'restarted', !!job.restartedFromZero && state === 'downloading', (v) => { row.restarted.hidden = !v; });
 
     // Progress: indeterminate (no value attribute) while the size is unknown.
-    const received = num(job.bytesReceived);
     const expected = job.bytesExpected == null ? null : num(job.bytesExpected);
+    // A checksum failure discards the bytes (the job then reports 0 received), but they were all received:
+    // say so rather than "0 B of 50 MiB".
+    const mismatch = state === 'failed' && job.error && job.error.code === 'checksum_mismatch';
+    const received = mismatch ? Math.max(num(job.bytesReceived), expected || 0) : num(job.bytesReceived);
     let fraction = null;
     if (state === 'finished') fraction = 1;
     else if (expected !== null) fraction = expected > 0 ? Math.min(1, received / expected) : 0;
@@ -541,6 +553,7 @@
 
     let bytesText;
     if (state === 'finished') bytesText = formatBytes(received || expected || 0);
+    else if (mismatch) bytesText = received > 0 ? `${formatBytes(received)} received, SHA-256 did not match` : 'SHA-256 did not match';
     else if (expected !== null) bytesText = `${formatBytes(received)} of ${formatBytes(expected)} (${percent}%)`;
     else bytesText = received > 0 ? `${formatBytes(received)} of unknown size` : 'size unknown';
     put(row, 'bytes', bytesText, (v) => { row.bytes.textContent = v; });
@@ -599,13 +612,19 @@
       if (matchesFilter(job.state)) visible++;
     }
     const speedText = `${formatBytes(speed)}/s`;
-    const key = `${downloading}|${waiting}|${speedText}|${visible}|${jobs.size}|${filter}`;
+    const key = `${downloading}|${waiting}|${speedText}|${visible}|${jobs.size}|${filter}|${listed}|${ui.connection.dataset.state}`;
     if (key === totalsShown) return;
     totalsShown = key;
     ui.totalActive.textContent = String(downloading);
     ui.totalWaiting.textContent = String(waiting);
     ui.totalSpeed.textContent = speedText;
-    if (jobs.size === 0) {
+    ui.list.setAttribute('aria-busy', String(!listed));
+    ui.empty.dataset.kind = !listed && jobs.size === 0 ? 'loading' : 'empty';
+    if (!listed && jobs.size === 0) {
+      ui.empty.textContent = ui.connection.dataset.state === 'offline'
+        ? 'Could not load the downloads yet; retrying…' : 'Loading downloads…';
+      ui.empty.hidden = false;
+    } else if (jobs.size === 0) {
       ui.empty.textContent = 'No downloads yet. Add a URL above.';
       ui.empty.hidden = false;
     } else if (visible === 0) {

@@ -13,6 +13,7 @@ Environment:
   SCREENSHOT_DIR   where screenshots go (default: /tmp/ferry-page-shots)
   CHROMIUM_BIN     default /usr/bin/chromium;  CHROMEDRIVER_BIN  default /usr/bin/chromedriver
   KEEP_TMP=1       keep the temporary directory (logs, configs) for a look afterwards
+  PUBLIC_DIR       the page's directory (default: Public/ of the repository), e.g. to try an older page
 
 Ends with the line `N passed, N failed` and exits non-zero when anything failed.
 Traffic goes only to 127.0.0.1: Chromium resolves no other name.
@@ -38,7 +39,7 @@ REPO = Path(__file__).resolve().parents[2]
 FERRY_BIN = os.environ.get("FERRY_BIN") or str(REPO / ".build" / "debug" / "ferry")
 if not os.path.isabs(FERRY_BIN):
     FERRY_BIN = str(REPO / FERRY_BIN)
-PUBLIC = str(REPO / "Public")
+PUBLIC = os.environ.get("PUBLIC_DIR") or str(REPO / "Public")
 SCREENSHOT_DIR = Path(os.environ.get("SCREENSHOT_DIR") or "/tmp/ferry-page-shots")
 CHROMIUM = os.environ.get("CHROMIUM_BIN") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER_BIN") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -362,6 +363,26 @@ fetch(href, {credentials: 'same-origin'}).then(async (r) => {
 
 LIST_IDS_JS = "return Array.from(document.querySelectorAll('#jobs > li'), (li) => li.dataset.id);"
 
+# Injected before the page's own script (CDP Page.addScriptToEvaluateOnNewDocument): holds back the page's
+# list request (GET /api/v1/jobs?limit=500) until window.__ferryReleaseList() is called, as a slow link would.
+HOLD_LIST_JS = r"""
+(() => {
+  const original = window.fetch.bind(window);
+  let release;
+  const gate = new Promise((resolve) => { release = resolve; });
+  window.__ferryListHeld = 0;
+  window.__ferryReleaseList = () => release();
+  window.fetch = (input, init) => {
+    const url = typeof input === 'string' ? input : input.url;
+    if (url.includes('/api/v1/jobs?') && url.includes('limit=500')) {
+      window.__ferryListHeld++;
+      return gate.then(() => original(input, init));
+    }
+    return original(input, init);
+  };
+})();
+"""
+
 
 class Page:
     def __init__(self, driver):
@@ -643,8 +664,32 @@ def token_mode(page, origin, ferry):
 
 def open_mode(page, origin, ferry):
     small = origin.url("/small2.txt")
-    page.open(ferry.base + "/")
-    page.wait("the app in open mode", lambda: page.visible("app"))
+
+    # Before its first list arrives the page says it is loading, never "No downloads yet" (a screenshot or a
+    # slow link would otherwise show an empty Ferry). The page as served, before any script runs:
+    with urllib.request.urlopen(ferry.base + "/", timeout=10) as response:
+        html = response.read().decode()
+    RESULTS.check("the page as served says it is loading the list, not that there are no downloads",
+                  'id="empty"' in html and "Loading downloads" in html and "No downloads yet" not in html)
+    # And with the list request held back, as on a slow link:
+    held = page.d.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": HOLD_LIST_JS})["identifier"]
+    try:
+        page.open(ferry.base + "/")
+        page.wait("the app in open mode", lambda: page.visible("app"))
+        page.wait("the held list request", lambda: page.js("return window.__ferryListHeld") >= 1, timeout=10)
+        time.sleep(0.3)  # a frame or two for anything that would draw
+        loading_text = page.text("empty")
+        RESULTS.check("before the first list arrives: a loading state, not 'No downloads yet'",
+                      page.visible("empty") and (loading_text or "").startswith("Loading downloads")
+                      and page.js("return document.getElementById('jobs').getAttribute('aria-busy')") == "true",
+                      repr(loading_text))
+        page.screenshot("ferry-page-loading.png")
+        page.js("window.__ferryReleaseList()")
+        page.wait("the empty list after the list arrived", lambda: (page.text("empty") or "").startswith("No downloads yet"))
+        RESULTS.check("after the first list: 'No downloads yet' on an empty Ferry, no longer busy",
+                      page.visible("empty") and page.js("return document.getElementById('jobs').getAttribute('aria-busy')") == "false")
+    finally:
+        page.d.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": held})
     require("open mode: the page works without logging in (no login form, no logout)",
             page.visible("app") and not page.visible("login") and not page.visible("logout"))
     page.wait("the live event stream", lambda: page.js("return document.getElementById('connection').dataset.state") == "live")
@@ -664,6 +709,12 @@ def open_mode(page, origin, ferry):
     page.click("#add-form button[type=submit]")
     info = page.wait_row(bad, "the checksum failure", lambda r: r["state"] == "failed", timeout=20)
     RESULTS.check("open mode: a wrong SHA-256 fails the job with a message", bool(info["error"]), info)
+    status, job = ferry.api("GET", f"/jobs/{info['id']}")
+    size = len(origin.files["/small3.txt"])
+    log(f"checksum failure as the API reports it: bytesReceived={job.get('bytesReceived')} "
+        f"bytesExpected={job.get('bytesExpected')} progress={job.get('progress')} error={job.get('error')}")
+    RESULTS.check("a checksum failure row shows the bytes received, not '0 B of ...'",
+                  info["bytes"].startswith(f"{size} B received") and not info["bytes"].startswith("0 B"), info["bytes"])
 
     # Hundreds of jobs (created paused by another client) arrive through the event stream.
     count = 600
