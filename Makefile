@@ -2,10 +2,30 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build release test docker-check browser-test crash-suite fault-suite diskfull-suite hostile-suite load-suite fuzz bench clean
+.PHONY: run build release install uninstall test docker-check browser-test crash-suite fault-suite diskfull-suite hostile-suite load-suite fuzz bench clean
 
 run: release ## Run the service with embedded defaults (127.0.0.1:8080, ./spool)
 	./.build/release/ferry serve $(ARGS)
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the release build as $(PREFIX)/bin/ferry and the browser page in
+# $(PREFIX)/share/ferry/Public, where an installed `ferry serve` finds it. DESTDIR stages the tree for a package.
+PREFIX ?= /usr/local
+DESTDIR ?=
+FERRY_BINDIR = $(DESTDIR)$(PREFIX)/bin
+FERRY_DATADIR = $(DESTDIR)$(PREFIX)/share/ferry
+
+install: release ## Install ferry into $(PREFIX)/bin (default /usr/local/bin) and its page into $(PREFIX)/share/ferry
+	install -d "$(FERRY_BINDIR)" "$(FERRY_DATADIR)"
+	install -m 0755 .build/release/ferry "$(FERRY_BINDIR)/ferry"
+	rm -rf "$(FERRY_DATADIR)/Public"
+	cp -R Public "$(FERRY_DATADIR)/Public"
+	chmod -R u=rwX,go=rX "$(FERRY_DATADIR)/Public"
+	@echo "installed $(FERRY_BINDIR)/ferry"
+
+uninstall: ## Remove what make install put in $(PREFIX) (same PREFIX and DESTDIR)
+	rm -f "$(FERRY_BINDIR)/ferry"
+	rm -rf "$(FERRY_DATADIR)/Public"
+	rmdir "$(FERRY_DATADIR)" 2>/dev/null || true
 
 build:
 	@scripts/ensure-deps.sh build

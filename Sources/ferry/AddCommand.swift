@@ -1,5 +1,6 @@
 import ArgumentParser
 import FerryClient
+import FerryCore
 import Foundation
 
 /// `ferry add URL...`: submits one job (a single object) or several (a JSON array), prints their ids, and with
@@ -19,6 +20,9 @@ struct AddCommand: ParsableCommand {
     @Option(help: "Name for the file (one URL only).") var filename: String?
     @Option(help: "Expected SHA-256 of the file, 64 hex digits (one URL only).") var sha256: String?
     @Option(help: "Priority: higher starts first (default 0).") var priority: Int?
+    @Option(name: .customLong("max-speed"),
+            help: "Speed limit per job, bytes per second: 500K, 5MiB, 1.5M (K/M/G = 1000s, KiB/MiB/GiB = 1024s).")
+    var maxSpeed: String?
     @Option(help: "Parallel range connections for one file, 1-16.") var connections: Int?
     @Flag(help: "Create the jobs paused.") var paused = false
     @Option(name: [.customShort("H"), .customLong("header")], help: "A request header for the origin, 'Name: value' (repeatable).")
@@ -30,7 +34,8 @@ struct AddCommand: ParsableCommand {
     func run() throws {
         try ClientRun.run {
             let arguments = AddArguments(urls: urls, filename: filename, sha256: sha256, priority: priority,
-                                         connections: connections, paused: paused, headers: headers)
+                                         maxBytesPerSecond: try Self.bytesPerSecond(maxSpeed), connections: connections,
+                                         paused: paused, headers: headers)
             let submission = try arguments.submission()
             let api = try connection.api()
             let answer = try api.submit(submission)
@@ -69,6 +74,20 @@ struct AddCommand: ParsableCommand {
             }
             return !refused && board.allFinished ? 0 : 1
         }
+    }
+
+    /// `--max-speed`'s text as bytes per second, or nil when not given. Sizes are `ferry serve`'s (`ByteSize`:
+    /// `K`/`M`/`G` are powers of 1000, `KiB`/`MiB`/`GiB` of 1024, fractions allowed); a trailing `/s` is
+    /// allowed too (`5MiB/s`).
+    /// - Throws: `.usage` for text that is not a size, or a size of 0 bytes.
+    static func bytesPerSecond(_ text: String?) throws(ClientError) -> Int64? {
+        guard let text else { return nil }
+        var size = Substring(text.trimmingCharacters(in: .whitespaces))
+        if size.lowercased().hasSuffix("/s") { size = size.dropLast(2) }
+        guard let bytes = ByteSize.parse(String(size)), bytes > 0 else {
+            throw .usage("--max-speed must be a speed above 0 such as 500K, 5MiB or 1048576 (bytes per second; got '\(text)')")
+        }
+        return bytes
     }
 
     /// Live bars on a terminal; plain lines otherwise. With --json, stdout carries only the JSON, so progress

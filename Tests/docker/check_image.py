@@ -2,9 +2,12 @@
 """Checks the Docker image's recipe without a Docker engine (none runs on our machines).
 
 1. The Dockerfile's instructions: a Swift build stage and a slim Debian runtime stage; a non-root
-   user; the spool as a volume; FERRY_HOST=0.0.0.0; EXPOSE of FERRY_PORT; a HEALTHCHECK on /healthz;
-   STOPSIGNAL SIGTERM; an exec-form ENTRYPOINT (ferry is PID 1 and gets signals itself); no
-   development packages at run time. Also .dockerignore and compose.yaml.
+   user; the spool as a volume; FERRY_HOST=0.0.0.0; EXPOSE of FERRY_PORT; a HEALTHCHECK that runs
+   `ferry health` (which reads FERRY_HOST and FERRY_PORT as `ferry serve` does: no port written twice)
+   with a deadline inside Docker's; no curl and no development packages at run time; the OCI labels;
+   STOPSIGNAL SIGTERM; an exec-form ENTRYPOINT (ferry is PID 1 and gets signals itself). Also
+   .dockerignore and compose.yaml (the volume; ferry.env optional, so `docker compose up` works
+   without it). With a binary, that it has the `health` subcommand the HEALTHCHECK runs.
 2. The runtime stage's packages provide every shared library `ldd` lists for the ferry binary:
    each library's Debian package must be in the dependency closure of the packages the runtime stage
    installs plus those of the base image (Essential packages and apt). Libraries of the Swift
@@ -96,8 +99,8 @@ def check_dockerfile():
     port = env.get("FERRY_PORT", "8080")
     exposed = " ".join(kw("EXPOSE")).split()
     check("EXPOSE matches FERRY_PORT", port in [p.split("/")[0] for p in exposed], f"port {port}, EXPOSE {exposed}")
-    health = " ".join(kw("HEALTHCHECK"))
-    check("HEALTHCHECK probes /healthz", "/healthz" in health and f":{port}/" in health, health)
+    check_healthcheck(" ".join(kw("HEALTHCHECK")))
+    check_labels(run)
     check("STOPSIGNAL SIGTERM", kw("STOPSIGNAL") == ["SIGTERM"], str(kw("STOPSIGNAL")))
     entry = kw("ENTRYPOINT")
     exec_form = False
@@ -113,9 +116,74 @@ def check_dockerfile():
     installed = runtime_packages(run_cmds)
     check("runtime stage installs no -dev packages", not any(p.endswith("-dev") for p in installed), " ".join(installed))
     check("runtime stage installs ca-certificates", "ca-certificates" in installed)
+    check("runtime stage installs no curl (the health check is ferry's own)", "curl" not in installed,
+          " ".join(installed))
     copies = [rest for k, rest in run if k == "COPY"]
     check("runtime stage copies the build stage's output", any("--from=build" in c for c in copies), str(copies))
     return installed
+
+
+# What `ferry health` waits at most when not given --timeout (Sources/ferry/HealthCommand.swift).
+FERRY_HEALTH_DEFAULT_TIMEOUT = 2.0
+
+# The OCI image annotations the runtime stage must carry; those in NON_EMPTY_LABELS need a value even when no
+# build argument is given (source and revision may come from the release build's --build-arg).
+REQUIRED_LABELS = ["title", "description", "version", "source", "licenses"]
+NON_EMPTY_LABELS = ["title", "description", "version", "licenses"]
+
+
+def seconds(text):
+    """Docker's and ferry's durations as used here: '3s', '500ms', '1m', '1m30s'; None for anything else."""
+    if not text or not re.fullmatch(r"(\d+(\.\d+)?(ms|s|m|h))+", text):
+        return None
+    factor = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+    return sum(float(n) * factor[u] for n, _, u in re.findall(r"(\d+(\.\d+)?)(ms|s|m|h)", text))
+
+
+def check_healthcheck(text):
+    """HEALTHCHECK [--option=value ...] CMD ["/usr/local/bin/ferry", "health", ...]."""
+    options, _, command = text.partition("CMD")
+    argv = None
+    try:
+        argv = json.loads(command.strip())
+    except ValueError:
+        pass
+    exec_form = isinstance(argv, list) and len(argv) >= 2 and all(isinstance(a, str) for a in argv)
+    runs_health = exec_form and argv[0].endswith("/ferry") and argv[1] == "health"
+    check("HEALTHCHECK runs `ferry health` in exec form", runs_health, text)
+    if not runs_health:
+        return
+    fixed = [a for a in argv[2:] if a in ("--host", "--port") or a.startswith(("--host=", "--port="))
+             or re.search(r":\d+", a)]
+    check("HEALTHCHECK names no host or port (ferry health reads FERRY_HOST and FERRY_PORT)", not fixed, str(argv))
+    docker = dict(re.findall(r"--([\w-]+)=(\S+)", options))
+    probe = FERRY_HEALTH_DEFAULT_TIMEOUT
+    if "--timeout" in argv[2:-1]:
+        probe = seconds(argv[argv.index("--timeout") + 1])
+    limit = seconds(docker.get("timeout", "30s"))
+    check("ferry health gives up before Docker's HEALTHCHECK timeout",
+          probe is not None and limit is not None and probe < limit, f"ferry {probe} s, Docker {limit} s")
+
+
+def check_labels(run):
+    """The OCI labels of the runtime stage, ${ARG} references resolved to the stage's ARG defaults."""
+    args, labels = {}, {}
+    for keyword, rest in run:
+        if keyword == "ARG":
+            name, _, default = rest.partition("=")
+            args[name.strip()] = default.strip().strip('"')
+        if keyword == "LABEL":
+            labels.update(env_pairs(rest))
+    resolved = {key: re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), ""), value)
+                for key, value in labels.items()}
+    for name in REQUIRED_LABELS:
+        key = "org.opencontainers.image." + name
+        present = key in labels
+        ok = present and (name not in NON_EMPTY_LABELS or bool(resolved[key].strip()))
+        detail = f"{labels[key]!r} → {resolved[key]!r}" if present else "missing"
+        check(f"LABEL {key}", ok, detail)
+    version = labels.get("org.opencontainers.image.version", "")
+    check("the version label comes from a build argument", "$" in version, version)
 
 
 def runtime_packages(run_cmds):
@@ -132,6 +200,44 @@ def check_side_files():
     compose = open(os.path.join(ROOT, "compose.yaml")).read()
     check("compose.yaml mounts a volume on /var/spool/ferry", re.search(r"-\s*[\w-]+:/var/spool/ferry", compose) is not None)
     check("compose.yaml takes the token from an environment file", "env_file" in compose)
+    entries = compose_env_files(compose)
+    check("compose.yaml's ferry.env is optional (required: false)",
+          any(e.get("path") == "ferry.env" for e in entries)
+          and all(e.get("required") == "false" for e in entries if e.get("path") == "ferry.env"), str(entries))
+
+
+def compose_env_files(text):
+    """The env_file entries of compose.yaml as dicts: {"path": ..., "required": ...}; the short form (a bare
+    path, or a list of them) is an entry without "required", which Compose treats as required. Reads the one
+    key by its indentation (no YAML library needed)."""
+    lines = text.splitlines()
+    entries = []
+    for index, line in enumerate(lines):
+        match = re.match(r"^(\s*)env_file:\s*(.*?)\s*(#.*)?$", line)
+        if not match:
+            continue
+        indent, inline = len(match.group(1)), match.group(2)
+        if inline:
+            for path in inline.strip("[]").split(","):
+                entries.append({"path": path.strip().strip("'\"")})
+            continue
+        for item in lines[index + 1:]:
+            if item.strip() and (len(item) - len(item.lstrip())) <= indent:
+                break
+            body = item.strip()
+            if not body or body.startswith("#"):
+                continue
+            if body.startswith("- "):
+                body = body[2:].strip()
+                if ":" not in body:
+                    entries.append({"path": body.strip("'\"")})
+                    continue
+                entries.append({})
+            key, _, value = body.partition(":")
+            if entries:
+                entries[-1][key.strip()] = value.split("#")[0].strip().strip("'\"").lower() \
+                    if key.strip() == "required" else value.split("#")[0].strip().strip("'\"")
+    return entries
 
 
 def dependency_closure(packages):
@@ -167,6 +273,10 @@ def check_libraries(binary, installed):
     if not os.path.exists(binary):
         check(f"binary {binary} exists (build it first)", False)
         return
+    health = subprocess.run([binary, "health", "--help"], capture_output=True, text=True)
+    check("the binary has the `health` subcommand the HEALTHCHECK runs",
+          health.returncode == 0 and "FERRY_PORT" in health.stdout,
+          ((health.stdout + health.stderr).strip().splitlines() or [""])[0])
     out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
     toolchain = swift_toolchain_lib()
     provided = dependency_closure(installed + base_image_packages())

@@ -7,17 +7,20 @@ public struct JobSubmission: Sendable, Equatable, Encodable {
     public var headers: [String: String]?
     public var sha256: String?
     public var priority: Int?
+    /// The job's own speed limit, bytes per second.
+    public var maxBytesPerSecond: Int64?
     public var connections: Int?
     /// Only sent when true.
     public var paused: Bool?
 
     public init(url: String, filename: String? = nil, headers: [String: String]? = nil, sha256: String? = nil,
-                priority: Int? = nil, connections: Int? = nil, paused: Bool? = nil) {
+                priority: Int? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, paused: Bool? = nil) {
         self.url = url
         self.filename = filename
         self.headers = headers
         self.sha256 = sha256
         self.priority = priority
+        self.maxBytesPerSecond = maxBytesPerSecond
         self.connections = connections
         self.paused = paused
     }
@@ -53,24 +56,32 @@ public enum Submission: Sendable, Equatable {
 /// `ferry add`'s arguments, turned into a `Submission`. Pure.
 ///
 /// `--filename` and `--sha256` describe one file, so they are refused with several URLs; `--priority`,
-/// `--connections`, `--paused` and `--header` apply to every URL. Range checks (connections 1-16, priority
-/// bounds) are the server's: its `invalid_request` message is shown as is.
+/// `--max-speed`, `--connections`, `--paused` and `--header` apply to every URL. `--connections` (1-16) and
+/// the speed limit (above 0) are checked here, before any request; priority bounds are the server's: its
+/// `invalid_request` message is shown as is.
 public struct AddArguments: Sendable, Equatable {
+    /// The range of `connections` the API accepts (API.md, `POST /api/v1/jobs`).
+    public static let connectionRange = 1...16
+
     public var urls: [String]
     public var filename: String?
     public var sha256: String?
     public var priority: Int?
+    /// `--max-speed`, already turned into bytes per second.
+    public var maxBytesPerSecond: Int64?
     public var connections: Int?
     public var paused: Bool
     /// `Name: value` lines as typed.
     public var headers: [String]
 
     public init(urls: [String], filename: String? = nil, sha256: String? = nil, priority: Int? = nil,
-                connections: Int? = nil, paused: Bool = false, headers: [String] = []) {
+                maxBytesPerSecond: Int64? = nil, connections: Int? = nil, paused: Bool = false,
+                headers: [String] = []) {
         self.urls = urls
         self.filename = filename
         self.sha256 = sha256
         self.priority = priority
+        self.maxBytesPerSecond = maxBytesPerSecond
         self.connections = connections
         self.paused = paused
         self.headers = headers
@@ -87,10 +98,18 @@ public struct AddArguments: Sendable, Equatable {
                 throw .usage("--sha256 must be 64 hexadecimal digits (got '\(sha256)')")
             }
         }
+        if let connections, !Self.connectionRange.contains(connections) {
+            throw .usage("--connections must be from \(Self.connectionRange.lowerBound) to "
+                + "\(Self.connectionRange.upperBound) (got \(connections))")
+        }
+        if let maxBytesPerSecond, maxBytesPerSecond < 1 {
+            throw .usage("--max-speed must be at least 1 byte per second (got \(maxBytesPerSecond))")
+        }
         let parsedHeaders = try Self.parseHeaders(headers)
         let items = urls.map { url in
             JobSubmission(url: url, filename: filename, headers: parsedHeaders, sha256: sha256?.lowercased(),
-                          priority: priority, connections: connections, paused: paused ? true : nil)
+                          priority: priority, maxBytesPerSecond: maxBytesPerSecond, connections: connections,
+                          paused: paused ? true : nil)
         }
         return items.count == 1 ? .single(items[0]) : .batch(items)
     }

@@ -8,6 +8,8 @@ public struct ClientRequest: Sendable, Equatable {
         case stream
         /// A file download: as long as bytes keep coming; 60 s without any means stalled.
         case transfer
+        /// A health probe: connected and answered within `seconds` in all, or given up.
+        case probe(seconds: Double)
     }
 
     public var method: String

@@ -11,14 +11,20 @@ public final class CurlSession {
     private let handle: UnsafeMutableRawPointer
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     private let noProxy: String
+    private let direct: Bool
 
+    /// - Parameters:
+    ///   - environment: where `NO_PROXY` is read from.
+    ///   - direct: never use a proxy, not even one the environment names (`ferry health` asks a service on this
+    ///     machine). Otherwise a proxy from the environment is used for remote servers only.
     /// - Throws: `ClientError.failed` when libcurl cannot make a handle.
-    public init(endpoint: ServerEndpoint, environment: [String: String] = ProcessInfo.processInfo.environment)
-        throws(ClientError)
+    public init(endpoint: ServerEndpoint, environment: [String: String] = ProcessInfo.processInfo.environment,
+                direct: Bool = false) throws(ClientError)
     {
         guard let handle = curl_easy_init() else { throw .failed("libcurl could not create a handle") }
         self.endpoint = endpoint
         self.handle = handle
+        self.direct = direct
         // A proxy from the environment stays in use for remote servers, but never for this machine.
         let listed = environment["NO_PROXY"] ?? environment["no_proxy"] ?? ""
         noProxy = ([listed] + ["localhost", "127.0.0.1", "::1"]).filter { !$0.isEmpty }.joined(separator: ",")
@@ -77,6 +83,8 @@ public final class CurlSession {
             try set(CURLOPT_TCP_NODELAY, 1)
             try set(CURLOPT_USERAGENT, "ferry-client/1")
             try set(CURLOPT_NOPROXY, noProxy)
+            // An empty proxy name turns proxies off, those of the environment included.
+            if direct { try set(CURLOPT_PROXY, "") }
             try set(CURLOPT_CONNECTTIMEOUT_MS, 10_000)
             try check(ferry_easy_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
             switch request.patience {
@@ -88,6 +96,10 @@ public final class CurlSession {
             case .transfer:
                 try set(CURLOPT_LOW_SPEED_LIMIT, 1)
                 try set(CURLOPT_LOW_SPEED_TIME, 60)
+            case .probe(let seconds):
+                let milliseconds = max(1, Int(min(seconds, 86_400) * 1000))
+                try set(CURLOPT_CONNECTTIMEOUT_MS, milliseconds)
+                try set(CURLOPT_TIMEOUT_MS, milliseconds)
             }
             switch request.method {
             case "GET":

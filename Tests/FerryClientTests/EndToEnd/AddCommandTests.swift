@@ -79,6 +79,21 @@ extension ClientEndToEnd {
             }
         }
 
+        @Test func maxSpeedAndConnectionsReachTheJob() async throws {
+            try await withOriginAndFerry { origin, ferry in
+                let cli = FerryCLI(ferry: ferry)
+                let result = try await cli.run([
+                    "add", origin.url("/limited.bin"), "--max-speed", "5MiB", "--connections", "8", "--paused", "--json",
+                ])
+                #expect(result.status == 0, "\(result)")
+                let job = try result.jsonObject()
+                #expect(job["maxBytesPerSecond"] as? Int == 5 * 1024 * 1024, "\(job)")
+                #expect(job["connections"] as? Int == 8, "\(job)")
+                let decimal = try await cli.run(["add", origin.url("/decimal.bin"), "--max-speed", "500K", "--paused", "--json"])
+                #expect(try decimal.jsonObject()["maxBytesPerSecond"] as? Int == 500_000, "\(decimal)")
+            }
+        }
+
         @Test func aRefusedItemOfABatchIsReportedAndMakesTheExitStatusNonZero() async throws {
             try await withOriginAndFerry { origin, ferry in
                 _ = try originFile(origin, "ok.bin", size: 10_000, seed: 5)
@@ -109,6 +124,12 @@ extension ClientEndToEnd {
                 #expect(twoWithName.stderr.contains("--filename"), "\(twoWithName)")
                 let badHeader = try await cli.run(["add", origin.url("/a"), "--header", "no colon"])
                 #expect(badHeader.status == 64, "\(badHeader)")
+                let tooMany = try await cli.run(["add", origin.url("/a"), "--connections", "17"])
+                #expect(tooMany.status == 64, "\(tooMany)")
+                #expect(tooMany.stderr == "ferry: --connections must be from 1 to 16 (got 17)\n", "\(tooMany)")
+                let badSpeed = try await cli.run(["add", origin.url("/a"), "--max-speed", "fast"])
+                #expect(badSpeed.status == 64, "\(badSpeed)")
+                #expect(badSpeed.stderr.contains("--max-speed"), "\(badSpeed)")
                 let created = try await cli.get("/api/v1/jobs")
                 #expect(created.text.contains("\"jobs\":[]"), "nothing was submitted: \(created.text)")
             }

@@ -70,7 +70,7 @@ extension ClientEndToEnd {
 }
 
 /// A loopback port nothing listens on: bound, read and closed again.
-private func closedPort() throws -> Int {
+func closedPort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw HarnessError("socket failed: errno \(errno)") }
     defer { close(fd) }

@@ -49,6 +49,31 @@ struct SubmissionTests {
         #expect(throws: ClientError.self) { try AddArguments(urls: []).submission() }
     }
 
+    @Test func aSpeedLimitAndConnectionsMapToTheirFields() throws {
+        let submission = try AddArguments(urls: ["https://example.com/a.iso"], maxBytesPerSecond: 5_242_880,
+                                          connections: 8).submission()
+        let object = try #require(try json(submission) as? [String: Any])
+        #expect(object["maxBytesPerSecond"] as? Int == 5_242_880)
+        #expect(object["connections"] as? Int == 8)
+        #expect(String(decoding: submission.body, as: UTF8.self)
+            == #"{"connections":8,"maxBytesPerSecond":5242880,"url":"https://example.com/a.iso"}"#)
+        let batch = try AddArguments(urls: ["http://a/1", "http://a/2"], maxBytesPerSecond: 1000).submission()
+        #expect(batch.items.allSatisfy { $0.maxBytesPerSecond == 1000 })
+    }
+
+    @Test func connectionsOutside1To16AndAZeroSpeedAreRefusedBeforeAnyRequest() throws {
+        for connections in [1, 16] {
+            _ = try AddArguments(urls: ["http://a"], connections: connections).submission()
+        }
+        #expect(throws: ClientError.usage("--connections must be from 1 to 16 (got 17)")) {
+            try AddArguments(urls: ["http://a"], connections: 17).submission()
+        }
+        #expect(throws: ClientError.usage("--connections must be from 1 to 16 (got 0)")) {
+            try AddArguments(urls: ["http://a"], connections: 0).submission()
+        }
+        #expect(throws: ClientError.self) { try AddArguments(urls: ["http://a"], maxBytesPerSecond: 0).submission() }
+    }
+
     @Test func aDigestMustBe64HexDigits() {
         #expect(throws: ClientError.self) { try AddArguments(urls: ["http://a"], sha256: "abc").submission() }
         #expect(throws: ClientError.self) {
