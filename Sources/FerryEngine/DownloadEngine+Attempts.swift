@@ -39,7 +39,7 @@ extension DownloadEngine {
             resumeSegments(transfer, sidecar)
             return
         case .success(.discarded(let reason)):
-            emit(.restarted(id: transfer.id, reason: reason))
+            announceRestart(transfer, reason: reason)
             onDisk = 0
         case .success(.contiguous(let size)):
             onDisk = size
@@ -55,7 +55,7 @@ extension DownloadEngine {
             if let reason {
                 offset = 0
                 transfer.writer.truncate { _ in }
-                emit(.restarted(id: transfer.id, reason: reason))
+                announceRestart(transfer, reason: reason)
             }
         }
         do {
@@ -100,7 +100,6 @@ extension DownloadEngine {
 
     private func configure(_ easy: CurlEasy, for transfer: Transfer, offset: Int64) throws(CurlError) {
         try configureRequest(easy, for: transfer, url: transfer.url.normalized)
-        if let limit = transfer.spec.maxBytesPerSecond, limit > 0 { try easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: limit) }
         var lines = RequestHeaderFilter.lines(transfer.spec.headers)
         if offset > 0 {
             lines.append("Range: bytes=\(offset)-")
@@ -120,7 +119,8 @@ extension DownloadEngine {
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(c.connectTimeout * 1000))
         try easy.set(CURLOPT_LOW_SPEED_LIMIT, c.lowSpeedLimit)
         try easy.set(CURLOPT_LOW_SPEED_TIME, c.lowSpeedTime)
-        try easy.set(CURLOPT_BUFFERSIZE, c.receiveBufferSize)  // 512 KiB by default: see `receiveBufferSize` for the measurement
+        // 512 KiB by default (see `receiveBufferSize` for the measurement); smaller under a speed limit.
+        try easy.set(CURLOPT_BUFFERSIZE, receiveBufferSize(for: transfer))
         try easy.set(CURLOPT_HTTP_VERSION, ferry_http_version_2tls())
         try easy.set(CURLOPT_USERAGENT, c.userAgent)
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
@@ -163,7 +163,7 @@ extension DownloadEngine {
         case .replace(let total, let reason):
             transfer.writeOffset = 0
             transfer.writer.truncate { _ in }
-            emit(.restarted(id: transfer.id, reason: reason))
+            announceRestart(transfer, reason: reason)
             accepted(transfer, head, total: total)
         case .complete:
             accepted(transfer, head, total: transfer.requestOffset)
@@ -187,6 +187,13 @@ extension DownloadEngine {
             transfer.contentType = head.contentType ?? transfer.contentType
         }
         announce(transfer, head, total: total, effectiveURL: transfer.easy?.effectiveURL, offset: transfer.writeOffset)
+    }
+
+    /// A transfer starts over from zero and its bytes on disk are discarded (the origin ignored the range, the file
+    /// changed, nothing can validate a resume): logged, and told to the service, which says so in the job's event.
+    func announceRestart(_ transfer: Transfer, reason: String) {
+        logger.notice("download restarts from zero", metadata: ["id": "\(transfer.id)", "reason": "\(reason)"])
+        emit(.restarted(id: transfer.id, reason: reason))
     }
 
     /// Records the final URL and the file's name and size, and emits `.responded`.
@@ -223,6 +230,7 @@ extension DownloadEngine {
             transfer.pausedForBackpressure = true
             return .pause
         }
+        guard mayReceive(bytes.count, for: transfer, on: transfer) else { return .pause }
         let count = bytes.count
         let at = transfer.writeOffset
         transfer.writeOffset += Int64(count)
@@ -263,7 +271,7 @@ extension DownloadEngine {
         if let reason = restart {
             transfer.restartsInARow += 1
             if transfer.restartsInARow <= 2 {
-                emit(.restarted(id: transfer.id, reason: reason))
+                announceRestart(transfer, reason: reason)
                 transfer.discardOnNextStart = true
                 start(transfer)
                 return
@@ -312,6 +320,9 @@ extension DownloadEngine {
             case .success(let (size, sha256)):
                 if let expected = transfer.spec.expectedSHA256?.lowercased(), expected != sha256 {
                     let id = transfer.id
+                    // The job's final numbers: what was received, though the file is discarded.
+                    self.emit(.progress(id: id, TransferProgress(
+                        bytesReceived: size, bytesExpected: transfer.bytesExpected, bytesPerSecond: 0, eta: nil)))
                     self.diskQueue.async { self.spool.removePartial(jobID: id) }
                     self.giveUp(transfer, FailureClassifier.classify(.checksumMismatch(expected: expected, actual: sha256)))
                     return

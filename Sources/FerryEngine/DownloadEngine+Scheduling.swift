@@ -35,6 +35,7 @@ extension DownloadEngine {
         } else if let known = spec.resume?.filename.flatMap(Filename.sanitize) {
             transfer.filename = spool.reserve(filename: known, for: spec.id)
         }
+        setRateLimit(transfer, spec.maxBytesPerSecond)
         transfers[spec.id] = transfer
         enqueue(transfer)
     }
@@ -74,25 +75,6 @@ extension DownloadEngine {
             start(transfer)
         }
         applyRateLimits()
-    }
-
-    /// Sets each running transfer's libcurl speed limit: its own limit, and its share of the global one (a
-    /// segmented transfer's limit is shared by its connections).
-    func applyRateLimits() {
-        dispatchPrecondition(condition: .onQueue(queue))
-        let running = transfers.values.filter(\.isTransferring)
-        let share = configuration.globalMaxBytesPerSecond.map { max(1, $0 / Int64(max(1, running.count))) }
-        for transfer in running {
-            let limits = [transfer.spec.maxBytesPerSecond, share].compactMap { $0 }.filter { $0 > 0 }
-            let limit = limits.min() ?? 0
-            if let download = transfer.segmented {
-                applySegmentRateLimits(download, limit: limit)
-                continue
-            }
-            guard limit != transfer.appliedRateLimit, let easy = transfer.easy else { continue }
-            transfer.appliedRateLimit = limit
-            try? easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: limit)
-        }
     }
 
     /// Stops a transfer from outside (pause, cancel, shutdown, free space): closes its writer, then `stopped`.
@@ -141,6 +123,7 @@ extension DownloadEngine {
         dispatchPrecondition(condition: .onQueue(queue))
         let intent = transfer.stopIntent ?? .shutdown
         transfer.stopIntent = nil
+        defer { notifyStopObservers(transfer, bytesOnDisk: bytesOnDisk) }
         switch intent {
         case .pause:
             emit(.paused(id: transfer.id, bytesOnDisk: bytesOnDisk))
@@ -163,6 +146,15 @@ extension DownloadEngine {
         }
     }
 
+    /// Tells whoever waits for this transfer to stop (`pause(id:stopped:)`) the bytes on disk, after the events
+    /// emitted so far; nil when it ended without stopping.
+    func notifyStopObservers(_ transfer: Transfer, bytesOnDisk: Int64?) {
+        guard !transfer.stopObservers.isEmpty else { return }
+        let observers = transfer.stopObservers
+        transfer.stopObservers = []
+        eventQueue.async { for observer in observers { observer(bytesOnDisk) } }
+    }
+
     func waitForSpace(_ transfer: Transfer) {
         scheduling.remove(transfer.id)
         transfer.phase = .diskWait
@@ -175,6 +167,7 @@ extension DownloadEngine {
         dispatchPrecondition(condition: .onQueue(queue))
         transfer.retryWork?.cancel()
         transfer.retryWork = nil
+        notifyStopObservers(transfer, bytesOnDisk: nil)
         scheduling.remove(transfer.id)
         if transfers[transfer.id] === transfer { transfers[transfer.id] = nil }
         if let next = transfer.pendingResubmit {

@@ -68,7 +68,7 @@ extension DownloadEngine {
         fetch.head = head
         fetch.accepted = true
         fetch.easy = easy
-        fetch.appliedRateLimit = transfer.appliedRateLimit
+        fetch.appliedLowSpeedFloor = transfer.appliedLowSpeedFloor
         download.fetches[offset] = fetch
         transfer.segmented = download
         transfer.easy = nil
@@ -247,6 +247,7 @@ extension DownloadEngine {
             return .pause
         }
         let count = Int(min(Int64(bytes.count), room))
+        guard mayReceive(count, for: transfer, on: fetch) else { return .pause }
         let at = fetch.position
         fetch.position += Int64(count)
         download.bytesReceived += Int64(count)
@@ -392,8 +393,7 @@ extension DownloadEngine {
             attemptFailed(transfer, .unusableResponse(reason))
             return
         }
-        logger.info("segmented download restarts", metadata: ["id": "\(transfer.id)", "reason": "\(reason)"])
-        emit(.restarted(id: transfer.id, reason: reason))
+        announceRestart(transfer, reason: reason)
         start(transfer)
         applyRateLimits()
     }
@@ -472,18 +472,6 @@ extension DownloadEngine {
             fetch.failures = 0
         }
         fillConnections(transfer)
-    }
-
-    /// Sets each connected segment's share of the transfer's speed limit, and a low-speed floor it can meet.
-    func applySegmentRateLimits(_ download: SegmentedDownload, limit: Int64) {
-        let connected = download.fetches.values.filter(\.isConnected)
-        let each = limit > 0 ? max(1, limit / Int64(max(1, connected.count))) : 0
-        for fetch in connected where fetch.appliedRateLimit != each {
-            fetch.appliedRateLimit = each
-            try? fetch.easy?.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: each)
-            let floor = each > 0 ? min(configuration.lowSpeedLimit, Int(each / 4)) : configuration.lowSpeedLimit
-            try? fetch.easy?.set(CURLOPT_LOW_SPEED_LIMIT, max(1, floor))
-        }
     }
 
     // MARK: connections per host

@@ -37,6 +37,8 @@ public final class DownloadEngine: @unchecked Sendable {
     var shutdownDone: (@Sendable () -> Void)?
     /// Writers holding chunks staged during the current libcurl call; queued when it returns.
     var stagedWriters: [FileWriter] = []
+    /// The speed limit shared by every transfer (`globalMaxBytesPerSecond`); see `DownloadEngine+Pacing`.
+    var globalRateBucket: TokenBucket?
 
     public init(configuration: EngineConfiguration, spool: Spool, logger: Logger, onEvent: @escaping @Sendable (TransferEvent) -> Void) {
         self.configuration = configuration
@@ -46,6 +48,9 @@ public final class DownloadEngine: @unchecked Sendable {
         Self.initializeCurl
         self.multi = CurlMulti(queue: queue, maxConnects: Self.connectionCacheSize(configuration))
         self.scheduling = SchedulingQueue(maxActive: max(1, configuration.maxConcurrent), maxPerHost: max(1, configuration.maxPerHost))
+        if let global = configuration.globalMaxBytesPerSecond, global > 0 {
+            globalRateBucket = TokenBucket(bytesPerSecond: global, now: Self.monotonicSeconds())
+        }
         queue.async {
             self.multi.afterDelivery = { [weak self] in self?.queueStagedWrites() }
             self.startTicker()
@@ -83,8 +88,18 @@ public final class DownloadEngine: @unchecked Sendable {
     }
 
     /// Stops a transfer keeping its bytes: `.paused(bytesOnDisk:)`. The engine forgets it afterwards.
-    public func pause(id: String) {
-        queue.async { self.transfers[id].map { self.stop($0, .pause) } }
+    ///
+    /// - Parameter stopped: called on the event queue after the `.paused` event, with the bytes on disk once the
+    ///   writer has flushed; with nil when the engine has no such transfer or it ended another way (it finished).
+    public func pause(id: String, stopped: (@Sendable (Int64?) -> Void)? = nil) {
+        queue.async {
+            guard let transfer = self.transfers[id] else {
+                if let stopped { self.eventQueue.async { stopped(nil) } }
+                return
+            }
+            if let stopped { transfer.stopObservers.append(stopped) }
+            self.stop(transfer, .pause)
+        }
     }
 
     /// Stops a transfer for good and deletes its partial file and reservation. No further events.
@@ -113,6 +128,7 @@ public final class DownloadEngine: @unchecked Sendable {
         queue.async {
             guard let transfer = self.transfers[id] else { return }
             transfer.spec.maxBytesPerSecond = bytesPerSecond
+            self.setRateLimit(transfer, bytesPerSecond)
             self.applyRateLimits()
         }
     }
@@ -121,6 +137,18 @@ public final class DownloadEngine: @unchecked Sendable {
     /// on disk (validated by If-Range). An unusable URL is ignored (the service validates first).
     public func updateURL(id: String, _ url: String) {
         queue.async { self.changeURL(id: id, url) }
+    }
+
+    /// Changes the shortest time between two progress events of a transfer (the finest `interval` an event
+    /// stream asks for); the sampling timer follows.
+    public func setProgressInterval(_ seconds: Double) {
+        queue.async {
+            let interval = max(0.05, seconds)
+            guard interval != self.configuration.progressInterval else { return }
+            self.configuration.progressInterval = interval
+            self.ticker?.cancel()
+            self.startTicker()
+        }
     }
 
     /// Changes how many transfers run at once; running ones are never stopped to obey a lower limit.

@@ -75,6 +75,13 @@ public final class FerryService: @unchecked Sendable {
             continuation.yield(event)
         }
         self.engine = engine
+        // Progress is sampled at the finest interval an open stream asks for (never less often than the default).
+        let defaultSampling = engineConfiguration.progressInterval
+        hub.queue.sync {
+            hub.onFinestIntervalChange = { milliseconds in
+                engine.setProgressInterval(milliseconds.map { min(defaultSampling, Double($0) / 1000) } ?? defaultSampling)
+            }
+        }
 
         let supervisor = JobSupervisor(.init(
             store: store, engine: engine, spool: spool, ids: ids, commits: commits, metrics: metrics,

@@ -157,20 +157,23 @@ extension EngineIntegrationTests {
         }
     }
 
-    @Test func perTransferRateLimitIsRoughlyHonoured() async throws {
+    /// A job's speed limit holds within 10% over every 2-second window after the first second, with no stall longer
+    /// than a second, over one connection and over eight (which share the limit). libcurl's own limit, used before,
+    /// let 20 MB through in 2.5 s at 500 kB/s and then stalled for many seconds.
+    @Test(arguments: [1, 8])
+    func perTransferRateLimitHoldsOverShortWindows(connections: Int) async throws {
         let origin = try NginxOrigin.start()
         defer { origin.stop() }
-        // libcurl drains what the socket holds in one go (up to 100 buffers), so on loopback the limit shows only
-        // over more than a burst: 6 MB at 2 MB/s with 16 KiB buffers takes about 2 s at least.
-        try Fixture.writeFile(at: origin.root + "/r.bin", size: 6_000_000, seed: 4)
-        try await EngineHarness.run({ $0.receiveBufferSize = 16 << 10 }) { h in
-            let began = Date()
-            let end = await h.download(TransferSpec(id: "r1", url: origin.url("/r.bin"), maxBytesPerSecond: 2_000_000))
-            let elapsed = Date().timeIntervalSince(began)
-            let file = try #require(end?.finishedFile)
-            #expect(try Fixture.sha256Hex(ofFile: file.path) == Fixture.sha256Hex(of: Fixture.content(size: 6_000_000, seed: 4)))
-            #expect(elapsed > 1.5, "6 MB at 2 MB/s took \(elapsed) s")
-            #expect(elapsed < 10)
+        try Fixture.writeFile(at: origin.root + "/r.bin", size: 40_000_000, seed: 4)
+        try await EngineHarness.run { h in
+            let limit = 500_000
+            h.engine.submit(TransferSpec(id: "r1", url: origin.url("/r.bin"), maxBytesPerSecond: Int64(limit), connections: connections))
+            try await Task.sleep(nanoseconds: 6_500_000_000)
+            h.engine.cancel(id: "r1")
+            let samples = h.recorder.progressSamples(for: "r1")
+            let problems = RateCheck.problems(samples, limit: Double(limit), after: 1, window: 2, tolerance: 0.1, maxStall: 1)
+            #expect(problems.isEmpty, "\(connections) connection(s): \(problems.prefix(5))")
+            #expect(samples.count >= 30, "only \(samples.count) progress samples")
         }
     }
 

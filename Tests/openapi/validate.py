@@ -441,7 +441,8 @@ def instance_checks(checks, doc):
            "`http_error` without httpStatus is refused")
     expect("Job", dict(job, state="running"), False, "an unknown state is refused")
     expect("Job", {k: v for k, v in job.items() if k != "error"}, False, "a job without `error` is refused")
-    expect("JobEvent", dict(job, restarted=True), True, "a job event with `restarted: true` is a JobEvent")
+    expect("JobEvent", dict(job, restarted=True, restartReason="the origin ignored the range request"), True,
+           "a job event with `restarted: true` and its reason is a JobEvent")
     item_error = {"error": {"code": "invalid_url", "message": "Not a URL."}}
     expect("BatchItem", waiting, True, "a job with an error reason is exactly one BatchItem (a job)")
     expect("BatchItem", job, True, "a job is exactly one BatchItem")

@@ -7,7 +7,7 @@ import FerryCore
 /// Confined to the engine queue, like the `Transfer` it belongs to. A fetch lives from the moment its segment is
 /// assigned to a connection until the segment's bytes have all been received (or the download stops); a retry
 /// reuses the fetch with a fresh exchange.
-final class SegmentFetch: @unchecked Sendable {
+final class SegmentFetch: PacedConnection, @unchecked Sendable {
     /// The segment it fills (the segment's first byte, its name in the `SegmentTable`).
     let segmentStart: Int64
 
@@ -33,7 +33,8 @@ final class SegmentFetch: @unchecked Sendable {
     /// Every byte of the segment was received; the fetch stays assigned until the writer confirms them.
     var finishedReceiving = false
     var pausedForBackpressure = false
-    var appliedRateLimit: Int64 = -1
+    var waitingForRate = false
+    var appliedLowSpeedFloor = -1
     var meter = SpeedMeter()
     /// Samples in `meter` (taken by the engine's ticker): the speed means something after a few.
     var speedSamples = 0
@@ -62,7 +63,8 @@ final class SegmentFetch: @unchecked Sendable {
         refusal = nil
         reachedEnd = false
         pausedForBackpressure = false
-        appliedRateLimit = -1
+        waitingForRate = false
+        appliedLowSpeedFloor = -1
         meter = SpeedMeter()
         meter.record(totalBytes: position, at: now)
         speedSamples = 1

@@ -7,7 +7,7 @@ import FerryCore
 /// belongs to `writer`, whose queue does the disk I/O. A transfer downloads over one connection (the attempt
 /// state below) until the first response shows that the file can be split; from then on `segmented` holds the
 /// ranges and the connections filling them, and the single-attempt state is unused.
-final class Transfer: @unchecked Sendable {
+final class Transfer: PacedConnection, @unchecked Sendable {
     /// Where the transfer is in its life.
     enum Phase: Equatable {
         /// In the scheduling queue, behind the limits.
@@ -59,6 +59,10 @@ final class Transfer: @unchecked Sendable {
     var failures = 0
     var restartsInARow = 0
     var retryWork: DispatchWorkItem?
+    /// Its own speed limit (`spec.maxBytesPerSecond`), shared by all its connections; nil when unlimited.
+    var rateBucket: TokenBucket?
+    /// Called once with the bytes on disk when the transfer stops (or with nil when it ends another way).
+    var stopObservers: [@Sendable (Int64?) -> Void] = []
 
     // The current attempt.
     var easy: CurlEasy?
@@ -74,7 +78,8 @@ final class Transfer: @unchecked Sendable {
     var writeFailure: SystemError?
     var pendingWriteBytes = 0
     var pausedForBackpressure = false
-    var appliedRateLimit: Int64 = -1
+    var waitingForRate = false
+    var appliedLowSpeedFloor = -1
 
     // Progress sampling.
     var meter = SpeedMeter()
@@ -136,7 +141,8 @@ final class Transfer: @unchecked Sendable {
         writeFailure = nil
         pendingWriteBytes = 0
         pausedForBackpressure = false
-        appliedRateLimit = -1
+        waitingForRate = false
+        appliedLowSpeedFloor = -1
         meter = SpeedMeter()
         lastReportedBytes = -1
     }

@@ -192,12 +192,18 @@ public struct SubscriberQueue: Sendable {
         return out
     }
 
-    /// The earliest time the job's next progress may go out.
+    /// The earliest time the job's next progress may go out. On a grid, a send made a little after a grid instant
+    /// (the timer fires up to `gridSlack` late) counts as made at that instant, so that lateness never costs a
+    /// whole extra interval.
     private func dueTime(of jobID: String) -> Double {
         guard let sent = lastSent[jobID] else { return -.infinity }
         guard let grid else { return sent + interval }
-        return ((sent + interval) / grid).rounded(.up) * grid
+        return ((sent + interval - Self.gridSlack(interval)) / grid).rounded(.up) * grid
     }
+
+    /// How late a grid instant's send may be and still count as made on the instant: 10 ms, or a tenth of a
+    /// short interval.
+    static func gridSlack(_ interval: Double) -> Double { min(0.010, interval / 10) }
 
     /// Forgets send times that no longer hold anything back, once the table has grown.
     private mutating func pruneLastSent(now: Double) {

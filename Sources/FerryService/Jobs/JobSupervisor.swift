@@ -56,6 +56,8 @@ actor JobSupervisor {
     private var restarts: [String: Int] = [:]
     /// Bytes the other jobs held when a job of unknown length started (its quota check as bytes arrive).
     private var quotaOthersHeld: [String: Int64] = [:]
+    /// Jobs whose pause waits for the engine's final numbers (`pause(_:)` publishes their `job` event).
+    private var pausing: Set<String> = []
 
     init(_ dependencies: Dependencies) {
         store = dependencies.store
@@ -354,13 +356,33 @@ actor JobSupervisor {
 
     // MARK: User actions
 
+    /// Pauses a job and answers with its final numbers: the job stops counting the engine's progress at once, and
+    /// its `job` event and answer wait until the engine has flushed the bytes received so far to disk.
     func pause(_ id: String) async throws -> JobRecord {
-        try await act(.pause, on: id) { job in
-            job.state = .paused
-            job.error = nil
-            self.rates[id] = nil
-            self.engine.pause(id: id)
+        guard var job = jobs[id] else { throw APIError.jobNotFound(id) }
+        switch JobAction.pause.outcome(in: job.state) {
+        case .conflict: throw APIError(.conflict, JobAction.pause.conflictMessage(job.state))
+        case .noOp: return job
+        case .apply: break
         }
+        job.state = .paused
+        job.error = nil
+        jobs[id] = job
+        rates[id] = nil
+        pausing.insert(id)
+        let engine = self.engine
+        let bytesOnDisk = await withCheckedContinuation { (continuation: CheckedContinuation<Int64?, Never>) in
+            engine.pause(id: id) { continuation.resume(returning: $0) }
+        }
+        pausing.remove(id)
+        // Cancelled, deleted, resumed or finished meanwhile: that later action's answer and events stand.
+        guard var latest = jobs[id] else { throw APIError.jobNotFound(id) }
+        guard latest.state == .paused else { return latest }
+        if let bytesOnDisk { latest.bytesReceived = bytesOnDisk }
+        latest.updatedAt = now()
+        jobs[id] = latest
+        try await commitOrUnavailable(CommitPipeline.Change(upserts: [latest], events: [jobEvent(latest)]))
+        return jobs[id] ?? latest
     }
 
     func resume(_ id: String) async throws -> JobRecord {
@@ -503,11 +525,11 @@ actor JobSupervisor {
                 }
             }
             events.append(jobEvent(job))
-        case .restarted:
+        case .restarted(_, let reason):
             guard !userStopped else { return }
             job.bytesReceived = 0
             restarts[id, default: 0] += 1
-            events.append(jobEvent(job, restarted: true))
+            events.append(jobEvent(job, restartReason: reason))
         case .progress(_, let progress):
             guard job.state == .downloading else { return }
             if progress.bytesReceived > job.bytesReceived {
@@ -582,12 +604,13 @@ actor JobSupervisor {
             job.finishedAt = now()
             rates[id] = nil
             metrics.transferError(failure.code)
-            if failure.code == "checksum_mismatch" { job.bytesReceived = 0 }
             events.append(jobEvent(job))
         case .paused(_, let bytes), .stopped(_, let bytes):
+            let changed = job.bytesReceived != bytes
             job.bytesReceived = bytes
             rates[id] = nil
-            if case .paused = event, job.state == .paused { events.append(jobEvent(job)) }
+            // A pause from the API publishes its own event with these numbers; others (the quota) get one here.
+            if case .paused = event, job.state == .paused, changed, !pausing.contains(id) { events.append(jobEvent(job)) }
         }
         if job.state != .downloading { quotaOthersHeld[id] = nil }
         job.updatedAt = now()
@@ -674,9 +697,9 @@ actor JobSupervisor {
         byDedupeKey.insert(job.id, key: dedupeKey)
     }
 
-    private func jobEvent(_ job: JobRecord, restarted: Bool = false) -> ServerEvent {
+    private func jobEvent(_ job: JobRecord, restartReason: String? = nil) -> ServerEvent {
         ServerEvent(id: ids.next(), kind: .job, jobID: job.id,
-                    data: JobView.render(job, rates: rates[job.id], restarted: restarted),
+                    data: JobView.render(job, rates: rates[job.id], restartReason: restartReason),
                     closesJobStream: job.state.isTerminal)
     }
 

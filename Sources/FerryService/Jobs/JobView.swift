@@ -18,8 +18,9 @@ enum JobView {
         return min(1, Double(job.bytesReceived) / Double(expected))
     }
 
-    /// Writes the job object; `extra` adds fields (e.g. `"restarted": true` on an event).
-    static func write(_ job: JobRecord, rates: LiveRates?, into json: inout JSONWriter, restarted: Bool = false) {
+    /// Writes the job object. `restartReason` marks the event of a transfer that started over from zero:
+    /// `"restarted": true` and `"restartReason"` alongside the job.
+    static func write(_ job: JobRecord, rates: LiveRates?, into json: inout JSONWriter, restartReason: String? = nil) {
         let downloading = job.state == .downloading
         json.beginObject()
         json.field("id", job.id)
@@ -45,7 +46,10 @@ enum JobView {
         json.field("startedAt", timestamp: job.startedAt)
         json.field("finishedAt", timestamp: job.finishedAt)
         json.field("contentUrl", contentURL(job.id))
-        if restarted { json.field("restarted", true) }
+        if let restartReason {
+            json.field("restarted", true)
+            json.field("restartReason", restartReason)
+        }
         json.endObject()
     }
 
@@ -57,9 +61,9 @@ enum JobView {
         json.endObject()
     }
 
-    static func render(_ job: JobRecord, rates: LiveRates?, restarted: Bool = false) -> [UInt8] {
+    static func render(_ job: JobRecord, rates: LiveRates?, restartReason: String? = nil) -> [UInt8] {
         var json = JSONWriter()
-        write(job, rates: rates, into: &json, restarted: restarted)
+        write(job, rates: rates, into: &json, restartReason: restartReason)
         return json.bytes
     }
 

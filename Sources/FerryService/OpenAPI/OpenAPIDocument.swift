@@ -1,6 +1,6 @@
-/// The OpenAPI 3.1 description of Ferry's HTTP API (/work/shared/API.md), served at
+/// The OpenAPI 3.1 description of Ferry's HTTP API (docs/API.md), served at
 /// `GET /api/v1/openapi.json`. Plain JSON text in a raw string; `Tests/openapi/validate.py` checks it
-/// against the OpenAPI 3.1 schema and against API.md's endpoint table. Immutable, safe from any thread.
+/// against the OpenAPI 3.1 schema and against docs/API.md's tables. Immutable, safe from any thread.
 enum OpenAPIDocument {
     /// The document as UTF-8 JSON text.
     static let json: String = #"""
@@ -1440,6 +1440,8 @@ enum OpenAPIDocument {
           "error",
           "attempts",
           "priority",
+          "maxBytesPerSecond",
+          "connections",
           "createdAt",
           "startedAt",
           "finishedAt",
@@ -1550,6 +1552,20 @@ enum OpenAPIDocument {
             "type": "integer",
             "description": "Higher starts first."
           },
+          "maxBytesPerSecond": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "description": "The job's own speed limit in bytes per second (held over every 2-second window), `null` for none."
+          },
+          "connections": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "description": "Parallel ranges asked for (1-16); `null` lets Ferry choose (4 for files of 8 MiB and more)."
+          },
           "createdAt": {
             "type": "string",
             "format": "date-time"
@@ -1593,6 +1609,8 @@ enum OpenAPIDocument {
           "error": null,
           "attempts": 1,
           "priority": 0,
+          "maxBytesPerSecond": null,
+          "connections": null,
           "createdAt": "2026-11-22T04:05:06.123Z",
           "startedAt": "2026-11-22T04:05:06.200Z",
           "finishedAt": null,
@@ -1753,6 +1771,10 @@ enum OpenAPIDocument {
                 "type": "boolean",
                 "const": true,
                 "description": "Present (true) when the transfer was restarted from zero."
+              },
+              "restartReason": {
+                "type": "string",
+                "description": "With `restarted`: why the bytes on disk were discarded (e.g. the origin ignored the range request, or the file changed)."
               }
             }
           }

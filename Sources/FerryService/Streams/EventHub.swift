@@ -50,6 +50,8 @@ final class EventHub: @unchecked Sendable {
     private final class Subscription {
         let key: Int
         var delivery: Delivery
+        /// Milliseconds between two progress events of one job that it asked for.
+        let interval: Int
         let stream: ResponseStream
         let writer: EventStreamWriter
         /// The job whose terminal event ends this stream (per-job streams).
@@ -59,9 +61,10 @@ final class EventHub: @unchecked Sendable {
         var waitingForDrain = false
         var closed = false
 
-        init(key: Int, delivery: Delivery, stream: ResponseStream, writer: EventStreamWriter, endsWithJob: String?) {
+        init(key: Int, delivery: Delivery, interval: Int, stream: ResponseStream, writer: EventStreamWriter, endsWithJob: String?) {
             self.key = key
             self.delivery = delivery
+            self.interval = interval
             self.stream = stream
             self.writer = writer
             self.endsWithJob = endsWithJob
@@ -106,6 +109,11 @@ final class EventHub: @unchecked Sendable {
     private let windowBytes = 512 * 1024
     private let countLock = NSLock()
     private var count = 0
+    /// Open streams by the interval they asked for, to know the finest one.
+    private var intervals: [Int: Int] = [:]
+    /// Told the finest interval any open stream asks for (milliseconds; nil when none is open) whenever it
+    /// changes, so that progress is sampled at least that often. Called on the hub's queue; set before streams open.
+    var onFinestIntervalChange: (@Sendable (Int?) -> Void)?
 
     /// - Parameter heartbeat: seconds between `: ping` comments on every stream (0: none).
     init(ids: EventIDAllocator, logger: Logger, windowCapacity: Int = EventLog.defaultCapacity, heartbeat: Double = 15,
@@ -175,7 +183,7 @@ final class EventHub: @unchecked Sendable {
                 let group = self.group(interval: interval)
                 let subscription = Subscription(
                     key: key, delivery: .shared(interval: interval, cursor: group.window.nextSequence, lastID: self.log.newestID),
-                    stream: stream, writer: writer, endsWithJob: nil)
+                    interval: interval, stream: stream, writer: writer, endsWithJob: nil)
                 group.members[key] = subscription
                 self.attach(subscription)
                 return
@@ -203,7 +211,7 @@ final class EventHub: @unchecked Sendable {
             let filter: EventFilter = jobs.map { .jobs($0) } ?? .allJobs
             var own = SubscriberQueue(after: after, filter: filter, intervalMilliseconds: interval)
             for event in backlog { own.offer(event, now: now) }
-            let subscription = Subscription(key: key, delivery: .own(own), stream: stream, writer: writer,
+            let subscription = Subscription(key: key, delivery: .own(own), interval: interval, stream: stream, writer: writer,
                                             endsWithJob: endsWithJob)
             self.solo[key] = subscription
             self.attach(subscription)
@@ -217,6 +225,7 @@ final class EventHub: @unchecked Sendable {
         queue.sync {
             for subscription in subscriptions.values { close(subscription) }
             subscriptions.removeAll()
+            intervals.removeAll()
             solo.removeAll()
             groups.removeAll()
             timer?.cancel()
@@ -239,6 +248,7 @@ final class EventHub: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         subscriptions[subscription.key] = subscription
         countLock.lock(); count += 1; countLock.unlock()
+        countInterval(subscription.interval, by: 1)
         let key = subscription.key
         subscription.stream.onClose { [weak self] in
             guard let self else { return }
@@ -266,6 +276,15 @@ final class EventHub: @unchecked Sendable {
             solo[key] = nil
         }
         countLock.lock(); count -= 1; countLock.unlock()
+        countInterval(subscription.interval, by: -1)
+    }
+
+    private func countInterval(_ interval: Int, by change: Int) {
+        let finest = intervals.keys.min()
+        intervals[interval, default: 0] += change
+        if intervals[interval] == 0 { intervals[interval] = nil }
+        let now = intervals.keys.min()
+        if now != finest { onFinestIntervalChange?(now) }
     }
 
     // MARK: Shared delivery (on `queue`)

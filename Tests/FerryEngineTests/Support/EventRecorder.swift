@@ -5,11 +5,23 @@ import Foundation
 final class EventRecorder: @unchecked Sendable {
     private let lock = NSLock()
     private var events: [TransferEvent] = []
+    /// When each progress event arrived (monotonic seconds) and the bytes it reported, by job.
+    private var progressTimes: [String: [(time: Double, bytes: Int64)]] = [:]
 
     func record(_ event: TransferEvent) {
         lock.lock()
         events.append(event)
+        if case .progress(let id, let progress) = event {
+            progressTimes[id, default: []].append((Double(DispatchTime.now().uptimeNanoseconds) / 1e9, progress.bytesReceived))
+        }
         lock.unlock()
+    }
+
+    /// The job's progress as (arrival time, bytes received) pairs.
+    func progressSamples(for id: String) -> [(time: Double, bytes: Int64)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return progressTimes[id] ?? []
     }
 
     var all: [TransferEvent] {

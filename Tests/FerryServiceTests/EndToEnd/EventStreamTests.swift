@@ -29,6 +29,39 @@ struct EventStreamTests {
         }
     }
 
+    /// `interval=100` gives up to ten progress events a second for a steadily downloading job (the engine samples
+    /// at the finest interval any stream asks for; it sampled every 250 ms, so at most four came), and never two
+    /// closer than the interval.
+    @Test func intervalOf100MillisecondsIsHonoured() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/steady.bin", size: 8 * 1024 * 1024, seed: 2)
+            try await withFerry { ferry in
+                let all = try await ferry.client.events("/api/v1/events?interval=100")
+                let id = try #require(try await ferry.client.json("POST", "/api/v1/jobs", [
+                    "url": nginx.url("/steady.bin"), "connections": 1, "maxBytesPerSecond": 1_000_000,
+                ]).json()["id"] as? String)
+                let own = try await ferry.client.events("/api/v1/jobs/\(id)/events?interval=100")
+                for (name, stream) in [("all jobs", all), ("one job", own)] {
+                    // The job is paced at 1 MB/s, so two seconds are the progress between 1 MB and 3 MB, however
+                    // late this test reads it.
+                    var received: [Int] = []
+                    let events = try await stream.collect(timeout: 20) { event in
+                        guard event.event == "progress", let data = try? event.json(), data["id"] as? String == id,
+                              let bytes = data["bytesReceived"] as? Int else { return false }
+                        received.append(bytes)
+                        return bytes > 3_000_000
+                    }
+                    #expect(!events.isEmpty)
+                    let window = received.filter { $0 > 1_000_000 && $0 <= 3_000_000 }
+                    // Ten a second at most; the machine is shared and busy, so ask for clearly more than four.
+                    #expect(window.count >= 14, "\(name): \(window.count) progress events in 2 s")
+                    #expect(window.count <= 22, "\(name): \(window.count) progress events in 2 s")
+                }
+                _ = try await ferry.client.request("DELETE", "/api/v1/jobs/\(id)")
+            }
+        }
+    }
+
     @Test func replayAfterDisconnectLosesAndDuplicatesNothing() async throws {
         try await withFerry { ferry in
             let client = ferry.client

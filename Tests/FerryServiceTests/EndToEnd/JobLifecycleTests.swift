@@ -5,6 +5,21 @@ import Testing
 /// Submit → events → finished → content, through the HTTP API against a real nginx.
 @Suite("Job lifecycle, end to end", .serialized)
 struct JobLifecycleTests {
+    /// A checksum failure keeps the count of bytes received (the page shows them), though the file is gone.
+    @Test func checksumFailureShowsWhatWasReceived() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/sum.bin", size: 300_000, seed: 8)
+            try await withFerry { ferry in
+                let created = try await ferry.client.json("POST", "/api/v1/jobs", ["url": nginx.url("/sum.bin"), "sha256": String(repeating: "0", count: 64)])
+                let id = try #require(try created.json()["id"] as? String)
+                let failed = try await ferry.client.waitForJob(id) { $0["state"] as? String == "failed" }
+                #expect((failed["error"] as? [String: Any])?["code"] as? String == "checksum_mismatch")
+                #expect(failed["bytesReceived"] as? Int == 300_000)
+                #expect(!FileManager.default.fileExists(atPath: ferry.spool + "/partial/\(id).part"))
+            }
+        }
+    }
+
     @Test func submittedJobFinishesWithRightBytesAndServesRanges() async throws {
         try await withNginx { nginx in
             let size = 3 * 1024 * 1024 + 17

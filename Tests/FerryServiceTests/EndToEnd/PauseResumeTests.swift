@@ -64,6 +64,61 @@ struct PauseResumeTests {
         }
     }
 
+    /// The answer to pause carries the job's final numbers: the bytes on disk once the writer flushed, the same the
+    /// job's paused event and later reads give (it used to answer the last progress sample's, up to 250 ms stale).
+    @Test func pauseAnswersTheFinalNumbers() async throws {
+        try await withNginx { nginx in
+            let size = 6 * 1024 * 1024
+            try Fixture.writeFile(at: nginx.root + "/numbers.bin", size: size, seed: 12)
+            try await withFerry { ferry in
+                let client = ferry.client
+                let created = try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/numbers.bin?rate=2097152"), "connections": 1])
+                let id = try #require(try created.json()["id"] as? String)
+                let events = try await client.events("/api/v1/jobs/\(id)/events?interval=100")
+                try await client.waitForJob(id) { ($0["bytesReceived"] as? Int ?? 0) > 700_000 }
+                let paused = try await client.request("POST", "/api/v1/jobs/\(id)/pause")
+                #expect(paused.status == 200)
+                let answer = try paused.json()
+                #expect(answer["state"] as? String == "paused")
+                let answered = try #require(answer["bytesReceived"] as? Int)
+                let onDisk = try #require(try FileManager.default.attributesOfItem(atPath: ferry.spool + "/partial/\(id).part")[.size] as? Int)
+                #expect(answered == onDisk, "pause answered \(answered) bytes, \(onDisk) are on disk")
+                try await Task.sleep(nanoseconds: 400_000_000)
+                #expect(try await client.get("/api/v1/jobs/\(id)").json()["bytesReceived"] as? Int == answered)
+                let seen = try await events.collect(timeout: 5) { event in
+                    event.event == "job" && ((try? event.json()["state"] as? String) == "paused")
+                }
+                let pausedEvent = try #require(seen.last { $0.event == "job" })
+                #expect(try pausedEvent.json()["bytesReceived"] as? Int == answered)
+            }
+        }
+    }
+
+    /// A resume the origin answers with the whole file (it ignores `Range`) restarts from zero, and the job's event
+    /// says so with the reason.
+    @Test func restartFromZeroSaysWhy() async throws {
+        try await withFaultOrigin { origin in
+            let size = 2 * 1024 * 1024
+            let url = origin.url("/f/norange.bin?size=\(size)&seed=6&ignore_range=1&rate=524288&key=norange-\(UUID().uuidString)")
+            try await withFerry { ferry in
+                let client = ferry.client
+                let id = try #require(try await client.json("POST", "/api/v1/jobs", ["url": url]).json()["id"] as? String)
+                try await client.waitForJob(id) { ($0["bytesReceived"] as? Int ?? 0) > 200_000 }
+                _ = try await client.request("POST", "/api/v1/jobs/\(id)/pause")
+                let events = try await client.events("/api/v1/jobs/\(id)/events")
+                _ = try await client.request("POST", "/api/v1/jobs/\(id)/resume")
+                let seen = try await events.collect(timeout: 30) { event in
+                    event.event == "job" && ((try? event.json()["state"] as? String) == "finished")
+                }
+                let restart = try #require(seen.first { $0.event == "job" && ((try? $0.json()["restarted"] as? Bool) == true) })
+                let reason = try #require(try restart.json()["restartReason"] as? String)
+                #expect(reason.contains("range"), "reason: \(reason)")
+                let finished = try await client.get("/api/v1/jobs/\(id)").json()
+                #expect(finished["sha256"] as? String == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 6)))
+            }
+        }
+    }
+
     @Test func followStreamsAFileWhileItDownloads() async throws {
         try await withNginx { nginx in
             let size = 1_500_000

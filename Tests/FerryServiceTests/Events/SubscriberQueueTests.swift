@@ -71,6 +71,23 @@ import Testing
 
     /// A shared queue's progress falls due on a grid of the interval: jobs sent at different moments
     /// line up, and no job gets two progress events less than an interval apart.
+    /// A batch sent a few milliseconds after its grid instant (a timer firing late) does not push the job's next
+    /// progress two grid steps away: at 100 ms, a steady job gets one progress per step.
+    @Test func gridToleratesALateTimer() {
+        var queue = SubscriberQueue(after: 0, intervalMilliseconds: 100, alignedToGrid: true)
+        var sentAt: [Double] = []
+        var id: Int64 = 0
+        for step in 1...20 {
+            let instant = Double(step) / 10
+            id += 1
+            queue.offer(EventFixture.progress(id, "a"), now: instant - 0.03)
+            if !queue.take(now: instant + 0.004, writable: true).isEmpty { sentAt.append(instant + 0.004) }
+        }
+        #expect(sentAt.count == 20)
+        let gaps = zip(sentAt.dropFirst(), sentAt).map { $0 - $1 }
+        #expect(gaps.allSatisfy { $0 >= 0.1 - SubscriberQueue.gridSlack(0.1) - 1e-9 })
+    }
+
     @Test func gridAlignsProgressOfDifferentJobsAndKeepsTheInterval() {
         var queue = SubscriberQueue(after: 0, intervalMilliseconds: 500, alignedToGrid: true)
         #expect(queue.grid == 0.5)

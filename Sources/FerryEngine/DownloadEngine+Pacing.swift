@@ -1,0 +1,102 @@
+import CCurl
+import Dispatch
+import FerryCore
+
+/// One connection of a transfer, as the speed limits see it: the single exchange (`Transfer`) or a segment's
+/// (`SegmentFetch`). Confined to the engine queue.
+protocol PacedConnection: AnyObject, Sendable {
+    var easy: CurlEasy? { get }
+    /// Paused by a speed limit; a wake-up is scheduled.
+    var waitingForRate: Bool { get set }
+    /// The `CURLOPT_LOW_SPEED_LIMIT` last set on its exchange (-1: not yet).
+    var appliedLowSpeedFloor: Int { get set }
+}
+
+/// Speed limits. Everything here runs on `queue`.
+///
+/// libcurl's own limit (`CURLOPT_MAX_RECV_SPEED_LARGE`) is not used: it drains up to 100 receive buffers from a
+/// socket before it checks, then sleeps off the excess over a 3-second window, so a limited job came in bursts
+/// with stalls of many seconds between them. Instead each body chunk asks two token buckets before it is taken
+/// (`mayReceive`): the transfer's own (`maxBytesPerSecond`, shared by its connections) and the engine's
+/// (`globalMaxBytesPerSecond`, shared by every transfer). When either is empty the connection is paused
+/// (`CURL_WRITEFUNC_PAUSE`: libcurl keeps the chunk, stops reading the socket, and TCP slows the origin down) and
+/// woken when the bucket has refilled. A limited transfer's receive buffer is sized down
+/// (`receiveBufferSize(for:)`), so one chunk per connection is a small part of a second's worth of its limit.
+extension DownloadEngine {
+    /// Whether `connection` may take a body chunk of `count` bytes now. When it may not, the caller returns
+    /// `.pause`; the connection is unpaused once the limits allow (it then asks again).
+    func mayReceive(_ count: Int, for transfer: Transfer, on connection: PacedConnection) -> Bool {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard transfer.rateBucket != nil || globalRateBucket != nil else { return true }
+        let now = Self.monotonicSeconds()
+        let ownAllows = transfer.rateBucket?.mayPass(now: now) ?? true
+        let globalAllows = globalRateBucket?.mayPass(now: now) ?? true
+        guard ownAllows && globalAllows else {
+            scheduleRateWake(transfer, connection, now: now)
+            return false
+        }
+        transfer.rateBucket?.take(count, now: now)
+        globalRateBucket?.take(count, now: now)
+        return true
+    }
+
+    private func scheduleRateWake(_ transfer: Transfer, _ connection: PacedConnection, now: Double) {
+        guard !connection.waitingForRate else { return }
+        connection.waitingForRate = true
+        let delay = max(transfer.rateBucket?.delay(now: now) ?? 0, globalRateBucket?.delay(now: now) ?? 0)
+        queue.asyncAfter(deadline: .now() + max(0.001, delay)) { [weak self, weak transfer, weak connection] in
+            guard let self, let transfer, let connection, connection.waitingForRate else { return }
+            connection.waitingForRate = false
+            guard transfer.phase == .running, let easy = connection.easy else { return }
+            self.multi.unpause(easy)
+        }
+    }
+
+    /// Sets or clears a transfer's own limit (at submit and on PATCH), keeping what its bucket saved or owes.
+    func setRateLimit(_ transfer: Transfer, _ bytesPerSecond: Int64?) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let limit = bytesPerSecond, limit > 0 else {
+            transfer.rateBucket = nil
+            return
+        }
+        let now = Self.monotonicSeconds()
+        if transfer.rateBucket != nil {
+            transfer.rateBucket?.setRate(limit, now: now)
+        } else {
+            transfer.rateBucket = TokenBucket(bytesPerSecond: limit, now: now)
+        }
+    }
+
+    /// libcurl's receive buffer for a new exchange of `transfer`: the configured size, or, under a speed limit,
+    /// at most a twentieth of a second's worth of the connection's share of it (1 KiB at least, libcurl's minimum).
+    func receiveBufferSize(for transfer: Transfer) -> Int {
+        let connections = Int64(max(1, transfer.spec.connections ?? configuration.defaultConnections))
+        var shares: [Int64] = []
+        if let own = transfer.spec.maxBytesPerSecond, own > 0 { shares.append(own / connections) }
+        if let global = configuration.globalMaxBytesPerSecond, global > 0 {
+            shares.append(global / (connections * Int64(max(1, configuration.maxConcurrent))))
+        }
+        guard let share = shares.min() else { return configuration.receiveBufferSize }
+        return Int(min(Int64(configuration.receiveBufferSize), max(1024, share / 20)))
+    }
+
+    /// Keeps each running connection's low-speed floor (`CURLOPT_LOW_SPEED_LIMIT`) below what its share of the
+    /// limits lets it reach, so a limited connection is never timed out as stalled.
+    func applyRateLimits() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let running = transfers.values.filter(\.isTransferring)
+        let globalShare = configuration.globalMaxBytesPerSecond.map { max(1, $0 / Int64(max(1, running.count))) }
+        for transfer in running {
+            let connections: [PacedConnection] = transfer.segmented.map { Array($0.fetches.values.filter(\.isConnected)) }
+                ?? [transfer]
+            let limit = [transfer.spec.maxBytesPerSecond, globalShare].compactMap { $0 }.filter { $0 > 0 }.min()
+            let each = limit.map { max(1, $0 / Int64(max(1, connections.count))) }
+            let floor = each.map { max(1, min(configuration.lowSpeedLimit, Int($0 / 4))) } ?? configuration.lowSpeedLimit
+            for connection in connections where connection.appliedLowSpeedFloor != floor {
+                guard let easy = connection.easy else { continue }
+                connection.appliedLowSpeedFloor = floor
+                try? easy.set(CURLOPT_LOW_SPEED_LIMIT, floor)
+            }
+        }
+    }
+}
