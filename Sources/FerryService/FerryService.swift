@@ -93,7 +93,7 @@ public final class FerryService: @unchecked Sendable {
         }
         try await supervisor.recover()
 
-        let access = AccessGuard(token: token, port: configuration.port)
+        let access = try await AccessGuard.open(token: token, port: configuration.port, spool: spool.root, store: store, logger: logger)
         let router = Router()
         let routes = RouteTable(router: router, metrics: metrics)
         JobsController(supervisor: supervisor, store: store, idempotency: IdempotencyGate(),

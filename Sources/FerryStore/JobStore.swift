@@ -1,6 +1,6 @@
 import Foundation
 
-/// Durable storage of jobs, idempotency records and a little metadata.
+/// Durable storage of jobs, idempotency records, revoked session cookies and a little metadata.
 ///
 /// Every mutating call is durable (synced) when it returns. Safe to call from any task; implementations own their
 /// state (`SQLiteJobStore`: a private serial queue; `MemoryJobStore`: an actor). The same contract tests
@@ -33,6 +33,8 @@ import Foundation
 ///   a `SEQUENCE` too (kept under `value(forKey:)` today);
 /// - keep idempotency records in a table keyed by `key` with `INSERT ... ON CONFLICT DO NOTHING`, so two nodes
 ///   racing on one key agree on the first answer; purge with `DELETE ... WHERE created_at < $1`;
+/// - keep revoked sessions in a table too; each node loads them at start, so a logout made on another node would
+///   also need a `NOTIFY` for nodes already running;
 /// - map SQLSTATE errors into `JobStoreError` (a `.postgres(sqlstate:message:operation:)` case), as SQLite codes are.
 public protocol JobStore: Sendable {
     /// Stores new jobs in one transaction and returns them as stored: `sequence` assigned, dates normalized.
@@ -64,6 +66,12 @@ public protocol JobStore: Sendable {
     /// Small metadata (e.g. the last event id).
     func value(forKey key: String) async throws -> String?
     func setValue(_ value: String, forKey key: String) async throws
+    /// Saves (or replaces) the revocation of a logged-out session cookie, keyed by its nonce.
+    func saveRevokedSession(_ revocation: RevokedSession) async throws
+    /// Revocations whose cookie expires strictly after `date`, soonest expiry first (then by nonce).
+    func revokedSessions(expiringAfter date: Date) async throws -> [RevokedSession]
+    /// Deletes revocations whose cookie expires at or before `date` (`.distantFuture` deletes them all).
+    func purgeRevokedSessions(expiringBy date: Date) async throws
     /// Releases resources. Calls made afterwards fail (SQLite) or keep working (memory).
     func close() async
 }

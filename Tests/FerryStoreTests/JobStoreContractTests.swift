@@ -323,6 +323,37 @@ struct JobStoreContractTests {
         }
     }
 
+    // MARK: Revoked sessions
+
+    @Test(arguments: StoreKind.allCases)
+    func revokedSessionsAreSavedListedByExpiryAndPurged(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let now = Date(timeIntervalSince1970: 1_795_000_000.000_4)
+            let later = RevokedSession(nonce: "bb", expiresAt: now.addingTimeInterval(600.000_7))
+            let sooner = RevokedSession(nonce: "cc", expiresAt: now.addingTimeInterval(60))
+            let tie = RevokedSession(nonce: "aa", expiresAt: now.addingTimeInterval(600.000_7))
+            let expired = RevokedSession(nonce: "dd", expiresAt: now.addingTimeInterval(-1))
+            #expect(try await store.revokedSessions(expiringAfter: now).isEmpty)
+            for revocation in [later, sooner, tie, expired] { try await store.saveRevokedSession(revocation) }
+
+            // Soonest expiry first, then by nonce; expired ones are not listed.
+            #expect(try await store.revokedSessions(expiringAfter: now) == [sooner, tie, later].map(\.storedForm))
+            #expect(try await store.revokedSessions(expiringAfter: .distantPast).count == 4)
+            // Strictly after: a revocation expiring exactly then is not listed.
+            #expect(try await store.revokedSessions(expiringAfter: sooner.storedForm.expiresAt) == [tie, later].map(\.storedForm))
+
+            // Saving a nonce again replaces its record.
+            try await store.saveRevokedSession(RevokedSession(nonce: "cc", expiresAt: now.addingTimeInterval(900)))
+            #expect(try await store.revokedSessions(expiringAfter: now).map(\.nonce) == ["aa", "bb", "cc"])
+
+            // Purging removes those expiring at or before the date; `.distantFuture` removes them all.
+            try await store.purgeRevokedSessions(expiringBy: later.storedForm.expiresAt)
+            #expect(try await store.revokedSessions(expiringAfter: .distantPast).map(\.nonce) == ["cc"])
+            try await store.purgeRevokedSessions(expiringBy: .distantFuture)
+            #expect(try await store.revokedSessions(expiringAfter: .distantPast).isEmpty)
+        }
+    }
+
     // MARK: Concurrency
 
     @Test(arguments: StoreKind.allCases)

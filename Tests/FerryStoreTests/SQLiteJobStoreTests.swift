@@ -22,12 +22,15 @@ struct SQLiteJobStoreTests {
                                        createdAt: Date(timeIntervalSince1970: 1_795_000_000.5004))
         try await store.saveIdempotencyRecord(record)
         try await store.setValue("1234", forKey: "lastEventID")
+        let revocation = RevokedSession(nonce: "ab", expiresAt: Date(timeIntervalSince1970: 1_795_000_600.0004))
+        try await store.saveRevokedSession(revocation)
         await store.close()
 
         let reopened = try SQLiteJobStore(path: path)
         #expect(try await reopened.all() == [inserted[0], updated.storedForm])
         #expect(try await reopened.idempotencyRecord(key: "k") == record.storedForm)
         #expect(try await reopened.value(forKey: "lastEventID") == "1234")
+        #expect(try await reopened.revokedSessions(expiringAfter: .distantPast) == [revocation.storedForm])
         // The sequence counter survives too: the deleted job's sequence (3) is not handed out again.
         #expect(try await reopened.insert([.make("d")])[0].sequence == 4)
         await reopened.close()
@@ -45,6 +48,24 @@ struct SQLiteJobStoreTests {
         _ = try await store.insert([.make("a")])
         #expect(FileManager.default.fileExists(atPath: path + "-wal"))
         await store.close()
+    }
+
+    @Test func aDatabaseOfSchemaOneIsMigratedKeepingItsJobs() async throws {
+        let directory = try TemporaryDirectory(prefix: "ferry-store-migrate")
+        defer { directory.remove() }
+        let path = directory.path + "/jobs.sqlite"
+        let store = try SQLiteJobStore(path: path)
+        let inserted = try await store.insert([.make("a")])
+        await store.close()
+        // What a Ferry from before revoked sessions left behind.
+        try rawExecute(path, "DROP TABLE revoked_sessions; PRAGMA user_version = 1")
+
+        let migrated = try SQLiteJobStore(path: path)
+        #expect(try await migrated.pragma("user_version") == "\(SQLiteSchema.currentVersion)")
+        #expect(try await migrated.all() == inserted)
+        try await migrated.saveRevokedSession(RevokedSession(nonce: "ab", expiresAt: .distantFuture))
+        #expect(try await migrated.revokedSessions(expiringAfter: .distantPast).map(\.nonce) == ["ab"])
+        await migrated.close()
     }
 
     @Test func aFileThatIsNotADatabaseIsReportedAsSuch() throws {

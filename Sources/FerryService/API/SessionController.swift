@@ -1,6 +1,7 @@
 import FerryHTTP
 
-/// `POST /api/v1/session` (log in with the token, get the page's cookie) and `DELETE` (log out).
+/// `POST /api/v1/session` (log in with the token, get the page's cookie) and `DELETE` (log out: answered
+/// once the logout is durable, so the cookie stays refused after a restart; `503` when it could not be saved).
 struct SessionController: Sendable {
     let access: AccessGuard
 
@@ -25,7 +26,7 @@ struct SessionController: Sendable {
     }
 
     func logout(_ request: HTTPRequest) async throws -> HTTPResponse {
-        access.logout(request)
+        try await access.logout(request)
         var response = HTTPResponse(status: .noContent)
         response.headers["Set-Cookie"] = SessionCookie.clearCookieHeader
         return response

@@ -1,5 +1,7 @@
 import FerryHTTP
+import FerryStore
 import Foundation
+import Logging
 
 /// Decides whether a request may reach the API (API.md, "Authentication").
 ///
@@ -10,32 +12,41 @@ import Foundation
 /// - Always: a browser `Origin` that is not this server is refused for state changes, and bodies
 ///   of state-changing requests must be JSON (a cross-site HTML form cannot send that).
 ///
-/// Immutable after start-up apart from the revoked-session set, which its lock guards.
+/// Immutable after start-up apart from the bound port, which its lock guards. The sessions (cookie key,
+/// logged-out cookies) are `Sessions`' state, under its own lock.
 final class AccessGuard: @unchecked Sendable {
     enum Credential: Equatable { case open, bearer, cookie(nonce: String) }
 
     let token: String?
-    private let cookies: SessionCookie?
-    private var port: Int
+    /// Present exactly when a token is.
+    private let sessions: Sessions?
     private let lock = NSLock()
-    private var revokedNonces: Set<String> = []
+    /// Guarded by `lock`.
+    private var port: Int
 
-    init(token: String?, port: Int) {
+    init(token: String?, sessions: Sessions?, port: Int) {
+        precondition((token == nil) == (sessions == nil), "sessions exist exactly when a token is configured")
         self.token = token
-        self.cookies = token.map(SessionCookie.init(token:))
+        self.sessions = sessions
         self.port = port
+    }
+
+    /// The guard for `token`, with its sessions (secret in `spool`, logged-out cookies in `store`) when there is one.
+    static func open(token: String?, port: Int, spool: String, store: any JobStore, logger: Logger) async throws -> AccessGuard {
+        var sessions: Sessions?
+        if let token { sessions = try await Sessions.open(token: token, spool: spool, store: store, logger: logger) }
+        return AccessGuard(token: token, sessions: sessions, port: port)
     }
 
     var isOpen: Bool { token == nil }
 
     /// The port actually bound (the configured one may be 0).
     func setPort(_ port: Int) {
-        lock.lock(); self.port = port; lock.unlock()
+        lock.withLock { self.port = port }
     }
 
     private var currentPort: Int {
-        lock.lock(); defer { lock.unlock() }
-        return port
+        lock.withLock { port }
     }
 
     /// Paths that need no credentials: health, readiness, the page and its files, logging in.
@@ -51,7 +62,7 @@ final class AccessGuard: @unchecked Sendable {
         if changesState { try checkOrigin(request) }
         if changesState, !request.body.isEmpty { try checkJSONBody(request) }
         if Self.isPublic(path) { return .open }
-        guard let token, let cookies else {
+        guard let token, let sessions else {
             try checkLoopbackHost(request)
             return .open
         }
@@ -64,7 +75,7 @@ final class AccessGuard: @unchecked Sendable {
             throw Self.unauthorized("the bearer token is not valid")
         }
         if let header = request.headers["Cookie"], let value = SessionCookie.value(inCookieHeader: header),
-           let nonce = cookies.verify(value, now: now), !isRevoked(nonce) {
+           let nonce = sessions.verify(value, now: now) {
             if changesState, request.headers["X-Requested-With"] != "ferry" {
                 throw APIError(.forbidden, "requests that change state with a session cookie must carry 'X-Requested-With: ferry'")
             }
@@ -77,20 +88,16 @@ final class AccessGuard: @unchecked Sendable {
 
     /// A `Set-Cookie` value for a correct token; nil when the token is wrong or none is configured.
     func login(token given: String, now: Date = Date()) -> String? {
-        guard let token, let cookies, Secret.constantTimeEqual(given, token) else { return nil }
-        return cookies.setCookieHeader(cookies.issue(now: now))
+        guard let token, let sessions, Secret.constantTimeEqual(given, token) else { return nil }
+        return sessions.issue(now: now)
     }
 
-    func logout(_ request: HTTPRequest, now: Date = Date()) {
-        guard let cookies, let header = request.headers["Cookie"],
-              let value = SessionCookie.value(inCookieHeader: header),
-              let nonce = cookies.verify(value, now: now) else { return }
-        lock.lock(); revokedNonces.insert(nonce); lock.unlock()
-    }
-
-    private func isRevoked(_ nonce: String) -> Bool {
-        lock.lock(); defer { lock.unlock() }
-        return revokedNonces.contains(nonce)
+    /// Ends the session whose cookie the request carries, if any; returns once that survives a restart.
+    /// - Throws: `APIError(.unavailable)` when the logout could not be saved.
+    func logout(_ request: HTTPRequest, now: Date = Date()) async throws(APIError) {
+        guard let sessions, let header = request.headers["Cookie"],
+              let value = SessionCookie.value(inCookieHeader: header) else { return }
+        try await sessions.revoke(value, now: now)
     }
 
     // MARK: Checks

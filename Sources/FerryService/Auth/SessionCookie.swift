@@ -1,16 +1,22 @@
 import Foundation
 
-/// The page's session cookie: `v1.<expiry>.<nonce>.<mac>`, signed with a key derived from the API
-/// token, so sessions survive restarts and all die when the token changes. Pure apart from the clock
-/// and nonce passed in.
+/// The page's session cookie: `v1.<expiry>.<nonce>.<mac>`, signed with a key derived from the session secret
+/// (`SessionSecret`, kept in the spool) and the API token, so sessions survive restarts and all die when either
+/// changes. Logging out one session is `Sessions`' job. Pure apart from the clock and nonce passed in.
 struct SessionCookie: Sendable {
     static let name = "ferry_session"
     static let lifetime: Double = 7 * 24 * 3600
 
+    /// What a genuine cookie says: its random nonce (hex) and when it expires.
+    struct Claims: Equatable, Sendable {
+        var nonce: String
+        var expiresAt: Date
+    }
+
     let key: [UInt8]
 
-    init(token: String) {
-        key = Secret.hmacSHA256(key: Array("ferry-session-v1".utf8), message: Array(token.utf8))
+    init(token: String, secret: String) {
+        key = Secret.hmacSHA256(key: Array(secret.utf8), message: Array("ferry-session-v1\n\(token)".utf8))
     }
 
     func issue(now: Date, nonce: [UInt8] = Secret.randomBytes(16)) -> String {
@@ -18,15 +24,16 @@ struct SessionCookie: Sendable {
         return body + "." + Secret.hex(Secret.hmacSHA256(key: key, message: Array(body.utf8)))
     }
 
-    /// The nonce of a valid, unexpired cookie value; nil otherwise.
-    func verify(_ value: String, now: Date) -> String? {
+    /// The claims of a cookie value signed with this key and not expired at `now`; nil otherwise.
+    func verify(_ value: String, now: Date) -> Claims? {
         let parts = value.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "v1", let expiry = Int64(parts[1]) else { return nil }
         let body = parts[0...2].joined(separator: ".")
         let expected = Secret.hex(Secret.hmacSHA256(key: key, message: Array(body.utf8)))
         guard Secret.constantTimeEqual(expected, String(parts[3])) else { return nil }
-        guard Double(expiry) > now.timeIntervalSince1970 else { return nil }
-        return String(parts[2])
+        let expiresAt = Date(timeIntervalSince1970: Double(expiry))
+        guard expiresAt > now else { return nil }
+        return Claims(nonce: String(parts[2]), expiresAt: expiresAt)
     }
 
     func setCookieHeader(_ value: String) -> String {

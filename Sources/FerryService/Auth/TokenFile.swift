@@ -2,28 +2,19 @@ import Foundation
 import Logging
 
 /// The token Ferry makes for itself when it listens beyond loopback with none configured
-/// (API.md: never an open proxy by accident). Kept in the spool with mode 0600 and logged once,
-/// when it is made.
+/// (API.md: never an open proxy by accident). Kept in the spool with mode 0600 (`PrivateFile`) and
+/// logged once, when it is made.
 enum TokenFile {
     static let name = "token"
 
     static func loadOrCreate(spool root: String, logger: Logger) throws -> String {
         let path = root + "/" + name
-        if let data = FileManager.default.contents(atPath: path),
-           let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
-           !text.isEmpty {
+        if let token = PrivateFile.load(path) {
             logger.notice("no token configured; using the generated token kept in \(path)")
-            return text
+            return token
         }
         let token = Secret.hex(Secret.randomBytes(24))
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ServiceError.system("open \(temporary)", errno) }
-        let line = Array((token + "\n").utf8)
-        let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        fsync(fd)
-        close(fd)
-        guard written == line.count, rename(temporary, path) == 0 else { throw ServiceError.system("write \(path)", errno) }
+        try PrivateFile.save(token, at: path)
         logger.warning("no token configured and listening beyond loopback: generated API token \(token) (kept in \(path))")
         return token
     }

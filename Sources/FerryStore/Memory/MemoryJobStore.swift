@@ -12,6 +12,7 @@ public actor MemoryJobStore: JobStore {
     private var lastSequence: Int64 = 0
     private var idempotencyRecords: [String: IdempotencyRecord] = [:]
     private var meta: [String: String] = [:]
+    private var revocations: [String: RevokedSession] = [:]
 
     public init() {}
 
@@ -101,6 +102,21 @@ public actor MemoryJobStore: JobStore {
 
     public func setValue(_ value: String, forKey key: String) {
         meta[key] = value
+    }
+
+    public func saveRevokedSession(_ revocation: RevokedSession) {
+        revocations[revocation.nonce] = revocation.storedForm
+    }
+
+    public func revokedSessions(expiringAfter date: Date) -> [RevokedSession] {
+        let after = StoredDate.normalize(date)
+        return revocations.values.filter { $0.expiresAt > after }
+            .sorted { ($0.expiresAt, $0.nonce) < ($1.expiresAt, $1.nonce) }
+    }
+
+    public func purgeRevokedSessions(expiringBy date: Date) {
+        let by = StoredDate.normalize(date)
+        revocations = revocations.filter { $0.value.expiresAt > by }
     }
 
     public func close() {}

@@ -71,6 +71,14 @@ enum SQLiteSchema {
             );
             INSERT INTO counters (name, value) VALUES ('job_sequence', 0);
             """),
+        // Logged-out session cookies, kept until the cookie expires (purged by expiry).
+        Migration(version: 2, sql: """
+            CREATE TABLE revoked_sessions (
+                nonce      TEXT PRIMARY KEY NOT NULL,
+                expires_at REAL NOT NULL
+            );
+            CREATE INDEX revoked_sessions_expires_at ON revoked_sessions (expires_at);
+            """),
     ]
 
     /// Brings the database up to `currentVersion`.

@@ -47,6 +47,69 @@ struct AccessTests {
         }
     }
 
+    /// Logs in with `token` and returns the `name=value` of the session cookie set.
+    private func logIn(_ ferry: RunningFerry, token: String) async throws -> String {
+        var anonymous = ferry.client
+        anonymous.token = nil
+        let login = try await anonymous.json("POST", "/api/v1/session", ["token": token])
+        #expect(login.status == 204)
+        return String(try #require(login.header("Set-Cookie")).split(separator: ";")[0])
+    }
+
+    /// The status of a cookie-authenticated request.
+    private func status(_ ferry: RunningFerry, cookie: String) async throws -> Int {
+        var anonymous = ferry.client
+        anonymous.token = nil
+        return try await anonymous.get("/api/v1/jobs", headers: ["Cookie": cookie]).status
+    }
+
+    @Test func aLoggedOutCookieStaysRefusedAfterARestart() async throws {
+        let spool = try Fixture.tempDirectory("ferry-logout")
+        defer { Fixture.removeTree(spool) }
+        let token = "s3cret-token"
+        let ferry = try await RunningFerry.start(token: token, spool: spool)
+        let loggedOut = try await logIn(ferry, token: token)
+        let kept = try await logIn(ferry, token: token)
+        var anonymous = ferry.client
+        anonymous.token = nil
+        let logout = try await anonymous.request("DELETE", "/api/v1/session", headers: ["Cookie": loggedOut, "X-Requested-With": "ferry"])
+        #expect(logout.status == 204)
+        #expect(try await status(ferry, cookie: loggedOut) == 401)
+        await ferry.stop()
+
+        let restarted = try await RunningFerry.start(token: token, spool: spool)
+        let afterRestart = try await status(restarted, cookie: loggedOut)
+        let otherSession = try await status(restarted, cookie: kept)
+        await restarted.stop()
+        #expect(afterRestart == 401, "a logged-out session cookie must not work again after a restart")
+        #expect(otherSession == 200, "sessions not logged out survive a restart")
+    }
+
+    @Test func deletingTheSessionSecretOrChangingTheTokenEndsEverySession() async throws {
+        let spool = try Fixture.tempDirectory("ferry-rotate")
+        defer { Fixture.removeTree(spool) }
+        let secretPath = spool + "/session-secret"
+        let first = try await RunningFerry.start(token: "token-one", spool: spool)
+        let cookie = try await logIn(first, token: "token-one")
+        await first.stop()
+        var info = stat()
+        #expect(stat(secretPath, &info) == 0 && info.st_mode & 0o777 == 0o600, "the secret is kept in the spool, owner only")
+
+        try? FileManager.default.removeItem(atPath: secretPath)
+        let rotated = try await RunningFerry.start(token: "token-one", spool: spool)
+        let afterRotation = try await status(rotated, cookie: cookie)
+        let fresh = try await logIn(rotated, token: "token-one")
+        let freshStatus = try await status(rotated, cookie: fresh)
+        await rotated.stop()
+        #expect(afterRotation == 401, "a rotated session secret ends the sessions signed with the old one")
+        #expect(freshStatus == 200)
+
+        let newToken = try await RunningFerry.start(token: "token-two", spool: spool)
+        let afterTokenChange = try await status(newToken, cookie: fresh)
+        await newToken.stop()
+        #expect(afterTokenChange == 401, "a new token ends every session")
+    }
+
     @Test func openModeRefusesForeignHostsAndOrigins() async throws {
         try await withFerry { ferry in
             let ok = try await ferry.client.get("/api/v1/jobs")
