@@ -158,6 +158,16 @@ extension DownloadEngine {
             maxFileSize: configuration.maxFileSize)
         transfer.decision = decision
         switch decision {
+        case .append(_, let total), .replace(let total, _):
+            // Before the first body byte and before a split preallocates: a file that cannot fit takes no space.
+            if let refusal = claimSpace(transfer, size: total) {
+                transfer.abortCause = .quotaExceeded(refusal)
+                return false
+            }
+        default:
+            break
+        }
+        switch decision {
         case .append(_, let total):
             accepted(transfer, head, total: total)
         case .replace(let total, let reason):
@@ -177,6 +187,18 @@ extension DownloadEngine {
             return false
         }
         return true
+    }
+
+    /// Claims room for the whole file under the spool's quota (`SpoolAllowance`); the refusal, or nil when it fits.
+    func claimSpace(_ transfer: Transfer, size: Int64?) -> String? {
+        guard let allowance else { return nil }
+        switch allowance.claim(jobID: transfer.id, size: size) {
+        case .granted(let limit):
+            transfer.spoolLimit = limit
+            return nil
+        case .refused(let reason):
+            return reason
+        }
     }
 
     private func accepted(_ transfer: Transfer, _ head: ResponseHead, total: Int64?) {
@@ -224,6 +246,10 @@ extension DownloadEngine {
         if transfer.writeFailure != nil { return .abort }
         if let max = configuration.maxFileSize, transfer.writeOffset + Int64(bytes.count) > max {
             transfer.abortCause = .tooLarge("the file is larger than the limit of \(max) bytes")
+            return .abort
+        }
+        if let room = transfer.spoolLimit, transfer.writeOffset + Int64(bytes.count) > room {
+            transfer.abortCause = .quotaExceeded("the file grew past \(room) bytes, the room left under the spool's quota")
             return .abort
         }
         if transfer.pendingWriteBytes >= configuration.writeBufferLimit {
@@ -319,11 +345,10 @@ extension DownloadEngine {
                 self.attemptFailed(transfer, .write(error))
             case .success(let (size, sha256)):
                 if let expected = transfer.spec.expectedSHA256?.lowercased(), expected != sha256 {
-                    let id = transfer.id
                     // The job's final numbers: what was received, though the file is discarded.
-                    self.emit(.progress(id: id, TransferProgress(
+                    self.emit(.progress(id: transfer.id, TransferProgress(
                         bytesReceived: size, bytesExpected: transfer.bytesExpected, bytesPerSecond: 0, eta: nil)))
-                    self.diskQueue.async { self.spool.removePartial(jobID: id) }
+                    transfer.discardOnGiveUp = true
                     self.giveUp(transfer, FailureClassifier.classify(.checksumMismatch(expected: expected, actual: sha256)))
                     return
                 }
@@ -385,6 +410,8 @@ extension DownloadEngine {
 
     /// A failed attempt: close the writer (keeping the bytes), then retry, wait for space, or give up.
     func attemptFailed(_ transfer: Transfer, _ cause: FailureCause) {
+        // A file over the quota gives its bytes back: kept, they would hold the spool full for nothing.
+        if case .quotaExceeded = cause { transfer.discardOnGiveUp = true }
         attemptFailed(transfer, verdict: FailureClassifier.classify(cause))
     }
 
@@ -422,6 +449,10 @@ extension DownloadEngine {
             return
         }
         logger.info("transfer failed", metadata: ["id": "\(transfer.id)", "code": "\(failure.code)", "message": "\(failure.message)"])
+        if transfer.discardOnGiveUp {
+            let id = transfer.id, spool = self.spool
+            diskQueue.async { spool.removePartial(jobID: id) }
+        }
         emit(.failed(id: transfer.id, failure))
         forget(transfer)
     }

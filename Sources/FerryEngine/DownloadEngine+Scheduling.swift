@@ -168,6 +168,7 @@ extension DownloadEngine {
         transfer.retryWork?.cancel()
         transfer.retryWork = nil
         notifyStopObservers(transfer, bytesOnDisk: nil)
+        allowance?.release(jobID: transfer.id)
         scheduling.remove(transfer.id)
         if transfers[transfer.id] === transfer { transfers[transfer.id] = nil }
         if let next = transfer.pendingResubmit {

@@ -93,6 +93,11 @@ extension DownloadEngine {
     func resumeSegments(_ transfer: Transfer, _ sidecar: SegmentSidecar) {
         dispatchPrecondition(condition: .onQueue(queue))
         let table = sidecar.table
+        if let refusal = claimSpace(transfer, size: table.total) {
+            transfer.phase = .running
+            attemptFailed(transfer, .quotaExceeded(refusal))
+            return
+        }
         if transfer.ifRangeValidator == nil {
             if sidecar.validator.hasPrefix("\"") { transfer.etag = sidecar.validator } else { transfer.lastModified = sidecar.validator }
         }

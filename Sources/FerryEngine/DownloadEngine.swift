@@ -26,6 +26,8 @@ public final class DownloadEngine: @unchecked Sendable {
     let spool: Spool
     let logger: Logger
     let onEvent: @Sendable (TransferEvent) -> Void
+    /// The spool's quota, when one is set: asked before a file takes space (`claimSpace`).
+    let allowance: (any SpoolAllowance)?
     let multi: CurlMulti
     var transfers: [String: Transfer] = [:]
     var scheduling: SchedulingQueue<String>
@@ -40,8 +42,10 @@ public final class DownloadEngine: @unchecked Sendable {
     /// The speed limit shared by every transfer (`globalMaxBytesPerSecond`); see `DownloadEngine+Pacing`.
     var globalRateBucket: TokenBucket?
 
-    public init(configuration: EngineConfiguration, spool: Spool, logger: Logger, onEvent: @escaping @Sendable (TransferEvent) -> Void) {
+    public init(configuration: EngineConfiguration, spool: Spool, logger: Logger, allowance: (any SpoolAllowance)? = nil,
+                onEvent: @escaping @Sendable (TransferEvent) -> Void) {
         self.configuration = configuration
+        self.allowance = allowance
         self.spool = spool
         self.logger = logger
         self.onEvent = onEvent

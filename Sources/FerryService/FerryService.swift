@@ -71,7 +71,9 @@ public final class FerryService: @unchecked Sendable {
         engineConfiguration.minFreeSpace = configuration.minFreeSpace
         let (events, continuation) = AsyncStream<TransferEvent>.makeStream()
         engineEvents = continuation
-        let engine = DownloadEngine(configuration: engineConfiguration, spool: spool, logger: logger) { event in
+        let table = JobTable()
+        let quota = configuration.spoolQuota.map { SpoolQuota(quota: $0, table: table) }
+        let engine = DownloadEngine(configuration: engineConfiguration, spool: spool, logger: logger, allowance: quota) { event in
             continuation.yield(event)
         }
         self.engine = engine
@@ -85,8 +87,7 @@ public final class FerryService: @unchecked Sendable {
 
         let supervisor = JobSupervisor(.init(
             store: store, engine: engine, spool: spool, ids: ids, commits: commits, metrics: metrics,
-            logger: logger,
-            spoolQuota: configuration.spoolQuota))
+            logger: logger, table: table, quota: quota))
         self.supervisor = supervisor
         eventPump = Task {
             for await event in events { await supervisor.apply(event) }

@@ -12,6 +12,8 @@ enum FailureCause: Equatable, Sendable {
     case write(SystemError)
     /// The file is larger than allowed.
     case tooLarge(String)
+    /// The file does not fit in the spool's quota (`SpoolAllowance`).
+    case quotaExceeded(String)
     case checksumMismatch(expected: String, actual: String)
     /// The origin kept answering in ways that cannot be used (e.g. wrong ranges after restarts).
     case unusableResponse(String)
@@ -43,6 +45,8 @@ enum FailureClassifier {
             return .giveUp(TransferFailure(code: "internal", message: "writing the file failed: \(error)"))
         case .tooLarge(let detail):
             return .giveUp(TransferFailure(code: "file_too_large", message: detail))
+        case .quotaExceeded(let detail):
+            return .giveUp(TransferFailure(code: "quota_exceeded", message: detail))
         case .checksumMismatch(let expected, let actual):
             return .giveUp(TransferFailure(code: "checksum_mismatch", message: "SHA-256 is \(actual), expected \(expected)"))
         case .unusableResponse(let detail):

@@ -54,6 +54,10 @@ final class Transfer: PacedConnection, @unchecked Sendable {
     var segmented: SegmentedDownload?
     /// The origin misbehaved with ranges: use one connection for the rest of this submission.
     var singleConnectionOnly = false
+    /// The most bytes the file may reach under the spool's quota (nil: no limit).
+    var spoolLimit: Int64?
+    /// The attempt failed in a way that leaves its bytes useless (checksum, quota): they are deleted on giving up.
+    var discardOnGiveUp = false
 
     // Counters over the whole submission.
     var failures = 0

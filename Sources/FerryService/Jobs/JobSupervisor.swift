@@ -22,7 +22,9 @@ actor JobSupervisor {
         var commits: CommitPipeline
         var metrics: ServiceMetrics
         var logger: Logger
-        var spoolQuota: Int64?
+        /// The job table, shared with the spool quota (which reads it from the engine's queue).
+        var table: JobTable
+        var quota: SpoolQuota?
         var now: @Sendable () -> Date = { Date() }
     }
 
@@ -40,11 +42,11 @@ actor JobSupervisor {
     private let commits: CommitPipeline
     private let metrics: ServiceMetrics
     private let logger: Logger
-    private let budget: SpoolBudget?
+    private let quota: SpoolQuota?
     private let now: @Sendable () -> Date
 
     /// Jobs and live rates; written only here, readable from any thread (`peek`).
-    private let table = JobTable()
+    private let table: JobTable
     private var jobs: JobTable.Jobs { table.jobs }
     /// Job ids in list order (store sequence, ascending).
     private var order: [String] = []
@@ -54,8 +56,6 @@ actor JobSupervisor {
     private var pendingDedupe: [String: String] = [:]
     /// How many times each job's transfer restarted from zero (followers abort when it changes).
     private var restarts: [String: Int] = [:]
-    /// Bytes the other jobs held when a job of unknown length started (its quota check as bytes arrive).
-    private var quotaOthersHeld: [String: Int64] = [:]
     /// Jobs whose pause waits for the engine's final numbers (`pause(_:)` publishes their `job` event).
     private var pausing: Set<String> = []
 
@@ -67,7 +67,8 @@ actor JobSupervisor {
         commits = dependencies.commits
         metrics = dependencies.metrics
         logger = dependencies.logger
-        budget = dependencies.spoolQuota.map(SpoolBudget.init(quota:))
+        table = dependencies.table
+        quota = dependencies.quota
         now = dependencies.now
     }
 
@@ -239,7 +240,7 @@ actor JobSupervisor {
         var fresh: [(index: Int, record: JobRecord, draft: JobDraft)] = []
         var claimedHere: [String: Int] = [:]
         let created = now()
-        let spoolFull = budget.map { $0.isFull(held: SpoolBudget.held(by: jobs.values)) } ?? false
+        let spoolFull = quota?.isFull ?? false
         for (index, draft) in drafts.enumerated() {
             let key = sharedKey(draft.dedupeKey)
             if draft.dedupe {
@@ -256,7 +257,7 @@ actor JobSupervisor {
                     continue
                 }
             }
-            if spoolFull, let budget {
+            if spoolFull, let budget = quota?.budget {
                 answers[index] = .refused(APIError(.quotaExceeded,
                     "the spool is at its quota of \(budget.quota) bytes; new downloads are refused until space is freed"))
                 continue
@@ -516,14 +517,6 @@ actor JobSupervisor {
             job.bytesExpected = metadata.bytesExpected
             job.etag = metadata.etag
             job.lastModified = metadata.lastModified
-            if let budget, job.state == .downloading {
-                let othersHeld = SpoolBudget.held(by: jobs.values, excluding: id)
-                if let size = metadata.bytesExpected, !budget.admits(size: size, othersHeld: othersHeld) {
-                    failForQuota(&job, budget, needed: size)
-                } else {
-                    quotaOthersHeld[id] = othersHeld
-                }
-            }
             events.append(jobEvent(job))
         case .restarted(_, let reason):
             guard !userStopped else { return }
@@ -537,12 +530,6 @@ actor JobSupervisor {
             }
             job.bytesReceived = progress.bytesReceived
             job.bytesExpected = progress.bytesExpected ?? job.bytesExpected
-            if let budget, job.bytesExpected == nil, let othersHeld = quotaOthersHeld[id],
-               !budget.admits(size: job.bytesReceived, othersHeld: othersHeld) {
-                failForQuota(&job, budget, needed: job.bytesReceived)
-                events.append(jobEvent(job))
-                break
-            }
             let live = LiveRates(speed: progress.bytesPerSecond, eta: progress.eta)
             rates[id] = live
             jobs[id] = job
@@ -573,17 +560,6 @@ actor JobSupervisor {
             events.append(jobEvent(job))
         case .finished(_, let file):
             guard job.state != .cancelled else { return }
-            if let budget, job.error?.code == "quota_exceeded"
-                || !budget.admits(size: file.size, othersHeld: SpoolBudget.held(by: jobs.values, excluding: id)) {
-                // The transfer completed before (or without) a quota check stopping it: the file goes
-                // back to partial/ and the job fails; a resume after space is freed finishes at once.
-                returnToPartial(file, of: &job)
-                if job.state != .failed { failForQuota(&job, budget, needed: file.size) }
-                job.bytesReceived = file.size
-                job.bytesExpected = file.size
-                events.append(jobEvent(job))
-                break
-            }
             job.state = .finished
             job.error = nil
             job.filename = file.filename
@@ -612,7 +588,6 @@ actor JobSupervisor {
             // A pause from the API publishes its own event with these numbers; others (the quota) get one here.
             if case .paused = event, job.state == .paused, changed, !pausing.contains(id) { events.append(jobEvent(job)) }
         }
-        if job.state != .downloading { quotaOthersHeld[id] = nil }
         job.updatedAt = now()
         jobs[id] = job
         let change = CommitPipeline.Change(upserts: persist ? [job] : [], events: events)
@@ -623,33 +598,6 @@ actor JobSupervisor {
         } else {
             commits.enqueue(change)
         }
-    }
-
-    /// Moves a finished file back to the job's partial file (same filesystem, so a rename).
-    private func returnToPartial(_ file: FinishedFile, of job: inout JobRecord) {
-        spool.removeFinishRecord(jobID: job.id)
-        if rename(spool.finishedPath(for: file.filename), spool.partialPath(for: job.id)) != 0 {
-            logger.error("could not move a file over the quota back to partial/",
-                         metadata: ["job": "\(job.id)", "errno": "\(errno)"])
-        }
-        job.filename = file.filename
-        job.etag = file.etag ?? job.etag
-        job.lastModified = file.lastModified ?? job.lastModified
-        job.finalURL = file.finalURL
-    }
-
-    /// Stops a transfer that would take the spool past its quota: the job fails with
-    /// `quota_exceeded`, keeping its partial bytes so a resume can continue once space is freed.
-    private func failForQuota(_ job: inout JobRecord, _ budget: SpoolBudget, needed: Int64) {
-        engine.pause(id: job.id)
-        job.state = .failed
-        job.error = JobError(code: "quota_exceeded",
-                             message: "the file needs \(needed) bytes, which would take the spool past its quota of \(budget.quota) bytes",
-                             httpStatus: nil)
-        job.finishedAt = now()
-        rates[job.id] = nil
-        quotaOthersHeld[job.id] = nil
-        metrics.transferError("quota_exceeded")
     }
 
     // MARK: Helpers

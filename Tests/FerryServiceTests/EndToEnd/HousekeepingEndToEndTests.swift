@@ -61,7 +61,44 @@ struct HousekeepingEndToEndTests {
                 #expect(failed["state"] as? String == "failed")
                 #expect(errorCode(failed) == "quota_exceeded")
                 #expect(try await eventually { try FileManager.default.contentsOfDirectory(atPath: ferry.spool + "/files").isEmpty })
+                // What it received is given back: nothing stays to hold the spool full.
+                #expect(try await eventually { partialBytes(ferry.spool) == 0 })
+                #expect(try await ferry.client.json("POST", "/api/v1/jobs", ["url": url + "&again=1", "paused": true]).status == 201)
             }
+        }
+    }
+
+    /// `--spool-quota 3MiB` and a 40 MiB file: refused on its first `Content-Length`, before a byte is written or
+    /// the file is preallocated for its segments; nothing stays in the spool and the next submit is accepted. It
+    /// used to fail only after 8 MiB arrived, leave a preallocated 40 MiB partial file, and refuse every later
+    /// submit with 507.
+    @Test func quotaDecidesOnTheFirstLengthBeforeAnythingIsWritten() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/huge.bin", size: 40 << 20, seed: 9)
+            try Fixture.writeFile(at: nginx.root + "/small.bin", size: 1 << 20, seed: 10)
+            try await withFerry({ $0.spoolQuota = 3 << 20 }) { ferry in
+                let client = ferry.client
+                let id = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/huge.bin")]).json()["id"] as? String)
+                let failed = try await client.waitForJob(id) { ["failed", "finished"].contains($0["state"] as? String) }
+                #expect(errorCode(failed) == "quota_exceeded")
+                #expect(partialBytes(ferry.spool) == 0, "the spool holds \(partialBytes(ferry.spool)) partial bytes")
+                let small = try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/small.bin")])
+                #expect(small.status == 201)
+                let smallID = try #require(try small.json()["id"] as? String)
+                let finished = try await client.waitForJob(smallID) { ["failed", "finished"].contains($0["state"] as? String) }
+                #expect(finished["state"] as? String == "finished")
+            }
+        }
+    }
+
+    /// Bytes in `partial/` (allocated blocks, so a preallocated file counts in full).
+    func partialBytes(_ spool: String) -> Int {
+        let directory = spool + "/partial"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasSuffix(".part") }.reduce(0) { total, name in
+            var info = stat()
+            guard stat(directory + "/" + name, &info) == 0 else { return total }
+            return total + max(Int(info.st_size), Int(info.st_blocks) * 512)
         }
     }
 

@@ -65,7 +65,23 @@ struct HousekeepingTests {
         let budget = SpoolBudget(quota: 1000)
         #expect(!budget.isFull(held: 900))
         #expect(budget.isFull(held: 1000))
-        #expect(budget.admits(size: 400, othersHeld: 600))
-        #expect(!budget.admits(size: 401, othersHeld: 600))
+        #expect(budget.room(for: 400, othersHeld: 600) == 400)
+        #expect(budget.room(for: 401, othersHeld: 600) == nil)
+        #expect(budget.room(for: nil, othersHeld: 600) == 400)
+        #expect(budget.room(for: nil, othersHeld: 1200) == 0)
+    }
+
+    /// A failure that deleted the job's bytes holds nothing; a running transfer's claim counts in full.
+    @Test func budgetCountsClaimsAndNothingForDiscardedBytes() {
+        var failed = job("f", .failed, endedSecondsAgo: 1, bytes: 500)
+        failed.error = JobError(code: "quota_exceeded", message: "", httpStatus: nil)
+        var checksum = job("s", .failed, endedSecondsAgo: 1, bytes: 400)
+        checksum.error = JobError(code: "checksum_mismatch", message: "", httpStatus: nil)
+        var network = job("n", .failed, endedSecondsAgo: 1, bytes: 300)
+        network.error = JobError(code: "network_error", message: "", httpStatus: nil)
+        let running = job("r", .downloading, endedSecondsAgo: nil, bytes: 100)
+        #expect(SpoolBudget.held(by: [failed, checksum, network, running]) == 400)
+        #expect(SpoolBudget.held(by: [failed, checksum, network, running], claims: ["r": 1_000]) == 1_300)
+        #expect(SpoolBudget.held(by: [running], claims: ["r": 50]) == 100)
     }
 }
