@@ -35,7 +35,7 @@ let package = Package(
         // The service: REST API, events, auth, recovery. Glues server, engine and store.
         .target(name: "FerryService", dependencies: ["CCrypto", "CLinux", "FerryCore", "FerryHTTP", "FerryEngine", "FerryStore", logging]),
         // A client of Ferry's HTTP API (requests, event streams) for the terminal commands.
-        .target(name: "FerryClient", dependencies: ["CCurl", "CCrypto"]),
+        .target(name: "FerryClient", dependencies: ["CCurl", "CCrypto", "FerryCore"]),
         // The `ferry` command: `serve` and the terminal client.
         .executableTarget(name: "ferry", dependencies: ["FerryService", "FerryClient", "FerryCore", argumentParser, logging]),
 

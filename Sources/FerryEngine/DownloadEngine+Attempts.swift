@@ -390,7 +390,7 @@ extension DownloadEngine {
         switch result {
         case .failure(let error):
             diskQueue.async { spool.removeFinishRecord(jobID: id) }  // the job is not finished: nothing to adopt
-            giveUp(transfer, TransferFailure(code: "internal", message: "moving the finished file failed: \(error)"))
+            giveUp(transfer, JobFailure(code: .internalError, message: "moving the finished file failed: \(error)"))
         case .success(let filename):
             if transfer.stopIntent == .cancel {
                 spool.release(jobID: id)
@@ -443,7 +443,7 @@ extension DownloadEngine {
         }
     }
 
-    private func giveUp(_ transfer: Transfer, _ failure: TransferFailure) {
+    private func giveUp(_ transfer: Transfer, _ failure: JobFailure) {
         if transfer.stopIntent == .cancel {
             stopped(transfer, bytesOnDisk: 0)
             return
@@ -457,7 +457,7 @@ extension DownloadEngine {
         forget(transfer)
     }
 
-    private func retryLater(_ transfer: Transfer, _ failure: TransferFailure, retryAfter: Double?) {
+    private func retryLater(_ transfer: Transfer, _ failure: JobFailure, retryAfter: Double?) {
         transfer.failures += 1
         guard configuration.retry.shouldRetry(afterAttempt: transfer.failures) else {
             giveUp(transfer, failure)

@@ -17,13 +17,13 @@ extension DownloadEngine {
             url = try SubmittedURL.parse(spec.url)
         } catch {
             switch error {
-            case .unsupportedScheme(let message): emit(.failed(id: spec.id, TransferFailure(code: "unsupported_scheme", message: message)))
-            case .invalid(let message): emit(.failed(id: spec.id, TransferFailure(code: "invalid_url", message: message)))
+            case .unsupportedScheme(let message): emit(.failed(id: spec.id, JobFailure(code: .unsupportedScheme, message: message)))
+            case .invalid(let message): emit(.failed(id: spec.id, JobFailure(code: .invalidURL, message: message)))
             }
             return
         }
         if let refusal = literalAddressRefusal(url) {
-            emit(.failed(id: spec.id, TransferFailure(code: "forbidden_destination", message: refusal)))
+            emit(.failed(id: spec.id, JobFailure(code: .forbiddenDestination, message: refusal)))
             return
         }
         let writer = FileWriter(

@@ -349,7 +349,7 @@ extension DownloadEngine {
     }
 
     /// Waits out the back-off for one segment; the other connections keep going (and may take over half of it).
-    private func retrySegment(_ transfer: Transfer, _ download: SegmentedDownload, _ fetch: SegmentFetch, _ failure: TransferFailure, retryAfter: Double?) {
+    private func retrySegment(_ transfer: Transfer, _ download: SegmentedDownload, _ fetch: SegmentFetch, _ failure: JobFailure, retryAfter: Double?) {
         let delay = configuration.retry.delay(afterAttempt: fetch.failures, retryAfter: retryAfter, jitter: Double.random(in: 0...1))
         logger.info("segment retrying", metadata: [
             "id": "\(transfer.id)", "from": "\(fetch.position)", "attempt": "\(fetch.failures)", "code": "\(failure.code)",

@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 
 /// What happens to a transfer, delivered serially and in order on the engine's event queue.
@@ -19,7 +20,7 @@ public enum TransferEvent: Sendable {
     /// The file is complete, verified and in `files/`.
     case finished(id: String, FinishedFile)
     /// Gave up; partial bytes are kept (deleted only for `checksum_mismatch`).
-    case failed(id: String, TransferFailure)
+    case failed(id: String, JobFailure)
     /// Paused by `pause(id:)`; the bytes on disk are kept.
     case paused(id: String, bytesOnDisk: Int64)
     /// Stopped by `shutdown()` (not a user pause); the bytes on disk are kept.
@@ -86,7 +87,7 @@ public enum WaitReason: Sendable, Equatable {
     /// Behind the concurrency limits.
     case queued
     /// Backing off after a retryable failure; `attempt` is the number of failed attempts so far.
-    case retrying(at: Date, attempt: Int, failure: TransferFailure)
+    case retrying(at: Date, attempt: Int, failure: JobFailure)
     /// Free space is below the reserve, or a write hit ENOSPC; continues when space returns.
     case diskFull
 }
@@ -116,20 +117,3 @@ public struct FinishedFile: Sendable, Equatable {
     }
 }
 
-/// Why a transfer failed (or last failed, while retrying), with a stable code.
-///
-/// Codes: `http_error` (with `httpStatus`), `network_error`, `timeout`, `too_many_redirects`, `checksum_mismatch`,
-/// `file_too_large`, `forbidden_destination`, `unsupported_scheme`, `invalid_url`, `disk_full`, `internal`.
-public struct TransferFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    public var code: String
-    public var message: String
-    public var httpStatus: Int?
-
-    public init(code: String, message: String, httpStatus: Int? = nil) {
-        self.code = code
-        self.message = message
-        self.httpStatus = httpStatus
-    }
-
-    public var description: String { "\(code): \(message)" }
-}

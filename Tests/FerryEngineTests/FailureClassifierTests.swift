@@ -1,3 +1,4 @@
+import FerryCore
 import CCurl
 @testable import FerryEngine
 import Foundation
@@ -8,9 +9,9 @@ struct FailureClassifierTests {
 
     private func verdict(_ cause: FailureCause) -> (kind: String, code: String, status: Int?) {
         switch FailureClassifier.classify(cause) {
-        case .retry(let f, _): return ("retry", f.code, f.httpStatus)
-        case .waitForSpace(let f): return ("wait", f.code, f.httpStatus)
-        case .giveUp(let f): return ("giveUp", f.code, f.httpStatus)
+        case .retry(let f, _): return ("retry", f.code.rawValue, f.httpStatus)
+        case .waitForSpace(let f): return ("wait", f.code.rawValue, f.httpStatus)
+        case .giveUp(let f): return ("giveUp", f.code.rawValue, f.httpStatus)
         }
     }
 
@@ -26,7 +27,7 @@ struct FailureClassifierTests {
 
     @Test func retryAfterIsPassedOn() {
         #expect(FailureClassifier.classify(.httpStatus(503, retryAfter: 7)) == .retry(
-            TransferFailure(code: "http_error", message: "the origin answered 503", httpStatus: 503), retryAfter: 7))
+            JobFailure(code: .httpError, message: "the origin answered 503", httpStatus: 503), retryAfter: 7))
     }
 
     @Test func networkFailuresAreRetried() {
@@ -57,7 +58,7 @@ struct FailureClassifierTests {
         #expect(verdict(.write(SystemError("pwrite", "/f", errno: EDQUOT))) == ("wait", "disk_full", nil))
         let eio = FailureClassifier.classify(.write(SystemError("pwrite", "/f", errno: EIO)))
         guard case .giveUp(let failure) = eio else { Issue.record("EIO must give up"); return }
-        #expect(failure.code == "internal")
+        #expect(failure.code == .internalError)
         #expect(failure.message.contains("pwrite"))
         #expect(failure.message.contains("errno \(EIO)"))
     }

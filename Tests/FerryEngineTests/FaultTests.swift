@@ -42,11 +42,11 @@ extension EngineIntegrationTests {
             let end = await h.download(TransferSpec(id: "st", url: url))
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(try Fixture.sha256Hex(ofFile: file.path) == Self.sha(80_000, 12))
-            let failures = h.recorder.events(for: "st").compactMap { event -> TransferFailure? in
+            let failures = h.recorder.events(for: "st").compactMap { event -> JobFailure? in
                 if case .waiting(_, .retrying(_, _, let failure)) = event { return failure }
                 return nil
             }
-            #expect(failures.first?.code == "timeout")
+            #expect(failures.first?.code == .timeout)
             #expect(origin.requests().last?.range == "bytes=50000-")
         }
     }
@@ -62,11 +62,11 @@ extension EngineIntegrationTests {
             let requests = origin.requests()
             #expect(requests.count == 2)
             if requests.count == 2 { #expect(requests[1].time - requests[0].time >= 0.9) }
-            let failure = h.recorder.events(for: "su").compactMap { event -> TransferFailure? in
+            let failure = h.recorder.events(for: "su").compactMap { event -> JobFailure? in
                 if case .waiting(_, .retrying(_, 1, let failure)) = event { return failure }
                 return nil
             }.first
-            #expect(failure?.code == "http_error")
+            #expect(failure?.code == .httpError)
             #expect(failure?.httpStatus == 503)
         }
     }
@@ -89,7 +89,7 @@ extension EngineIntegrationTests {
         try await EngineHarness.run({ $0.retry = RetryPolicy(maxAttempts: 3, baseDelay: 0.02, maxDelay: 0.05) }) { h in
             let end = await h.download(TransferSpec(id: "pe", url: origin.url("/f/down.bin?size=100&status=503")))
             let failure = try #require(end?.failure)
-            #expect(failure.code == "http_error")
+            #expect(failure.code == .httpError)
             #expect(failure.httpStatus == 503)
             #expect(origin.requests().count == 3)
             #expect(h.finishedNames().isEmpty)
@@ -102,7 +102,7 @@ extension EngineIntegrationTests {
         try await EngineHarness.run { h in
             let end = await h.download(TransferSpec(id: "nf", url: origin.url("/f/missing.bin?status=404")))
             let failure = try #require(end?.failure)
-            #expect(failure.code == "http_error")
+            #expect(failure.code == .httpError)
             #expect(failure.httpStatus == 404)
             #expect(origin.requests().count == 1)
             #expect(h.finishedNames().isEmpty)
@@ -117,7 +117,7 @@ extension EngineIntegrationTests {
         try await EngineHarness.run({ $0.retry = RetryPolicy(maxAttempts: 4, baseDelay: 0.3, maxDelay: 0.3) }) { h in
             h.engine.submit(TransferSpec(id: "sb", url: origin.url("/f/short.bin?size=60000&seed=15&short_by=1000")))
             let retrying = await h.recorder.wait { events in
-                events.contains { if case .waiting(_, .retrying(_, _, let failure)) = $0 { failure.code == "network_error" } else { false } }
+                events.contains { if case .waiting(_, .retrying(_, _, let failure)) = $0 { failure.code == .networkError } else { false } }
             }
             #expect(retrying)
             h.engine.updateURL(id: "sb", origin.url("/f/short.bin?size=60000&seed=15"))
@@ -135,7 +135,7 @@ extension EngineIntegrationTests {
             let wrong = String(repeating: "0", count: 64)
             let end = await h.download(TransferSpec(id: "cm", url: origin.url("/f/sum.bin?size=10000&seed=16"), expectedSHA256: wrong))
             let failure = try #require(end?.failure)
-            #expect(failure.code == "checksum_mismatch")
+            #expect(failure.code == .checksumMismatch)
             #expect(h.finishedNames().isEmpty)
             await h.recorder.wait(timeout: 2) { _ in h.partialSize("cm") == nil }
             #expect(h.partialSize("cm") == nil)
@@ -165,7 +165,7 @@ extension EngineIntegrationTests {
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let end = await h.download(TransferSpec(id: "lp", url: origin.url("/loop")))
-            #expect(end?.failure?.code == "too_many_redirects")
+            #expect(end?.failure?.code == .tooManyRedirects)
             #expect(origin.requests().count == 11)
             #expect(h.finishedNames().isEmpty)
         }
@@ -254,7 +254,7 @@ extension EngineIntegrationTests {
         defer { origin.stop() }
         try await EngineHarness.run({ $0.maxFileSize = 10_000 }) { h in
             let end = await h.download(TransferSpec(id: "mk", url: origin.url("/f/big.bin?size=50000&seed=24")))
-            #expect(end?.failure?.code == "file_too_large")
+            #expect(end?.failure?.code == .fileTooLarge)
             #expect(h.finishedNames().isEmpty)
             #expect(origin.requests().count == 1)
         }
@@ -265,7 +265,7 @@ extension EngineIntegrationTests {
         defer { origin.stop() }
         try await EngineHarness.run({ $0.maxFileSize = 10_000 }) { h in
             let end = await h.download(TransferSpec(id: "mu", url: origin.url("/f/stream.bin?size=50000&seed=25&no_length=1")))
-            #expect(end?.failure?.code == "file_too_large")
+            #expect(end?.failure?.code == .fileTooLarge)
             #expect(h.finishedNames().isEmpty)
             #expect(origin.requests().count == 1)
             // Within the limit, a close-delimited body downloads fine.
@@ -280,18 +280,18 @@ extension EngineIntegrationTests {
         defer { origin.stop() }
         try await EngineHarness.run({ $0.allowPrivateNetworks = false }) { h in
             let literal = await h.download(TransferSpec(id: "g1", url: origin.url("/f/a.bin?size=10")))
-            #expect(literal?.failure?.code == "forbidden_destination")
+            #expect(literal?.failure?.code == .forbiddenDestination)
             let numeric = await h.download(TransferSpec(id: "g2", url: "http://2130706433:\(origin.port)/f/a.bin?size=10"))
-            #expect(numeric?.failure?.code == "forbidden_destination")
+            #expect(numeric?.failure?.code == .forbiddenDestination)
             // A name is checked on the address actually connected (CURLOPT_OPENSOCKETFUNCTION), and not retried.
             let named = await h.download(TransferSpec(id: "g3", url: "http://localhost:\(origin.port)/f/a.bin?size=10"))
             let failure = try #require(named?.failure)
-            #expect(failure.code == "forbidden_destination")
+            #expect(failure.code == .forbiddenDestination)
             #expect(!h.recorder.events(for: "g3").contains { if case .waiting(_, .retrying) = $0 { true } else { false } })
             #expect(origin.requests().isEmpty)
             #expect(h.finishedNames().isEmpty)
             let scheme = await h.download(TransferSpec(id: "g4", url: "ftp://example.com/a"))
-            #expect(scheme?.failure?.code == "unsupported_scheme")
+            #expect(scheme?.failure?.code == .unsupportedScheme)
         }
     }
 

@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 import Testing
 @testable import FerryStore
@@ -12,7 +13,7 @@ struct JobRecordStorageTests {
         copy.bytesReceived = 7
         copy.etag = nil
         copy.headers = []
-        copy.error = JobError(code: "retrying", message: "again")
+        copy.error = JobFailure(code: .retrying, message: "again")
         #expect(original == JobRecord.makeFull("a"))
         #expect(original.state == .failed && original.etag == "\"s1-4194304\"" && original.headers.count == 3)
         #expect(copy.state == .paused && copy.bytesReceived == 7 && copy.etag == nil && copy.headers.isEmpty)

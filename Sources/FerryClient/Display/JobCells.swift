@@ -18,7 +18,7 @@ public struct JobCells: Sendable, Equatable {
     public init(_ job: Job) {
         id = TerminalText.sanitized(job.id)
         if job.state == .waiting, let error = job.error {
-            state = "waiting (\(TerminalText.sanitized(error.code)))"
+            state = "waiting (\(TerminalText.sanitized(error.code.rawValue)))"
         } else {
             state = job.state.description
         }

@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 
 /// A job's state as the API names it. Unknown names (a newer server) are kept as `.other`.
@@ -32,19 +33,6 @@ public enum JobState: Sendable, Hashable, CustomStringConvertible {
     /// Whether a `--wait` is over for a job in this state: it finished, or it stopped and will not go on by
     /// itself (`failed` gave up; a user may resume it, but nothing will happen until then).
     public var endsWait: Bool { self == .finished || self == .failed || self == .cancelled }
-}
-
-/// The `error` of a job: why it failed, or why it is waiting (`disk_full`, `retrying`).
-public struct JobFailure: Sendable, Equatable, Decodable {
-    public var code: String
-    public var message: String
-    public var httpStatus: Int?
-
-    public init(code: String, message: String, httpStatus: Int? = nil) {
-        self.code = code
-        self.message = message
-        self.httpStatus = httpStatus
-    }
 }
 
 /// The API's job object, as far as the terminal client shows it. Fields a server leaves out decode as nil.

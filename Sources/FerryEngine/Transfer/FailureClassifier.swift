@@ -1,3 +1,4 @@
+import FerryCore
 import CCurl
 
 /// What went wrong in one attempt, as the transfer observed it.
@@ -23,11 +24,11 @@ enum FailureCause: Equatable, Sendable {
 /// What to do about a failure.
 enum FailureVerdict: Equatable, Sendable {
     /// Try again after the back-off (and at least `retryAfter` seconds when the origin asked for it).
-    case retry(TransferFailure, retryAfter: Double?)
+    case retry(JobFailure, retryAfter: Double?)
     /// Wait until free space returns, then continue.
-    case waitForSpace(TransferFailure)
+    case waitForSpace(JobFailure)
     /// Stop for good.
-    case giveUp(TransferFailure)
+    case giveUp(JobFailure)
 }
 
 /// Classifies every transfer failure once: retry or give up, with a stable code. Pure.
@@ -35,24 +36,24 @@ enum FailureClassifier {
     static func classify(_ cause: FailureCause) -> FailureVerdict {
         switch cause {
         case .httpStatus(let status, let retryAfter):
-            let failure = TransferFailure(code: "http_error", message: "the origin answered \(status)", httpStatus: status)
+            let failure = JobFailure(code: .httpError, message: "the origin answered \(status)", httpStatus: status)
             if status == 408 || status == 429 || (500..<600).contains(status) { return .retry(failure, retryAfter: retryAfter) }
             return .giveUp(failure)
         case .forbiddenDestination(let detail):
-            return .giveUp(TransferFailure(code: "forbidden_destination", message: detail))
+            return .giveUp(JobFailure(code: .forbiddenDestination, message: detail))
         case .write(let error):
-            if error.isNoSpace { return .waitForSpace(TransferFailure(code: "disk_full", message: "no space left for the file: \(error)")) }
-            return .giveUp(TransferFailure(code: "internal", message: "writing the file failed: \(error)"))
+            if error.isNoSpace { return .waitForSpace(JobFailure(code: .diskFull, message: "no space left for the file: \(error)")) }
+            return .giveUp(JobFailure(code: .internalError, message: "writing the file failed: \(error)"))
         case .tooLarge(let detail):
-            return .giveUp(TransferFailure(code: "file_too_large", message: detail))
+            return .giveUp(JobFailure(code: .fileTooLarge, message: detail))
         case .quotaExceeded(let detail):
-            return .giveUp(TransferFailure(code: "quota_exceeded", message: detail))
+            return .giveUp(JobFailure(code: .quotaExceeded, message: detail))
         case .checksumMismatch(let expected, let actual):
-            return .giveUp(TransferFailure(code: "checksum_mismatch", message: "SHA-256 is \(actual), expected \(expected)"))
+            return .giveUp(JobFailure(code: .checksumMismatch, message: "SHA-256 is \(actual), expected \(expected)"))
         case .unusableResponse(let detail):
-            return .retry(TransferFailure(code: "network_error", message: detail), retryAfter: nil)
+            return .retry(JobFailure(code: .networkError, message: detail), retryAfter: nil)
         case .internalError(let detail):
-            return .giveUp(TransferFailure(code: "internal", message: detail))
+            return .giveUp(JobFailure(code: .internalError, message: detail))
         case .curl(let code, let detail):
             return classify(curlCode: code, detail: detail)
         }
@@ -63,27 +64,27 @@ enum FailureClassifier {
         let message = "\(text) (curl \(code))"
         switch CURLcode(UInt32(code)) {
         case CURLE_OPERATION_TIMEDOUT:
-            return .retry(TransferFailure(code: "timeout", message: message), retryAfter: nil)
+            return .retry(JobFailure(code: .timeout, message: message), retryAfter: nil)
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT, CURLE_PARTIAL_FILE,
              CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2, CURLE_HTTP2_STREAM,
              CURLE_WEIRD_SERVER_REPLY, CURLE_SSL_CONNECT_ERROR, CURLE_HTTP3, CURLE_AGAIN:
-            return .retry(TransferFailure(code: "network_error", message: message), retryAfter: nil)
+            return .retry(JobFailure(code: .networkError, message: message), retryAfter: nil)
         case CURLE_TOO_MANY_REDIRECTS:
-            return .giveUp(TransferFailure(code: "too_many_redirects", message: message))
+            return .giveUp(JobFailure(code: .tooManyRedirects, message: message))
         case CURLE_UNSUPPORTED_PROTOCOL:
-            return .giveUp(TransferFailure(code: "unsupported_scheme", message: message))
+            return .giveUp(JobFailure(code: .unsupportedScheme, message: message))
         case CURLE_URL_MALFORMAT:
-            return .giveUp(TransferFailure(code: "invalid_url", message: message))
+            return .giveUp(JobFailure(code: .invalidURL, message: message))
         case CURLE_FILESIZE_EXCEEDED:
-            return .giveUp(TransferFailure(code: "file_too_large", message: message))
+            return .giveUp(JobFailure(code: .fileTooLarge, message: message))
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
              CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER:
-            return .giveUp(TransferFailure(code: "network_error", message: message))
+            return .giveUp(JobFailure(code: .networkError, message: message))
         case CURLE_OUT_OF_MEMORY, CURLE_WRITE_ERROR, CURLE_ABORTED_BY_CALLBACK, CURLE_BAD_FUNCTION_ARGUMENT,
              CURLE_FAILED_INIT, CURLE_NOT_BUILT_IN, CURLE_UNKNOWN_OPTION:
-            return .giveUp(TransferFailure(code: "internal", message: message))
+            return .giveUp(JobFailure(code: .internalError, message: message))
         default:
-            return .retry(TransferFailure(code: "network_error", message: message), retryAfter: nil)
+            return .retry(JobFailure(code: .networkError, message: message), retryAfter: nil)
         }
     }
 }

@@ -1,3 +1,4 @@
+import FerryCore
 import FerryStore
 
 /// The spool quota's arithmetic (`--spool-quota`): pure, so the decisions are tested apart from downloads.
@@ -9,7 +10,7 @@ struct SpoolBudget: Sendable, Equatable {
     var quota: Int64
 
     /// Failures after which the engine deletes the partial file, so the job holds nothing.
-    static let discardingFailures: Set<String> = ["checksum_mismatch", "quota_exceeded"]
+    static let discardingFailures: Set<FailureCode> = [.checksumMismatch, .quotaExceeded]
 
     /// Bytes the spool holds for `jobs`, leaving out `excluding`; `claims` are the whole-file sizes running
     /// transfers claimed (`SpoolQuota`).

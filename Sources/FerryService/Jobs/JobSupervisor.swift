@@ -537,14 +537,14 @@ actor JobSupervisor {
             events.append(progressEvent(job, live))
         case .waiting(_, let reason):
             guard !userStopped else { return }
-            let error: JobError? = switch reason {
+            let error: JobFailure? = switch reason {
             case .queued: nil
             case .diskFull:
-                JobError(code: "disk_full",
+                JobFailure(code: .diskFull,
                          message: "free space is below the reserve (or a write hit ENOSPC); the download continues when space returns",
                          httpStatus: nil)
             case .retrying(let at, let attempt, let failure):
-                JobError(code: "retrying",
+                JobFailure(code: .retrying,
                          message: "attempt \(attempt) failed (\(failure.code): \(failure.message)); retrying at \(Timestamp.rfc3339(at))",
                          httpStatus: failure.httpStatus)
             }
@@ -553,7 +553,7 @@ actor JobSupervisor {
             if case .queued = reason {} else { job.bytesReceived = spool.partialSize(jobID: id) }
             if job.state == .waiting && job.error == error && jobs[id]?.bytesReceived == job.bytesReceived { return }
             if case .retrying(_, _, let failure) = reason { metrics.transferError(failure.code) }
-            if case .diskFull = reason { metrics.transferError("disk_full") }
+            if case .diskFull = reason { metrics.transferError(.diskFull) }
             job.state = .waiting
             job.error = error
             rates[id] = nil
@@ -576,7 +576,7 @@ actor JobSupervisor {
         case .failed(_, let failure):
             guard !userStopped else { return }
             job.state = .failed
-            job.error = JobError(code: failure.code, message: failure.message, httpStatus: failure.httpStatus)
+            job.error = JobFailure(code: failure.code, message: failure.message, httpStatus: failure.httpStatus)
             job.finishedAt = now()
             rates[id] = nil
             metrics.transferError(failure.code)

@@ -53,9 +53,9 @@ enum JobView {
         json.endObject()
     }
 
-    static func writeError(_ error: JobError, into json: inout JSONWriter) {
+    static func writeError(_ error: JobFailure, into json: inout JSONWriter) {
         json.beginObject()
-        json.field("code", error.code)
+        json.field("code", error.code.rawValue)
         json.field("message", error.message)
         if let status = error.httpStatus { json.field("httpStatus", status) }
         json.endObject()

@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 
 /// Counters for `/metrics`, updated from any thread.
@@ -22,9 +23,9 @@ final class ServiceMetrics: @unchecked Sendable {
         requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
     }
 
-    func transferError(_ code: String) {
+    func transferError(_ code: FailureCode) {
         lock.lock(); defer { lock.unlock() }
-        transferErrors[code, default: 0] += 1
+        transferErrors[code.rawValue, default: 0] += 1
     }
 
     func bytesDownloaded(_ count: Int64) {

@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 
 /// Everything Ferry knows about a job, as stored. Bytes on disk are the truth for progress; `bytesReceived` here
@@ -27,7 +28,7 @@ public struct JobRecord: Sendable {
         contentType: String? = nil,
         sha256: String? = nil,
         expectedSHA256: String? = nil,
-        error: JobError? = nil,
+        error: JobFailure? = nil,
         attempts: Int = 0,
         priority: Int = 0,
         maxBytesPerSecond: Int64? = nil,
@@ -145,7 +146,7 @@ public struct JobRecord: Sendable {
         set { extra(setting: newValue != nil)?.expectedSHA256 = newValue }
     }
 
-    public var error: JobError? {
+    public var error: JobFailure? {
         get { core.extra?.error }
         set { extra(setting: newValue != nil)?.error = newValue }
     }
@@ -261,7 +262,7 @@ public struct JobRecord: Sendable {
         var contentType: String?
         var sha256: String?
         var expectedSHA256: String?
-        var error: JobError?
+        var error: JobFailure?
         var maxBytesPerSecond: Int64?
         var connections: Int?
         var headers: [HeaderField]
@@ -273,7 +274,7 @@ public struct JobRecord: Sendable {
 
         init(finalURL: String? = nil, filename: String? = nil, requestedFilename: String? = nil,
              contentType: String? = nil, sha256: String? = nil, expectedSHA256: String? = nil,
-             error: JobError? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil,
+             error: JobFailure? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil,
              headers: [HeaderField] = [], etag: String? = nil, lastModified: String? = nil,
              resumeData: [UInt8]? = nil, startedAt: Date? = nil, finishedAt: Date? = nil) {
             self.finalURL = finalURL
@@ -350,7 +351,7 @@ extension JobRecord: Codable {
             contentType: try c.decodeIfPresent(String.self, forKey: .contentType),
             sha256: try c.decodeIfPresent(String.self, forKey: .sha256),
             expectedSHA256: try c.decodeIfPresent(String.self, forKey: .expectedSHA256),
-            error: try c.decodeIfPresent(JobError.self, forKey: .error),
+            error: try c.decodeIfPresent(JobFailure.self, forKey: .error),
             attempts: try c.decode(Int.self, forKey: .attempts),
             priority: try c.decode(Int.self, forKey: .priority),
             maxBytesPerSecond: try c.decodeIfPresent(Int64.self, forKey: .maxBytesPerSecond),

@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 
 /// How a `JobRecord` maps to a row of the `jobs` table: the column list, the SQL built from it, binding and
@@ -48,7 +49,7 @@ enum SQLiteJobRow {
         try statement.bind(job.contentType, to: ":content_type")
         try statement.bind(job.sha256, to: ":sha256")
         try statement.bind(job.expectedSHA256, to: ":expected_sha256")
-        try statement.bind(job.error?.code, to: ":error_code")
+        try statement.bind(job.error?.code.rawValue, to: ":error_code")
         try statement.bind(job.error?.message, to: ":error_message")
         try statement.bind(job.error?.httpStatus, to: ":error_http_status")
         try statement.bind(job.attempts, to: ":attempts")
@@ -91,7 +92,7 @@ enum SQLiteJobRow {
         let url = strings.intern(try need(text(.url), .url))
         let dedupeKey = strings.intern(try need(text(.dedupeKey), .dedupeKey))
         let error = text(.errorCode).map {
-            JobError(code: $0, message: text(.errorMessage) ?? "", httpStatus: integer(.errorHTTPStatus).map { Int($0) })
+            JobFailure(code: FailureCode(rawValue: $0), message: text(.errorMessage) ?? "", httpStatus: integer(.errorHTTPStatus).map { Int($0) })
         }
         return JobRecord(
             id: id,

@@ -1,3 +1,4 @@
+import FerryCore
 @testable import FerryClient
 import Testing
 
@@ -12,12 +13,12 @@ struct DisplayTests {
         #expect(JobCells(Self.running()).plainLine
             == "j1  downloading  52%  5.2 MiB/10.0 MiB  1.2 MiB/s  ETA 5s  movie.mkv")
         let failed = Job(id: "j2", url: "http://o/x", state: .failed, filename: "x", error:
-            JobFailure(code: "http_error", message: "the origin answered 404", httpStatus: 404))
+            JobFailure(code: .httpError, message: "the origin answered 404", httpStatus: 404))
         #expect(JobCells(failed).plainLine == "j2  failed  --  0 B  x  http_error: the origin answered 404")
         let finished = Job(id: "j3", url: "http://o/y", state: .finished, filename: "y", bytesReceived: 2048,
                            bytesExpected: 2048, progress: 1)
         #expect(JobCells(finished).plainLine == "j3  finished  100%  2.0 KiB  y")
-        let retrying = Job(id: "j4", url: "http://o/z", state: .waiting, error: JobFailure(code: "retrying", message: "again at 12:00"))
+        let retrying = Job(id: "j4", url: "http://o/z", state: .waiting, error: JobFailure(code: .retrying, message: "again at 12:00"))
         #expect(JobCells(retrying).state == "waiting (retrying)")
         #expect(JobCells(retrying).name == "z", "no filename yet: the URL's last segment")
     }

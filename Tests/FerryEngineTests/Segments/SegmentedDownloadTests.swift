@@ -404,7 +404,7 @@ extension EngineIntegrationTests {
             let wrong = String(repeating: "1", count: 64)
             let end = await h.download(TransferSpec(id: "scm", url: origin.url("/cm.bin"), expectedSHA256: wrong, connections: 4))
             let failure = try #require(end?.failure, "\(String(describing: end))")
-            #expect(failure.code == "checksum_mismatch")
+            #expect(failure.code == .checksumMismatch)
             #expect(h.finishedNames().isEmpty)
             await h.recorder.wait(timeout: 2) { _ in h.partialSize("scm") == nil }
             #expect(h.partialSize("scm") == nil)

@@ -1,3 +1,4 @@
+import FerryCore
 import FerryEngine
 import Foundation
 
@@ -63,7 +64,7 @@ extension TransferEvent {
         return nil
     }
 
-    var failure: TransferFailure? {
+    var failure: JobFailure? {
         if case .failed(_, let failure) = self { return failure }
         return nil
     }

@@ -1,3 +1,4 @@
+import FerryCore
 import FerryStore
 import FerryTestSupport
 import Foundation
@@ -56,7 +57,7 @@ struct ContentConflictTests {
 /// The same sentences, state by state, without a server.
 @Suite("Content conflict messages")
 struct ContentConflictMessageTests {
-    private func message(_ state: JobState, error: JobError? = nil) -> String {
+    private func message(_ state: JobState, error: JobFailure? = nil) -> String {
         ContentController.notFinishedMessage(
             JobRecord(id: "j1", url: "https://o.example/a", state: state, error: error, dedupeKey: "k", createdAt: Date()))
     }
@@ -72,11 +73,11 @@ struct ContentConflictMessageTests {
     }
 
     @Test func failedNamesTheReasonAndTheResume() {
-        let text = message(.failed, error: JobError(code: "http_error", message: "the origin answered 404 Not Found", httpStatus: 404))
+        let text = message(.failed, error: JobFailure(code: .httpError, message: "the origin answered 404 Not Found", httpStatus: 404))
         #expect(text.contains("failed") && text.contains("404 Not Found") && text.contains("[http_error]"))
         #expect(!text.contains("(HTTP 404)"), "the status is not repeated when the message names it: \(text)")
         #expect(text.contains("/api/v1/jobs/j1/resume"))
-        let other = message(.failed, error: JobError(code: "http_error", message: "origin refused", httpStatus: 403))
+        let other = message(.failed, error: JobFailure(code: .httpError, message: "origin refused", httpStatus: 403))
         #expect(other.contains("(HTTP 403)"))
         #expect(message(.cancelled).contains("was cancelled and has no file"))
     }

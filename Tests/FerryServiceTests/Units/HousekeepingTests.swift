@@ -1,3 +1,4 @@
+import FerryCore
 import FerryStore
 import Foundation
 import Testing
@@ -74,11 +75,11 @@ struct HousekeepingTests {
     /// A failure that deleted the job's bytes holds nothing; a running transfer's claim counts in full.
     @Test func budgetCountsClaimsAndNothingForDiscardedBytes() {
         var failed = job("f", .failed, endedSecondsAgo: 1, bytes: 500)
-        failed.error = JobError(code: "quota_exceeded", message: "", httpStatus: nil)
+        failed.error = JobFailure(code: .quotaExceeded, message: "", httpStatus: nil)
         var checksum = job("s", .failed, endedSecondsAgo: 1, bytes: 400)
-        checksum.error = JobError(code: "checksum_mismatch", message: "", httpStatus: nil)
+        checksum.error = JobFailure(code: .checksumMismatch, message: "", httpStatus: nil)
         var network = job("n", .failed, endedSecondsAgo: 1, bytes: 300)
-        network.error = JobError(code: "network_error", message: "", httpStatus: nil)
+        network.error = JobFailure(code: .networkError, message: "", httpStatus: nil)
         let running = job("r", .downloading, endedSecondsAgo: nil, bytes: 100)
         #expect(SpoolBudget.held(by: [failed, checksum, network, running]) == 400)
         #expect(SpoolBudget.held(by: [failed, checksum, network, running], claims: ["r": 1_000]) == 1_300)

@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 @testable import FerryStore
 
@@ -33,7 +34,7 @@ extension JobRecord {
             contentType: "application/zip",
             sha256: String(repeating: "ab", count: 32),
             expectedSHA256: String(repeating: "cd", count: 32),
-            error: JobError(code: "http_error", message: "origin answered 503 \"busy\"\n", httpStatus: 503),
+            error: JobFailure(code: .httpError, message: "origin answered 503 \"busy\"\n", httpStatus: 503),
             attempts: 3,
             priority: -7,
             maxBytesPerSecond: 65_536,
