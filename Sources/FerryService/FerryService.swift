@@ -86,7 +86,7 @@ public final class FerryService: @unchecked Sendable {
         }
 
         let supervisor = JobSupervisor(.init(
-            store: store, engine: engine, spool: spool, ids: ids, commits: commits, metrics: metrics,
+            store: store, engine: engine, files: engine, ids: ids, commits: commits, metrics: metrics,
             logger: logger, table: table, quota: quota))
         self.supervisor = supervisor
         eventPump = Task {

@@ -12,12 +12,12 @@ import Logging
 /// the `CommitPipeline`, which makes it durable before the events are published. API calls that
 /// must answer with a durable result await that commit.
 ///
-/// Owner: this actor. The engine, spool and store are called from here but own their own state.
+/// Owner: this actor. The engine (transfers and their files) and the store are called from here but own their own state.
 actor JobSupervisor {
     struct Dependencies: Sendable {
         var store: any JobStore
-        var engine: DownloadEngine
-        var spool: Spool
+        var engine: any TransferControl
+        var files: any JobFiles
         var ids: EventIDAllocator
         var commits: CommitPipeline
         var metrics: ServiceMetrics
@@ -36,8 +36,8 @@ actor JobSupervisor {
     }
 
     private let store: any JobStore
-    private let engine: DownloadEngine
-    private let spool: Spool
+    private let engine: any TransferControl
+    private let files: any JobFiles
     private let ids: EventIDAllocator
     private let commits: CommitPipeline
     private let metrics: ServiceMetrics
@@ -62,7 +62,7 @@ actor JobSupervisor {
     init(_ dependencies: Dependencies) {
         store = dependencies.store
         engine = dependencies.engine
-        spool = dependencies.spool
+        files = dependencies.files
         ids = dependencies.ids
         commits = dependencies.commits
         metrics = dependencies.metrics
@@ -148,48 +148,44 @@ actor JobSupervisor {
 
     // MARK: Start-up
 
-    /// Loads every job, puts interrupted ones back in the engine's queue, and sweeps the spool.
+    /// Loads every job, puts interrupted ones back in the engine's queue, and has the engine sweep the spool.
     /// Jobs that were downloading or waiting continue from the bytes on disk; paused stay paused.
     func recover() async throws {
         let stored = try await store.all().sorted { $0.sequence < $1.sequence }
         var resubmit: [JobRecord] = []
         var changed: [JobRecord] = []
-        let partials = Set(spool.partialJobIDs())
+        let found = files.recoverFiles(stored.map { job in
+            let standing: RecoveringJob.Standing = switch job.state {
+            case .finished: .finished
+            case .cancelled: .cancelled
+            default: .unfinished
+            }
+            return RecoveringJob(id: job.id, filename: job.filename, standing: standing)
+        })
         jobs.reserveCapacity(stored.count)
         order.reserveCapacity(stored.count)
         for var job in stored {
-            // A finish record is among `partials` (which lists them): no file lookup per job otherwise.
-            if !job.state.isTerminal, partials.contains(job.id), let finish = spool.finishRecord(jobID: job.id),
-               adopt(finish, into: &job) {
+            switch found[job.id] {
+            case .finished(let finish):
+                adopt(finish, into: &job)
                 changed.append(job)
-            }
-            if let name = job.filename, !job.state.isTerminal || job.state == .finished {
-                spool.claim(filename: name, for: job.id)
-            }
-            switch job.state {
-            case .waiting, .downloading:
-                let onDisk = partials.contains(job.id) ? spool.partialSize(jobID: job.id) : 0
-                if job.bytesReceived != onDisk || job.state != .waiting {
-                    job.bytesReceived = onDisk
-                    job.state = .waiting
-                    job.updatedAt = now()
-                    changed.append(job)
-                }
-                resubmit.append(job)
-            case .paused, .failed:
-                let onDisk = partials.contains(job.id) ? spool.partialSize(jobID: job.id) : 0
-                if job.bytesReceived != onDisk {
+            case .partial(let onDisk):
+                if job.state == .waiting || job.state == .downloading {
+                    if job.bytesReceived != onDisk || job.state != .waiting {
+                        job.bytesReceived = onDisk
+                        job.state = .waiting
+                        job.updatedAt = now()
+                        changed.append(job)
+                    }
+                    resubmit.append(job)
+                } else if job.bytesReceived != onDisk {
                     job.bytesReceived = onDisk
                     changed.append(job)
                 }
-            case .finished, .cancelled:
+            case nil:
                 break
             }
             insertIntoTable(job)
-        }
-        // Partial files no job owns are leftovers: remove them.
-        for id in partials where jobs[id] == nil || jobs[id]!.state == .finished || jobs[id]!.state == .cancelled {
-            spool.removePartial(jobID: id)
         }
         if !changed.isEmpty {
             do {
@@ -206,15 +202,9 @@ actor JobSupervisor {
         FreeMemory.returnToSystem()
     }
 
-    /// A download whose file was moved into `files/` just before a crash, when the store had not yet
-    /// heard of it: the spool's finish record names the file; if it is there, whole, the job is
-    /// finished (no second download, no orphan). Returns whether the job was adopted.
-    private func adopt(_ finish: FinishRecord, into job: inout JobRecord) -> Bool {
-        var info = stat()
-        guard stat(spool.finishedPath(for: finish.filename), &info) == 0, Int64(info.st_size) == finish.size else {
-            spool.removeFinishRecord(jobID: job.id)
-            return false
-        }
+    /// A download whose file was moved into `files/` just before a crash, when the store had not yet heard of it:
+    /// the engine found the file whole, so the job is finished (no second download, no orphan).
+    private func adopt(_ finish: FinishRecord, into job: inout JobRecord) {
         job.state = .finished
         job.error = nil
         job.filename = finish.filename
@@ -223,9 +213,6 @@ actor JobSupervisor {
         job.bytesExpected = finish.size
         job.finishedAt = now()
         job.updatedAt = now()
-        spool.removePartial(jobID: job.id)
-        logger.notice("adopted a file finished just before a restart", metadata: ["job": "\(job.id)", "file": "\(finish.filename)"])
-        return true
     }
 
     // MARK: Creating
@@ -272,7 +259,7 @@ actor JobSupervisor {
                 headers: draft.headers, dedupeKey: key, etag: nil, lastModified: nil, resumeData: nil,
                 createdAt: created, startedAt: nil, finishedAt: nil, updatedAt: created)
             if let requested = draft.filename {
-                record.filename = spool.reserve(filename: requested, for: record.id)
+                record.filename = files.reserveFilename(requested, for: record.id)
             }
             if draft.dedupe {
                 claimedHere[key] = index
@@ -299,7 +286,7 @@ actor JobSupervisor {
         do {
             inserted = try await store.insert(fresh.map(\.record), idempotencyRecord: record)
         } catch {
-            for item in fresh { spool.release(jobID: item.record.id) }
+            for item in fresh { files.releaseFilename(for: item.record.id) }
             throw APIError.store(error)
         }
         var change = CommitPipeline.Change()
@@ -333,7 +320,7 @@ actor JobSupervisor {
         let usable = byDedupeKey.ids(forKey: key).compactMap { jobs[$0] }.filter { job in
             switch job.state {
             case .cancelled, .failed: return false
-            case .finished: return job.filename.map { FileManager.default.fileExists(atPath: spool.finishedPath(for: $0)) } ?? false
+            case .finished: return job.filename.map(files.hasFinishedFile(named:)) ?? false
             default: return true
             }
         }
@@ -402,8 +389,6 @@ actor JobSupervisor {
             job.finishedAt = self.now()
             self.rates[id] = nil
             self.engine.cancel(id: id)
-            self.spool.removePartial(jobID: id)
-            self.spool.release(jobID: id)
         }
     }
 
@@ -435,10 +420,7 @@ actor JobSupervisor {
     /// Stops the job if active and removes it and its file for good.
     func delete(_ id: String) async throws {
         guard let job = jobs[id] else { throw APIError.jobNotFound(id) }
-        engine.cancel(id: id)
-        spool.removePartial(jobID: id)
-        if job.state == .finished, let name = job.filename { spool.removeFinished(filename: name) }
-        spool.release(jobID: id)
+        files.discard(jobID: id, finishedFile: job.state == .finished ? job.filename : nil)
         removeFromTable(id)
         restarts[id] = nil
         var change = CommitPipeline.Change()
@@ -454,10 +436,7 @@ actor JobSupervisor {
         guard !chosen.isEmpty else { return [] }
         var change = CommitPipeline.Change()
         for job in chosen {
-            engine.cancel(id: job.id)
-            spool.removePartial(jobID: job.id)
-            if job.state == .finished, let name = job.filename { spool.removeFinished(filename: name) }
-            spool.release(jobID: job.id)
+            files.discard(jobID: job.id, finishedFile: job.state == .finished ? job.filename : nil)
             removeFromTable(job.id)
             restarts[job.id] = nil
             change.deletions.append(job.id)
@@ -550,7 +529,7 @@ actor JobSupervisor {
             }
             // Bytes on disk are the truth: after a write hit ENOSPC, or a failed attempt, the last
             // progress counted bytes that were received but never written.
-            if case .queued = reason {} else { job.bytesReceived = spool.partialSize(jobID: id) }
+            if case .queued = reason {} else { job.bytesReceived = files.bytesOnDisk(jobID: id) }
             if job.state == .waiting && job.error == error && jobs[id]?.bytesReceived == job.bytesReceived { return }
             if case .retrying(_, _, let failure) = reason { metrics.transferError(failure.code) }
             if case .diskFull = reason { metrics.transferError(.diskFull) }
@@ -593,8 +572,8 @@ actor JobSupervisor {
         let change = CommitPipeline.Change(upserts: persist ? [job] : [], events: events)
         if case .finished = event, job.state == .finished {
             // Once the store knows the job is finished, the spool's finish record has done its work.
-            let ticket = commits.submit(change), spool = self.spool
-            Task { if (try? await ticket.durable()) != nil { spool.removeFinishRecord(jobID: id) } }
+            let ticket = commits.submit(change), files = self.files
+            Task { if (try? await ticket.durable()) != nil { files.finishRecorded(jobID: id) } }
         } else {
             commits.enqueue(change)
         }

@@ -1,0 +1,111 @@
+import Foundation
+
+/// A job's files as the service sees them at start-up (`DownloadEngine.recoverFiles`).
+public struct RecoveringJob: Sendable, Equatable {
+    public enum Standing: Sendable, Equatable {
+        /// Waiting, downloading, paused or failed: it may own a partial file, and a finish record if it died finishing.
+        case unfinished
+        case finished
+        case cancelled
+    }
+
+    public var id: String
+    public var filename: String?
+    public var standing: Standing
+
+    public init(id: String, filename: String?, standing: Standing) {
+        self.id = id
+        self.filename = filename
+        self.standing = standing
+    }
+}
+
+/// What the spool holds of one job at start-up.
+public enum RecoveredFiles: Sendable, Equatable {
+    /// Its partial file, with this many bytes (0 when there is none).
+    case partial(bytes: Int64)
+    /// Its file was moved into `files/` just before a crash, before the store heard of it; the record names it, and
+    /// the file is there, whole. The partial file is gone.
+    case finished(FinishRecord)
+}
+
+/// The engine is the only owner of the spool's files: it reserves names, deletes partial and finished files, and
+/// adopts what a crash left. The service asks through these methods (any thread; they act on the spool directly,
+/// whose own lock guards the name reservations) and never touches a spool path itself.
+extension DownloadEngine {
+    /// Reserves a free name in `files/` for the job (`name (1).ext` when taken) and returns it.
+    public func reserveFilename(_ requested: String, for jobID: String) -> String {
+        spool.reserve(filename: requested, for: jobID)
+    }
+
+    /// Gives back a name reserved for a job that was never created.
+    public func releaseFilename(for jobID: String) {
+        spool.release(jobID: jobID)
+    }
+
+    /// Bytes of the job's partial file on disk.
+    public func bytesOnDisk(jobID: String) -> Int64 {
+        spool.partialSize(jobID: jobID)
+    }
+
+    /// Whether a finished file of that name is in `files/`.
+    public func hasFinishedFile(named filename: String) -> Bool {
+        FileManager.default.fileExists(atPath: spool.finishedPath(for: filename))
+    }
+
+    /// Removes a job for good: stops its transfer, and deletes its partial file, its finished file `filename` (if it
+    /// has one) and its name.
+    public func discard(jobID: String, finishedFile filename: String?) {
+        cancel(id: jobID)
+        guard let filename else { return }
+        let spool = self.spool
+        diskQueue.async { spool.removeFinished(filename: filename) }
+    }
+
+    /// The store now records the job as finished: the spool's finish record has done its work.
+    public func finishRecorded(jobID: String) {
+        spool.removeFinishRecord(jobID: jobID)
+    }
+
+    /// Sweeps the spool at start-up, before any transfer: claims the names of unfinished and finished jobs, adopts a
+    /// file moved into `files/` just before a crash (when the finish record's file is there, whole), drops stale
+    /// finish records, and removes partial files no unfinished job owns. Returns what it found of each unfinished job.
+    public func recoverFiles(_ jobs: [RecoveringJob]) -> [String: RecoveredFiles] {
+        let partials = Set(spool.partialJobIDs())
+        var found: [String: RecoveredFiles] = [:]
+        var unfinished = Set<String>()
+        found.reserveCapacity(jobs.count)
+        for job in jobs {
+            guard job.standing != .cancelled else { continue }
+            // A finish record is among `partials` (which lists them): no file lookup per job otherwise.
+            if job.standing == .unfinished, partials.contains(job.id), let finish = spool.finishRecord(jobID: job.id) {
+                if let adopted = adopt(finish, jobID: job.id) {
+                    found[job.id] = .finished(adopted)
+                    continue
+                }
+            }
+            if let name = job.filename { spool.claim(filename: name, for: job.id) }
+            if job.standing == .unfinished {
+                unfinished.insert(job.id)
+                found[job.id] = .partial(bytes: partials.contains(job.id) ? spool.partialSize(jobID: job.id) : 0)
+            }
+        }
+        for id in partials where !unfinished.contains(id) && found[id] == nil {
+            spool.removePartial(jobID: id)
+        }
+        return found
+    }
+
+    /// The finished file a record names, if it is there whole: its name is claimed and the partial file removed.
+    private func adopt(_ finish: FinishRecord, jobID: String) -> FinishRecord? {
+        var info = stat()
+        guard stat(spool.finishedPath(for: finish.filename), &info) == 0, Int64(info.st_size) == finish.size else {
+            spool.removeFinishRecord(jobID: jobID)
+            return nil
+        }
+        spool.claim(filename: finish.filename, for: jobID)
+        spool.removePartial(jobID: jobID)
+        logger.notice("adopted a file finished just before a restart", metadata: ["job": "\(jobID)", "file": "\(finish.filename)"])
+        return finish
+    }
+}
