@@ -33,7 +33,9 @@ let package = Package(
         // The job store protocol and its SQLite implementation.
         .target(name: "FerryStore", dependencies: ["CSQLite", "FerryCore"]),
         // The service: REST API, events, auth, recovery. Glues server, engine and store.
-        .target(name: "FerryService", dependencies: ["CCrypto", "CLinux", "FerryCore", "FerryHTTP", "FerryEngine", "FerryStore", logging]),
+        // Its OpenAPI document is a JSON file compiled into the binary (see OpenAPI/OpenAPIDocument.swift for why).
+        .target(name: "FerryService", dependencies: ["CCrypto", "CLinux", "FerryCore", "FerryHTTP", "FerryEngine", "FerryStore", logging],
+                resources: [.embedInCode("OpenAPI/openapi.json")]),
         // A client of Ferry's HTTP API (requests, event streams) for the terminal commands.
         .target(name: "FerryClient", dependencies: ["CCurl", "CCrypto", "FerryCore"]),
         // The `ferry` command: `serve` and the terminal client.

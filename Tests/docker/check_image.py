@@ -13,6 +13,11 @@
    installs plus those of the base image (Essential packages and apt). Libraries of the Swift
    toolchain are linked statically into the image's binary (`--static-swift-stdlib`), so with a
    binary built without that flag they are reported and skipped.
+3. The binary needs no file of the repository beside it: SwiftPM embeds the OpenAPI document in it
+   (`.embedInCode`), so no `*.resources` bundle may sit beside the binary (the image and `make install`
+   copy only the binary and Public/), .dockerignore must keep the document in the build context, and a
+   copy of the binary alone, started in an empty directory, serves GET /api/v1/openapi.json with exactly
+   the bytes of Sources/FerryService/OpenAPI/openapi.json.
 
 Usage: check_image.py [--binary PATH]   (default: .build/release/ferry, else .build/debug/ferry)
 Prints one line per check and a closing 'N passed, N failed'; exits 1 on any failure.
@@ -22,8 +27,13 @@ import json
 import os
 import re
 import shlex
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
+import time
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 results = []
@@ -304,6 +314,64 @@ def check_libraries(binary, installed):
               f"(--static-swift-stdlib): {' '.join(sorted(skipped))}")
 
 
+OPENAPI_DOCUMENT = os.path.join("Sources", "FerryService", "OpenAPI", "openapi.json")
+
+
+def check_self_contained(binary):
+    """The binary carries what it serves: no resource bundle beside it, and the OpenAPI document embedded."""
+    if not os.path.exists(binary):
+        return
+    bundles = sorted(n for n in os.listdir(os.path.dirname(os.path.abspath(binary))) if n.endswith(".resources"))
+    check("no SwiftPM resource bundle beside the binary (the image and make install copy only the binary and Public/)",
+          not bundles, "" if not bundles else "found " + ", ".join(bundles) + ": copy it beside /usr/local/bin/ferry "
+          "in the Dockerfile and beside $(PREFIX)/bin/ferry in make install, or embed the resource (.embedInCode)")
+    ignore = [e.strip() for e in open(os.path.join(ROOT, ".dockerignore")).read().split()]
+    hidden = [e for e in ignore if e in ("Sources", "Sources/FerryService", "*.json", "**/*.json", OPENAPI_DOCUMENT)]
+    check(".dockerignore keeps the OpenAPI document in the build context", not hidden, " ".join(hidden))
+    with open(os.path.join(ROOT, OPENAPI_DOCUMENT), "rb") as f:
+        expected = f.read()
+    served, detail = serve_openapi_from_copy(binary)
+    check("a copy of the binary alone in an empty directory serves openapi.json byte for byte",
+          served == expected, detail or ("" if served == expected else
+                                          f"served {len(served or b'')} bytes, the file has {len(expected)}"))
+
+
+def serve_openapi_from_copy(binary):
+    """Copies the binary into an empty directory, runs `ferry serve` there on a free loopback port and returns
+    (the bytes of GET /api/v1/openapi.json, None) or (None, why not). The server is stopped by its pid."""
+    with tempfile.TemporaryDirectory(prefix="ferry-image-check.") as directory:
+        copy = os.path.join(directory, "bin", "ferry")
+        os.makedirs(os.path.dirname(copy))
+        shutil.copy2(binary, copy)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        env = {"PATH": "/usr/bin:/bin", "HOME": directory}
+        log = open(os.path.join(directory, "serve.log"), "wb")
+        server = subprocess.Popen([copy, "serve", "--host", "127.0.0.1", "--port", str(port), "--spool",
+                                   os.path.join(directory, "spool"), "--min-free-space", "0"],
+                                  cwd=directory, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and server.poll() is None:
+                try:
+                    with opener.open(f"http://127.0.0.1:{port}/api/v1/openapi.json", timeout=5) as response:
+                        return response.read(), None
+                except OSError:
+                    time.sleep(0.1)
+            return None, "ferry serve did not answer: " + open(os.path.join(directory, "serve.log"),
+                                                             errors="replace").read()[-500:].strip()
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+            log.close()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary")
@@ -314,6 +382,7 @@ def main():
     installed = check_dockerfile()
     check_side_files()
     check_libraries(binary, installed)
+    check_self_contained(binary)
     failed = results.count(False)
     print(f"{results.count(True)} passed, {failed} failed")
     sys.exit(1 if failed else 0)

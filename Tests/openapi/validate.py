@@ -2,12 +2,15 @@
 """Check Ferry's OpenAPI document against the OpenAPI 3.1 schema and against docs/API.md.
 
 Usage:
-    python3 Tests/openapi/validate.py [--swift PATH] [--api PATH] [--serve PATH]
+    python3 Tests/openapi/validate.py [--document PATH] [--api PATH] [--serve PATH] [--url URL]
 
---swift    the Swift file holding the document (default: Sources/FerryService/OpenAPI/OpenAPIDocument.swift)
+--document the OpenAPI document (default: Sources/FerryService/OpenAPI/openapi.json, which SwiftPM embeds in the
+           binary: Package.swift's `.embedInCode`, served by OpenAPIDocument.swift; both are checked to say so)
 --api      the API reference (default: docs/API.md)
 --serve    the `ferry serve` command (default: Sources/ferry/ServeCommand.swift)
-All defaults are files of this repository; nothing outside it is read.
+--url      optional: a running Ferry's base URL (e.g. http://127.0.0.1:8080); its GET /api/v1/openapi.json must be
+           the document's bytes exactly. FERRY_TOKEN, when set, is sent as the bearer token.
+All defaults are files of this repository; nothing outside it is read unless --url is given.
 
 docs/API.md and the OpenAPI document must agree, in both directions: the endpoint table (every method and
 path), the error-code table, the job-field table (and which fields may be null), the states table, the events
@@ -25,7 +28,9 @@ import re
 import sys
 
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-DEFAULT_SWIFT = os.path.join(REPO, "Sources", "FerryService", "OpenAPI", "OpenAPIDocument.swift")
+DEFAULT_DOCUMENT = os.path.join(REPO, "Sources", "FerryService", "OpenAPI", "openapi.json")
+SWIFT_DOCUMENT = os.path.join(REPO, "Sources", "FerryService", "OpenAPI", "OpenAPIDocument.swift")
+PACKAGE = os.path.join(REPO, "Package.swift")
 DEFAULT_API = os.path.join(REPO, "docs", "API.md")
 DEFAULT_SERVE = os.path.join(REPO, "Sources", "ferry", "ServeCommand.swift")
 
@@ -53,20 +58,43 @@ class Checks:
         return ok
 
 
-def extract_json(swift_source):
-    """The text of the Swift multi-line raw string literal, minus the closing delimiter's indentation."""
-    m = re.search(r'static let json: String = #"""[ \t]*\n(.*?)\n([ \t]*)"""#', swift_source, re.S)
-    if not m:
-        return None, "no `static let json: String = #\"\"\"` ... `\"\"\"#` literal found"
-    body, indent = m.group(1), m.group(2)
-    lines = body.split("\n")
-    for number, line in enumerate(lines, 1):
-        if line.strip() and not line.startswith(indent):
-            return None, f"line {number} of the literal is indented less than the closing delimiter"
-    text = "\n".join(line[len(indent):] for line in lines)
-    if "\\#" in text:
-        return None, "the literal contains `\\#`, which Swift would treat as an escape in a #-raw string"
-    return text, None
+def load_json_strict(text):
+    """The JSON value of `text`; raises ValueError for a key repeated in one object (json.loads keeps the last)."""
+    def no_duplicates(pairs):
+        seen = {}
+        for key, value in pairs:
+            if key in seen:
+                raise ValueError(f"key {key!r} appears twice in one object")
+            seen[key] = value
+        return seen
+    return json.loads(text, object_pairs_hook=no_duplicates)
+
+
+def embedding_problems(package_source, swift_source):
+    """Why the binary would not serve openapi.json as it is: Package.swift must embed it in FerryService and
+    OpenAPIDocument.swift must serve the embedded bytes. Empty when both hold."""
+    problems = []
+    target = re.search(r'\.target\(\s*name:\s*"FerryService".*?\)\s*,\s*\n', package_source, re.S)
+    if not target or '.embedInCode("OpenAPI/openapi.json")' not in target.group(0):
+        problems.append('Package.swift: the FerryService target does not declare `.embedInCode("OpenAPI/openapi.json")`')
+    if not re.search(r"^enum OpenAPIDocument\s*\{", swift_source, re.M):
+        problems.append("OpenAPIDocument.swift does not declare `enum OpenAPIDocument`")
+    if not re.search(r"static let bytes: \[UInt8\] = PackageResources\.openapi_json\b", swift_source):
+        problems.append("OpenAPIDocument.swift does not serve `PackageResources.openapi_json`")
+    if '"""' in swift_source:
+        problems.append("OpenAPIDocument.swift holds a multi-line string literal (the document belongs in openapi.json)")
+    return problems
+
+
+def served_document(base_url):
+    """The bytes a running Ferry serves at /api/v1/openapi.json, or raises OSError."""
+    import urllib.request
+    request = urllib.request.Request(base_url.rstrip("/") + "/api/v1/openapi.json")
+    if os.environ.get("FERRY_TOKEN"):
+        request.add_header("Authorization", "Bearer " + os.environ["FERRY_TOKEN"])
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=10) as response:
+        return response.status, response.headers.get("Content-Type", ""), response.read()
 
 
 # MARK: reading docs/API.md
@@ -185,9 +213,10 @@ def operation(doc, method, path):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--swift", default=DEFAULT_SWIFT)
+    parser.add_argument("--document", default=DEFAULT_DOCUMENT)
     parser.add_argument("--api", default=DEFAULT_API)
     parser.add_argument("--serve", default=DEFAULT_SERVE)
+    parser.add_argument("--url", default=None)
     args = parser.parse_args()
 
     try:
@@ -196,27 +225,47 @@ def main():
         print("openapi-spec-validator is not installed: pip install openapi-spec-validator", file=sys.stderr)
         return 2
     sources = {}
-    for name, path in (("swift", args.swift), ("api", args.api), ("serve", args.serve)):
+    for name, path in (("api", args.api), ("serve", args.serve), ("swift", SWIFT_DOCUMENT), ("package", PACKAGE)):
         try:
             with open(path, encoding="utf-8") as f:
                 sources[name] = f.read()
         except OSError as e:
             print(f"cannot read {path}: {e}", file=sys.stderr)
             return 2
-    swift_source, api_text = sources["swift"], sources["api"]
+    try:
+        with open(args.document, "rb") as f:
+            document_bytes = f.read()
+    except OSError as e:
+        print(f"cannot read {args.document}: {e}", file=sys.stderr)
+        return 2
+    api_text = sources["api"]
 
     checks = Checks()
-    checks.check(re.search(r"^enum OpenAPIDocument\s*\{", swift_source, re.M) is not None,
-                 "Swift file declares `enum OpenAPIDocument`")
-    text, problem = extract_json(swift_source)
-    if not checks.check(text is not None, "raw string literal found and well-formed", problem or ""):
-        return finish(checks)
+    print(f"document: {os.path.relpath(args.document, REPO)}")
+    if args.document == DEFAULT_DOCUMENT:
+        problems = embedding_problems(sources["package"], sources["swift"])
+        checks.check(not problems, "the binary serves openapi.json as it is (embedded at build time)", "; ".join(problems))
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        checks.check(False, "document is JSON", str(e))
+        text = document_bytes.decode("utf-8")
+    except UnicodeDecodeError as e:
+        checks.check(False, "document is UTF-8", str(e))
         return finish(checks)
-    checks.check(True, "document is JSON")
+    checks.check(not text.startswith("\ufeff"), "document is UTF-8 without a byte-order mark")
+    try:
+        doc = load_json_strict(text)
+    except ValueError as e:  # json.JSONDecodeError is a ValueError
+        checks.check(False, "document is JSON with no key repeated in an object", str(e))
+        return finish(checks)
+    checks.check(True, "document is JSON with no key repeated in an object")
+    if args.url:
+        try:
+            status, content_type, served = served_document(args.url)
+            checks.check(status == 200 and content_type.startswith("application/json"),
+                         f"{args.url} serves the document as application/json", f"{status} {content_type}")
+            checks.check(served == document_bytes, f"{args.url} serves the document's bytes exactly",
+                         f"served {len(served)} bytes, the file has {len(document_bytes)}")
+        except OSError as e:
+            checks.check(False, f"{args.url}/api/v1/openapi.json answers", str(e))
     checks.check(doc.get("openapi") == "3.1.0", "openapi is 3.1.0", repr(doc.get("openapi")))
     try:
         validate_spec(doc)
