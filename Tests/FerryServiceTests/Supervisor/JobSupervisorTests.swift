@@ -1,0 +1,161 @@
+import FerryCore
+import FerryEngine
+import FerryStore
+import Foundation
+import Testing
+@testable import FerryService
+
+/// The supervisor's state rules on their own: a memory store, a fake engine, a fixed clock; no sockets, no disk.
+@Suite("Job supervisor, alone")
+struct JobSupervisorTests {
+    let url = "http://example.org/file.iso"
+
+    @Test func createQueuesTheTransferOrKeepsItPaused() async throws {
+        let h = SupervisorHarness()
+        let job = try await h.create(url)
+        #expect(job.state == .waiting)
+        let paused = try await h.create(url + "?b") { $0.paused = true }
+        #expect(paused.state == .paused)
+        #expect(h.engine.log == ["submit \(job.id)"])
+        #expect(await h.store.job(id: job.id)?.state == .waiting, "answered only once durable")
+    }
+
+    @Test func dedupeAnswersTheLiveJobButNotAFinishedOneWhoseFileIsGone() async throws {
+        let h = SupervisorHarness()
+        let first = try await h.create(url)
+        let again = try await h.supervisor.create([SupervisorHarness.draft(url)])
+        guard case .existing(let existing) = again.first else { Issue.record("not deduplicated: \(again)"); return }
+        #expect(existing.id == first.id)
+        await h.supervisor.apply(.finished(id: first.id, Self.file("file.iso")))
+        // The file is not in the fake's files/: a new job is created.
+        let third = try await h.supervisor.create([SupervisorHarness.draft(url)])
+        guard case .created = third.first else { Issue.record("a job without its file was reused: \(third)"); return }
+        h.engine.finishedFiles.insert("file.iso")
+        let fourth = try await h.supervisor.create([SupervisorHarness.draft(url)])
+        guard case .existing = fourth.first else { Issue.record("a finished job with its file was not reused"); return }
+    }
+
+    @Test func engineEventsDriveTheJob() async throws {
+        let h = SupervisorHarness()
+        let job = try await h.create(url)
+        await h.supervisor.apply(.started(id: job.id, offset: 0))
+        #expect(await h.job(job.id)?.state == .downloading)
+        await h.supervisor.apply(.responded(id: job.id, TransferMetadata(
+            finalURL: url, filename: "file.iso", contentType: "application/x-iso9660-image", bytesExpected: 1_000,
+            etag: "\"e\"", lastModified: nil, offset: 0)))
+        await h.supervisor.apply(.progress(id: job.id, TransferProgress(bytesReceived: 400, bytesExpected: 1_000, bytesPerSecond: 100, eta: 6)))
+        #expect(await h.job(job.id)?.bytesReceived == 400)
+        await h.supervisor.apply(.finished(id: job.id, Self.file("file.iso", size: 1_000)))
+        let finished = try #require(await h.job(job.id))
+        #expect(finished.state == .finished && finished.sha256 == String(repeating: "a", count: 64) && finished.bytesReceived == 1_000)
+        #expect(finished.finishedAt == Date(timeIntervalSince1970: 1_800_000_000))
+        await h.settle()
+        #expect(h.engine.log.contains("finishRecorded \(job.id)"), "the finish record goes once the store knows")
+        let states = h.published.jobEvents(job.id).compactMap { $0["state"] as? String }
+        #expect(states == ["waiting", "downloading", "downloading", "finished"])
+    }
+
+    @Test func failuresAndWaitsCarryTheirCodes() async throws {
+        let h = SupervisorHarness()
+        let job = try await h.create(url)
+        await h.supervisor.apply(.started(id: job.id, offset: 0))
+        h.engine.partialBytes[job.id] = 300
+        let failure = JobFailure(code: .httpError, message: "the origin answered 503", httpStatus: 503)
+        await h.supervisor.apply(.waiting(id: job.id, reason: .retrying(at: Date(timeIntervalSince1970: 1_800_000_010), attempt: 1, failure: failure)))
+        let waiting = try #require(await h.job(job.id))
+        #expect(waiting.state == .waiting && waiting.error?.code == .retrying && waiting.error?.httpStatus == 503)
+        #expect(waiting.bytesReceived == 300, "bytes on disk are the truth while waiting")
+        await h.supervisor.apply(.failed(id: job.id, JobFailure(code: .httpError, message: "the origin answered 404", httpStatus: 404)))
+        let failed = try #require(await h.job(job.id))
+        #expect(failed.state == .failed && failed.error?.code == .httpError && failed.error?.httpStatus == 404)
+    }
+
+    @Test func pauseAnswersWithTheBytesTheWriterFlushed() async throws {
+        let h = SupervisorHarness()
+        let job = try await h.create(url)
+        await h.supervisor.apply(.started(id: job.id, offset: 0))
+        await h.supervisor.apply(.progress(id: job.id, TransferProgress(bytesReceived: 409_338, bytesExpected: nil, bytesPerSecond: 1, eta: nil)))
+        h.engine.pausesAnswerAtOnce = false
+        async let answer = h.supervisor.pause(job.id)
+        try await Task.sleep(nanoseconds: 20_000_000)
+        // Progress that raced the pause does not count: the job is paused already.
+        await h.supervisor.apply(.progress(id: job.id, TransferProgress(bytesReceived: 420_000, bytesExpected: nil, bytesPerSecond: 1, eta: nil)))
+        await h.supervisor.apply(.paused(id: job.id, bytesOnDisk: 458_752))
+        h.engine.completePause(job.id, bytes: 458_752)
+        let paused = try await answer
+        #expect(paused.state == .paused && paused.bytesReceived == 458_752)
+        await h.settle()
+        let events = h.published.jobEvents(job.id).filter { $0["state"] as? String == "paused" }
+        #expect(events.count == 1 && events.first?["bytesReceived"] as? Int == 458_752)
+    }
+
+    @Test func actionsFollowTheStateTable() async throws {
+        let h = SupervisorHarness()
+        let job = try await h.create(url)
+        _ = try await h.supervisor.pause(job.id)
+        let again = try await h.supervisor.pause(job.id)
+        #expect(again.state == .paused)
+        #expect(h.engine.log.filter { $0.hasPrefix("pause") }.count == 1, "pausing a paused job is a no-op")
+        let resumed = try await h.supervisor.resume(job.id)
+        #expect(resumed.state == .waiting && h.engine.log.last == "submit \(job.id)")
+        let cancelled = try await h.supervisor.cancel(job.id)
+        #expect(cancelled.state == .cancelled && cancelled.bytesReceived == 0 && h.engine.log.last == "cancel \(job.id)")
+        _ = try await h.supervisor.cancel(job.id)
+        #expect(h.engine.log.filter { $0.hasPrefix("cancel") }.count == 1, "cancelling a cancelled job is a no-op")
+        await #expect(throws: (any Error).self) { try await h.supervisor.resume(job.id) }
+        await #expect(throws: (any Error).self) { try await h.supervisor.pause(job.id) }
+        await #expect(throws: (any Error).self) { try await h.supervisor.pause("no-such-job") }
+    }
+
+    @Test func deleteDiscardsTheJobAndItsFile() async throws {
+        let h = SupervisorHarness()
+        let job = try await h.create(url)
+        await h.supervisor.apply(.finished(id: job.id, Self.file("file.iso")))
+        h.engine.finishedFiles.insert("file.iso")
+        try await h.supervisor.delete(job.id)
+        #expect(h.engine.log.contains("discard \(job.id)"))
+        #expect(!h.engine.hasFinishedFile(named: "file.iso"))
+        #expect(await h.job(job.id) == nil)
+        await h.settle()
+        #expect(h.published.all.last?.kind == .removed)
+        #expect(await h.store.job(id: job.id) == nil)
+    }
+
+    @Test func recoveryResumesInterruptedJobsAndAdoptsWhatFinished() async throws {
+        let store = MemoryJobStore()
+        let first = SupervisorHarness(store: store)
+        let running = try await first.create(url)
+        let paused = try await first.create(url + "?p") { $0.paused = true }
+        let finishing = try await first.create(url + "?f")
+        let engine = FakeEngine()
+        engine.recovered = [
+            running.id: .partial(bytes: 700),
+            paused.id: .partial(bytes: 50),
+            finishing.id: .finished(FinishRecord(filename: "f.iso", size: 900, sha256: String(repeating: "b", count: 64))),
+        ]
+        let second = SupervisorHarness(engine: engine, store: store)
+        try await second.supervisor.recover()
+        let resumed = try #require(await second.job(running.id))
+        #expect(resumed.state == .waiting && resumed.bytesReceived == 700)
+        let stillPaused = try #require(await second.job(paused.id))
+        #expect(stillPaused.state == .paused && stillPaused.bytesReceived == 50)
+        let adopted = try #require(await second.job(finishing.id))
+        #expect(adopted.state == .finished && adopted.filename == "f.iso" && adopted.bytesReceived == 900)
+        #expect(engine.log == ["submit \(running.id)"], "only the interrupted job goes back to the engine")
+        #expect(await store.job(id: finishing.id)?.state == .finished, "what recovery learned is saved")
+    }
+
+    @Test func aFullSpoolRefusesNewJobsAtSubmit() async throws {
+        let h = SupervisorHarness(quota: 1_000)
+        let job = try await h.create(url)
+        await h.supervisor.apply(.started(id: job.id, offset: 0))
+        await h.supervisor.apply(.finished(id: job.id, Self.file("file.iso", size: 1_000)))
+        let answers = try await h.supervisor.create([SupervisorHarness.draft(url + "?2")])
+        guard case .refused = answers.first else { Issue.record("not refused: \(answers)"); return }
+    }
+
+    static func file(_ name: String, size: Int64 = 10) -> FinishedFile {
+        FinishedFile(filename: name, path: "/nowhere/" + name, size: size, sha256: String(repeating: "a", count: 64),
+                     contentType: nil, finalURL: "http://example.org/" + name, etag: nil, lastModified: nil)
+    }
+}

@@ -1,0 +1,66 @@
+import FerryCore
+import FerryEngine
+import FerryStore
+import Foundation
+import Logging
+@testable import FerryService
+
+/// A supervisor over a memory store, a fake engine and a fixed clock, with the events it published.
+struct SupervisorHarness {
+    let supervisor: JobSupervisor
+    let engine: FakeEngine
+    let store: MemoryJobStore
+    let published: PublishedEvents
+
+    init(quota: Int64? = nil, engine: FakeEngine = FakeEngine(), store: MemoryJobStore = MemoryJobStore()) {
+        let published = PublishedEvents()
+        let commits = CommitPipeline(store: store, logger: Logger(label: "test"), publish: { published.append($0) })
+        let table = JobTable()
+        self.supervisor = JobSupervisor(.init(
+            store: store, engine: engine, files: engine, ids: EventIDAllocator(startingAfter: 0), commits: commits,
+            metrics: ServiceMetrics(), logger: Logger(label: "test"), table: table,
+            quota: quota.map { SpoolQuota(quota: $0, table: table) },
+            now: { Date(timeIntervalSince1970: 1_800_000_000) }))
+        self.engine = engine
+        self.store = store
+        self.published = published
+    }
+
+    /// A draft for `url` (validated as the API does).
+    static func draft(_ url: String, _ change: (inout JobDraft.Body) -> Void = { _ in }) throws -> JobDraft {
+        var body = JobDraft.Body()
+        body.url = url
+        change(&body)
+        return try JobDraft.validate(body, destinations: AddressPolicy())
+    }
+
+    /// Creates one job and returns it.
+    func create(_ url: String, _ change: (inout JobDraft.Body) -> Void = { _ in }) async throws -> JobRecord {
+        let answers = try await supervisor.create([Self.draft(url, change)])
+        guard case .created(let job) = answers.first else { throw HarnessError.notCreated("\(answers)") }
+        return job
+    }
+
+    /// The job as the supervisor holds it now.
+    func job(_ id: String) async -> JobRecord? { await supervisor.job(id)?.0 }
+
+    /// Waits until the commit pipeline has published what was queued so far.
+    func settle() async { try? await Task.sleep(nanoseconds: 20_000_000) }
+}
+
+enum HarnessError: Error { case notCreated(String) }
+
+/// Events a supervisor published, in order (any thread).
+final class PublishedEvents: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [ServerEvent] = []
+    func append(_ batch: [ServerEvent]) { lock.withLock { events += batch } }
+    var all: [ServerEvent] { lock.withLock { events } }
+
+    /// The `job` events' data for one job, decoded.
+    func jobEvents(_ id: String) -> [[String: Any]] {
+        all.filter { $0.kind == .job && $0.jobID == id }.compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.data)) as? [String: Any]
+        }
+    }
+}
