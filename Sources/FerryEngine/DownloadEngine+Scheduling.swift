@@ -12,24 +12,10 @@ extension DownloadEngine {
             if existing.phase == .stopping { existing.pendingResubmit = spec }
             return
         }
-        let url: SubmittedURL
-        do {
-            url = try SubmittedURL.parse(spec.url)
-        } catch {
-            switch error {
-            case .unsupportedScheme(let message): emit(.failed(id: spec.id, JobFailure(code: .unsupportedScheme, message: message)))
-            case .invalid(let message): emit(.failed(id: spec.id, JobFailure(code: .invalidURL, message: message)))
-            }
-            return
-        }
-        if let refusal = literalAddressRefusal(url) {
-            emit(.failed(id: spec.id, JobFailure(code: .forbiddenDestination, message: refusal)))
-            return
-        }
         let writer = FileWriter(
             path: spool.partialPath(for: spec.id), segmentsPath: spool.segmentsPath(for: spec.id), label: spec.id,
             callbackQueue: queue)
-        let transfer = Transfer(spec: spec, url: url, writer: writer)
+        let transfer = Transfer(spec: spec, writer: writer)
         if let requested = spec.requestedFilename.flatMap(Filename.sanitize) {
             transfer.filename = spool.reserve(filename: requested, for: spec.id)
         } else if let known = spec.resume?.filename.flatMap(Filename.sanitize) {
@@ -38,14 +24,6 @@ extension DownloadEngine {
         setRateLimit(transfer, spec.maxBytesPerSecond)
         transfers[spec.id] = transfer
         enqueue(transfer)
-    }
-
-    /// Why a URL whose host is a literal address may not be fetched, or nil.
-    func literalAddressRefusal(_ url: SubmittedURL) -> String? {
-        switch url.host {
-        case .ipv4(let address), .ipv6(let address): return configuration.destinations.refusal(of: address)
-        case .domain: return nil
-        }
     }
 
     /// Puts a transfer in the scheduling queue and starts what the limits allow.
@@ -179,10 +157,9 @@ extension DownloadEngine {
         finishShutdownIfIdle()
     }
 
-    func changeURL(id: String, _ text: String) {
-        guard let transfer = transfers[id], let url = try? SubmittedURL.parse(text), literalAddressRefusal(url) == nil else { return }
-        transfer.spec.url = text
-        transfer.url = url
+    func changeURL(id: String, _ url: SubmittedURL) {
+        guard let transfer = transfers[id] else { return }
+        transfer.spec.url = url
         guard transfer.phase == .running else { return }
         if transfer.segmented != nil {
             changeSegmentsURL(transfer, url.normalized)

@@ -138,8 +138,8 @@ public final class DownloadEngine: @unchecked Sendable {
     }
 
     /// Points a transfer at a new URL for the same file; a running transfer reconnects and continues from the bytes
-    /// on disk (validated by If-Range). An unusable URL is ignored (the service validates first).
-    public func updateURL(id: String, _ url: String) {
+    /// on disk (validated by If-Range).
+    public func updateURL(id: String, _ url: SubmittedURL) {
         queue.async { self.changeURL(id: id, url) }
     }
 

@@ -1,9 +1,11 @@
+import FerryCore
 /// What the service asks the engine to download.
 public struct TransferSpec: Sendable {
     /// The job id; also names the partial file (`partial/<id>.part`).
     public var id: String
-    /// The URL as submitted (parsed again here; the normalized form is what libcurl gets).
-    public var url: String
+    /// The URL, parsed and checked once by the service; its normalized form (with any userinfo) is what libcurl
+    /// gets, its redacted form what is shown.
+    public var url: SubmittedURL
     /// Extra request headers for the origin. `Host`, `Range`, `Content-Length`, `Transfer-Encoding` and hop-by-hop
     /// headers are dropped (`RequestHeaderFilter`).
     public var headers: [(name: String, value: String)]
@@ -29,7 +31,7 @@ public struct TransferSpec: Sendable {
     public var resume: ResumeValidators?
 
     public init(
-        id: String, url: String, headers: [(name: String, value: String)] = [], requestedFilename: String? = nil,
+        id: String, url: SubmittedURL, headers: [(name: String, value: String)] = [], requestedFilename: String? = nil,
         expectedSHA256: String? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, priority: Int = 0,
         sequence: Int64 = 0, attempts: Int = 0, resume: ResumeValidators? = nil
     ) {

@@ -189,7 +189,12 @@ import Testing
         let url = try parse("https://alice:s3cret@example.com/private")
         #expect(url.userinfo == "alice:s3cret")
         #expect(url.normalized == "https://alice:s3cret@example.com/private")
-        #expect(url.redacted == "https://example.com/private")
+        #expect(url.redacted == "https://***@example.com/private")
+        #expect(try parse("https://example.com/open").redacted == "https://example.com/open")
+        #expect(SubmittedURL.redacting("http://bob:pw@cdn.example/a@b?c=@") == "http://***@cdn.example/a@b?c=@")
+        #expect(SubmittedURL.redacting("http://u:p@x@host:8080/") == "http://***@host:8080/")
+        #expect(SubmittedURL.redacting("https://cdn.example/p?q=a@b") == "https://cdn.example/p?q=a@b")
+        #expect(SubmittedURL.redacting("not a url") == "not a url")
         #expect(url.host == .domain("example.com"))
     }
 

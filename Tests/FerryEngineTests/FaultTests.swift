@@ -120,7 +120,7 @@ extension EngineIntegrationTests {
                 events.contains { if case .waiting(_, .retrying(_, _, let failure)) = $0 { failure.code == .networkError } else { false } }
             }
             #expect(retrying)
-            h.engine.updateURL(id: "sb", origin.url("/f/short.bin?size=60000&seed=15"))
+            h.engine.updateURL(id: "sb", try SubmittedURL.parse(origin.url("/f/short.bin?size=60000&seed=15")))
             let end = await h.recorder.end(of: "sb")
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(try Fixture.sha256Hex(ofFile: file.path) == Self.sha(60_000, 15))
@@ -290,8 +290,8 @@ extension EngineIntegrationTests {
             #expect(!h.recorder.events(for: "g3").contains { if case .waiting(_, .retrying) = $0 { true } else { false } })
             #expect(origin.requests().isEmpty)
             #expect(h.finishedNames().isEmpty)
-            let scheme = await h.download(TransferSpec(id: "g4", url: "ftp://example.com/a"))
-            #expect(scheme?.failure?.code == .unsupportedScheme)
+            // Other schemes never reach the engine: the service parses URLs first (SubmittedURL refuses them).
+            #expect(throws: URLProblem.self) { try SubmittedURL.parse("ftp://example.com/a") }
         }
     }
 

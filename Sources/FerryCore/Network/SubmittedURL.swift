@@ -17,8 +17,8 @@
 ///   bytes and names longer than 253 bytes are refused (no resolver would answer them).
 /// - The port must be 0–65535; the scheme's default port is dropped.
 /// - Userinfo (`user:pass@`) is kept, because origins may need HTTP basic authentication; it appears in
-///   ``normalized`` (handed to libcurl) but never in ``redacted``, which is what logs and error messages
-///   must use.
+///   ``normalized`` (handed to libcurl) but never in ``redacted`` (which writes it `***@`), which is what the
+///   API, events, logs and error messages must use.
 /// - The path and query are kept byte for byte, except that spaces and non-ASCII characters are
 ///   percent-encoded (libcurl refuses them) and `\` in the path becomes `/`. Dot segments are left to
 ///   libcurl. The fragment is dropped: it is never sent to the origin.
@@ -65,8 +65,17 @@ public struct SubmittedURL: Sendable, Equatable {
     /// the user gave some; use ``redacted`` for logs.
     public var normalized: String { serialize(withUserinfo: true) }
 
-    /// ``normalized`` without the userinfo: safe to log and to show.
+    /// ``normalized`` with the userinfo written `***`: safe to log and to show.
     public var redacted: String { serialize(withUserinfo: false) }
+
+    /// `text` (a URL another party wrote, such as libcurl's final URL after redirects) with any userinfo of its
+    /// authority written `***`, as ``redacted`` does; other text is returned as it is.
+    public static func redacting(_ text: String) -> String {
+        guard let schemeEnd = text.range(of: "://") else { return text }
+        let authority = text[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard let at = authority.lastIndex(of: "@") else { return text }
+        return String(text[..<schemeEnd.upperBound]) + "***" + String(text[at...])
+    }
 
     /// The key under which identical downloads are found: ``normalized`` (scheme and host already
     /// canonical, default port dropped).
@@ -85,7 +94,7 @@ public struct SubmittedURL: Sendable, Equatable {
 
     private func serialize(withUserinfo: Bool) -> String {
         var text = scheme + "://"
-        if withUserinfo, let userinfo { text += userinfo + "@" }
+        if let userinfo { text += (withUserinfo ? userinfo : "***") + "@" }
         text += host.serialized
         if let port { text += ":" + String(port) }
         return text + pathAndQuery

@@ -32,7 +32,6 @@ final class Transfer: PacedConnection, @unchecked Sendable {
     }
 
     var spec: TransferSpec
-    var url: SubmittedURL
     let writer: FileWriter
     var phase: Phase = .queued
     var stopIntent: StopIntent?
@@ -90,9 +89,8 @@ final class Transfer: PacedConnection, @unchecked Sendable {
     var lastReportedBytes: Int64 = -1
     var lastReportTime: Double = 0
 
-    init(spec: TransferSpec, url: SubmittedURL, writer: FileWriter) {
+    init(spec: TransferSpec, writer: FileWriter) {
         self.spec = spec
-        self.url = url
         self.writer = writer
         etag = spec.resume?.etag
         lastModified = spec.resume?.lastModified
@@ -101,6 +99,7 @@ final class Transfer: PacedConnection, @unchecked Sendable {
     }
 
     var id: String { spec.id }
+    var url: SubmittedURL { spec.url }
 
     /// The host for the per-host limit.
     var host: String {

@@ -1,3 +1,4 @@
+import FerryCore
 import FerryEngine
 
 /// The transfers the supervisor drives. `DownloadEngine` is the real one; the supervisor's unit tests use a fake.
@@ -11,7 +12,7 @@ protocol TransferControl: Sendable {
     func cancel(id: String)
     func updatePriority(id: String, _ priority: Int)
     func updateRateLimit(id: String, _ bytesPerSecond: Int64?)
-    func updateURL(id: String, _ url: String)
+    func updateURL(id: String, _ url: SubmittedURL)
 }
 
 /// The jobs' files, as the supervisor may ask about them: the engine owns the spool, so the supervisor never

@@ -196,7 +196,7 @@ actor JobSupervisor {
                 logger.warning("the disk is full: recovered jobs are not yet saved", metadata: ["error": "\(error)"])
             }
         }
-        for job in resubmit { engine.submit(spec(for: job)) }
+        for job in resubmit { submitTransfer(job) }
         logger.info("recovered jobs", metadata: ["jobs": "\(stored.count)", "resumed": "\(resubmit.count)"])
         // Reading every row freed many small buffers (SQLite's, the decoder's): give the pages back.
         FreeMemory.returnToSystem()
@@ -301,8 +301,8 @@ actor JobSupervisor {
             }
         }
         try await commits.submit(change).durable()
-        for record in inserted where record.state == .waiting {
-            engine.submit(spec(for: record))
+        for (item, record) in zip(fresh, inserted) where record.state == .waiting {
+            submitTransfer(record, url: item.draft.url)
         }
         metrics.jobsCreated(inserted.count)
         return answers.map { $0 ?? .refused(APIError(.internal, "job creation lost an answer")) }
@@ -377,7 +377,7 @@ actor JobSupervisor {
         try await act(.resume, on: id) { job in
             job.state = .waiting
             job.error = nil
-            self.engine.submit(self.spec(for: job))
+            self.submitTransfer(job)
         }
     }
 
@@ -411,7 +411,7 @@ actor JobSupervisor {
                 self.reindex(job, dedupeKey: Self.dedupeKey(url: url, headers: job.headers))
                 job.dedupeKey = Self.dedupeKey(url: url, headers: job.headers)
                 if job.state == .waiting || job.state == .downloading {
-                    self.engine.updateURL(id: id, url.normalized)
+                    self.engine.updateURL(id: id, url)
                 }
             }
         }
@@ -581,7 +581,18 @@ actor JobSupervisor {
 
     // MARK: Helpers
 
-    func spec(for job: JobRecord) -> TransferSpec {
+    /// Hands the job's transfer to the engine. `url` is the one the request carried, parsed and checked once; a
+    /// stored job's URL is its normalized text, parsed here (a row that does not parse fails with `invalid_url`).
+    private func submitTransfer(_ job: JobRecord, url: SubmittedURL? = nil) {
+        guard let url = url ?? (try? SubmittedURL.parse(job.url)) else {
+            let failure = JobFailure(code: .invalidURL, message: "the stored URL of this job cannot be parsed")
+            Task { self.apply(.failed(id: job.id, failure)) }
+            return
+        }
+        engine.submit(spec(for: job, url: url))
+    }
+
+    func spec(for job: JobRecord, url: SubmittedURL) -> TransferSpec {
         var resume: ResumeValidators?
         if job.bytesReceived > 0 || job.etag != nil || job.lastModified != nil || job.filename != nil {
             resume = ResumeValidators(
@@ -589,7 +600,7 @@ actor JobSupervisor {
                 filename: job.filename, finalURL: job.finalURL)
         }
         return TransferSpec(
-            id: job.id, url: job.url, headers: job.headers.map { (name: $0.name, value: $0.value) },
+            id: job.id, url: url, headers: job.headers.map { (name: $0.name, value: $0.value) },
             requestedFilename: job.requestedFilename, expectedSHA256: job.expectedSHA256,
             maxBytesPerSecond: job.maxBytesPerSecond, connections: job.connections, priority: job.priority, sequence: job.sequence,
             attempts: job.attempts, resume: resume)

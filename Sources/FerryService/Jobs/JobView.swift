@@ -24,8 +24,9 @@ enum JobView {
         let downloading = job.state == .downloading
         json.beginObject()
         json.field("id", job.id)
-        json.field("url", job.url)
-        json.field("finalUrl", job.finalURL)
+        // Userinfo is kept for the requests to the origin only: whatever shows a URL shows it as `***@`.
+        json.field("url", SubmittedURL.redacting(job.url))
+        json.field("finalUrl", job.finalURL.map(SubmittedURL.redacting))
         json.field("state", job.state.rawValue)
         json.field("filename", job.filename)
         json.field("bytesReceived", job.bytesReceived)

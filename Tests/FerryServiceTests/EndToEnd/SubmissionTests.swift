@@ -123,6 +123,30 @@ struct SubmissionTests {
         }
     }
 
+    /// Userinfo goes to the origin and nowhere else: the job, the list and the events show it as `***@`.
+    @Test func userinfoIsNeverShown() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/secret.bin", size: 5_000, seed: 4)
+            try await withFerry { ferry in
+                let events = try await ferry.client.events("/api/v1/events")
+                let url = "http://alice:s3cret@127.0.0.1:\(nginx.port)/secret.bin"
+                let created = try await ferry.client.json("POST", "/api/v1/jobs", ["url": url])
+                #expect(created.status == 201)
+                #expect(!created.text.contains("s3cret"))
+                let id = try #require(try created.json()["id"] as? String)
+                #expect(try created.json()["url"] as? String == "http://***@127.0.0.1:\(nginx.port)/secret.bin")
+                let finished = try await ferry.client.waitForJob(id) { ["finished", "failed"].contains($0["state"] as? String) }
+                #expect(finished["state"] as? String == "finished")
+                #expect((finished["finalUrl"] as? String)?.contains("s3cret") == false)
+                #expect(!(try await ferry.client.get("/api/v1/jobs").text.contains("s3cret")))
+                let seen = try await events.collect { ($0.event == "job") && ((try? $0.json()["state"] as? String) == "finished") }
+                #expect(!seen.contains { $0.data.contains("s3cret") })
+                let access = nginx.accessLog().filter { $0.path.hasPrefix("/secret.bin") }
+                #expect(!access.isEmpty, "the credentials still reach the origin's request")
+            }
+        }
+    }
+
     @Test func unknownFieldsAreIgnoredAndFilenamesSanitized() async throws {
         try await withFerry { ferry in
             let response = try await ferry.client.json("POST", "/api/v1/jobs",

@@ -1,3 +1,4 @@
+import FerryCore
 import FerryEngine
 import Foundation
 @testable import FerryService
@@ -40,7 +41,7 @@ final class FakeEngine: TransferControl, JobFiles, @unchecked Sendable {
     func cancel(id: String) { record("cancel \(id)") }
     func updatePriority(id: String, _ priority: Int) { record("priority \(id) \(priority)") }
     func updateRateLimit(id: String, _ bytesPerSecond: Int64?) { record("rate \(id) \(bytesPerSecond.map(String.init) ?? "none")") }
-    func updateURL(id: String, _ url: String) { record("url \(id) \(url)") }
+    func updateURL(id: String, _ url: SubmittedURL) { record("url \(id) \(url.redacted)") }
 
     func reserveFilename(_ requested: String, for jobID: String) -> String {
         lock.withLock {
