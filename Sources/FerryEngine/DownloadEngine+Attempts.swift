@@ -134,19 +134,9 @@ extension DownloadEngine {
 
     private func headerLine(_ transfer: Transfer, _ line: String) -> Bool {
         guard transfer.phase == .running else { return false }
-        if let status = ResponseHead.status(ofStatusLine: line) {
-            transfer.head = ResponseHead(status: status)
-            return true
-        }
-        guard var head = transfer.head else { return true }
-        if ResponseHead.isEndOfHeaders(line) {
-            if head.isInterim || head.isFollowedRedirect { return true }
-            guard decide(transfer, head) else { return false }
-            splitIfWorthIt(transfer, head)
-            return true
-        }
-        head.add(line: line)
-        transfer.head = head
+        guard let head = transfer.headReader.read(line) else { return true }
+        guard decide(transfer, head) else { return false }
+        splitIfWorthIt(transfer, head)
         return true
     }
 

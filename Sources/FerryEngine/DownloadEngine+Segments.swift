@@ -65,7 +65,7 @@ extension DownloadEngine {
         download.responded = true
         let fetch = SegmentFetch(segmentStart: offset, position: offset)
         fetch.beginExchange(end: total, at: Self.monotonicSeconds())
-        fetch.head = head
+        fetch.headReader = transfer.headReader
         fetch.accepted = true
         fetch.easy = easy
         fetch.appliedLowSpeedFloor = transfer.appliedLowSpeedFloor
@@ -194,18 +194,8 @@ extension DownloadEngine {
 
     private func segmentHeaderLine(_ transfer: Transfer, _ download: SegmentedDownload, _ fetch: SegmentFetch, _ line: String) -> Bool {
         guard transfer.segmented === download, transfer.phase == .running else { return false }
-        if let status = ResponseHead.status(ofStatusLine: line) {
-            fetch.head = ResponseHead(status: status)
-            return true
-        }
-        guard var head = fetch.head else { return true }
-        if ResponseHead.isEndOfHeaders(line) {
-            if head.isInterim || head.isFollowedRedirect { return true }
-            return judge(transfer, download, fetch, head)
-        }
-        head.add(line: line)
-        fetch.head = head
-        return true
+        guard let head = fetch.headReader.read(line) else { return true }
+        return judge(transfer, download, fetch, head)
     }
 
     /// Judges a segment's final response before any body byte. False aborts the exchange.

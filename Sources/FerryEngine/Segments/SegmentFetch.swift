@@ -19,7 +19,8 @@ final class SegmentFetch: PacedConnection, @unchecked Sendable {
     var requestEnd: Int64 = 0
     /// The next byte to receive: every byte before it was handed to the writer.
     var position: Int64
-    var head: ResponseHead?
+    var headReader = ResponseHeadReader()
+    var head: ResponseHead? { headReader.head }
     /// The response was judged usable: body bytes are written.
     var accepted = false
     /// The response is an error status: its body is discarded.
@@ -55,7 +56,7 @@ final class SegmentFetch: PacedConnection, @unchecked Sendable {
     func beginExchange(end: Int64, at now: Double) {
         requestStart = position
         requestEnd = end
-        head = nil
+        headReader = ResponseHeadReader()
         accepted = false
         httpStatus = nil
         retryAfter = nil

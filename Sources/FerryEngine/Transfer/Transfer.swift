@@ -72,7 +72,8 @@ final class Transfer: PacedConnection, @unchecked Sendable {
     var requestOffset: Int64 = 0
     /// Offset of the next body byte: bytes of the file received so far, including the resume offset.
     var writeOffset: Int64 = 0
-    var head: ResponseHead?
+    var headReader = ResponseHeadReader()
+    var head: ResponseHead? { headReader.head }
     var decision: ResumeDecision?
     var retryAfter: Double?
     var abortCause: FailureCause?
@@ -135,7 +136,7 @@ final class Transfer: PacedConnection, @unchecked Sendable {
     func resetAttempt(offset: Int64) {
         requestOffset = offset
         writeOffset = offset
-        head = nil
+        headReader = ResponseHeadReader()
         decision = nil
         retryAfter = nil
         abortCause = nil
