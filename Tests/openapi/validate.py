@@ -40,7 +40,10 @@ OPERATION_IDS = [
     "getJobContent", "headJobContent", "streamEvents", "streamJobEvents", "createSession", "deleteSession", "purgeJobs",
     "healthz", "readyz", "metrics", "openapi",
 ]
-UNAUTHENTICATED = [("GET", "/healthz"), ("GET", "/readyz"), ("GET", "/"), ("POST", "/api/v1/session")]
+# AccessGuard.isPublic: /healthz, /readyz, /api/v1/session (every method) and everything outside /api/ and /metrics.
+UNAUTHENTICATED = [("GET", "/healthz"), ("GET", "/readyz"), ("GET", "/"), ("POST", "/api/v1/session"),
+                   ("DELETE", "/api/v1/session")]
+OPERATIONS_CONTROLLER = os.path.join(REPO, "Sources", "FerryService", "API", "OperationsController.swift")
 
 
 class Checks:
@@ -225,7 +228,8 @@ def main():
         print("openapi-spec-validator is not installed: pip install openapi-spec-validator", file=sys.stderr)
         return 2
     sources = {}
-    for name, path in (("api", args.api), ("serve", args.serve), ("swift", SWIFT_DOCUMENT), ("package", PACKAGE)):
+    for name, path in (("api", args.api), ("serve", args.serve), ("swift", SWIFT_DOCUMENT), ("package", PACKAGE),
+                       ("operations", OPERATIONS_CONTROLLER)):
         try:
             with open(path, encoding="utf-8") as f:
                 sources[name] = f.read()
@@ -385,7 +389,7 @@ def main():
                  "JobList is {jobs, next (nullable)}")
 
     # Status codes.
-    expect_statuses(checks, doc, "POST", "/api/v1/jobs", ["200", "201", "400", "401", "403", "409", "413", "415", "429"])
+    expect_statuses(checks, doc, "POST", "/api/v1/jobs", ["200", "201", "400", "401", "403", "409", "413", "415"])
     expect_statuses(checks, doc, "GET", "/api/v1/jobs", ["200", "401"])
     expect_statuses(checks, doc, "GET", "/api/v1/jobs/{id}", ["200", "404"])
     expect_statuses(checks, doc, "PATCH", "/api/v1/jobs/{id}", ["200", "400", "404", "409", "413", "415"])
@@ -397,6 +401,18 @@ def main():
     expect_statuses(checks, doc, "GET", "/api/v1/events", ["200"])
     expect_statuses(checks, doc, "GET", "/api/v1/jobs/{id}/events", ["200", "204", "404"])
     expect_statuses(checks, doc, "GET", "/readyz", ["200", "503"])
+    expect_statuses(checks, doc, "POST", "/api/v1/session", ["204", "400", "401"])
+    expect_statuses(checks, doc, "DELETE", "/api/v1/session", ["204", "503"])
+    # 429: docs/API.md lists `rate_limited` as reserved (never sent); then no operation may promise it.
+    rate_row = next((row for row in first_table(section(api_text, "Errors")) if ticked(row[0])[:1] == ["rate_limited"]), None)
+    with_429 = [f"{m.upper()} {p}" for p, item in doc["paths"].items() for m, op in item.items()
+                if m.upper() in HTTP_METHODS and "429" in op.get("responses", {})]
+    if rate_row is not None and "never sent" in " ".join(rate_row):
+        checks.check(not with_429, "no operation documents 429 (docs/API.md: `rate_limited` is never sent)", ", ".join(with_429))
+        checks.check("rate_limited" in schemas["ErrorCode"]["enum"] and "never sent" in schemas["ErrorCode"].get("description", ""),
+                     "ErrorCode keeps `rate_limited`, described as never sent")
+    else:
+        checks.check(bool(with_429), "docs/API.md sends `rate_limited`: some operation documents 429")
     deletes = resolve(doc, operation(doc, "DELETE", "/api/v1/jobs/{id}")["responses"]["204"])
     checks.check("content" not in deletes, "DELETE job 204 has no body")
 
@@ -409,6 +425,9 @@ def main():
         expect_header(checks, doc, method, "/api/v1/jobs/{id}/content", "206", "Content-Range")
         expect_header(checks, doc, method, "/api/v1/jobs/{id}/content", "416", "Content-Range", required=True)
     expect_header(checks, doc, "POST", "/api/v1/session", "204", "Set-Cookie", required=True)
+    expect_header(checks, doc, "DELETE", "/api/v1/session", "204", "Set-Cookie")
+    for status in ("200", "201"):
+        expect_header(checks, doc, "POST", "/api/v1/jobs", status, "Idempotent-Replayed")
     unauthorized = resolve(doc, doc["components"]["responses"]["Unauthorized"])
     checks.check("WWW-Authenticate" in unauthorized.get("headers", {}), "401 carries WWW-Authenticate")
     not_allowed = resolve(doc, doc["components"]["responses"]["MethodNotAllowed"])
@@ -417,11 +436,24 @@ def main():
     media = resolve(doc, content_get["responses"]["206"]).get("content", {})
     checks.check("multipart/byteranges" in media, "206 offers multipart/byteranges")
     params = {resolve(doc, p)["name"] for p in content_get.get("parameters", [])}
-    checks.check({"follow", "Range", "If-Range", "If-None-Match"} <= params, "content takes follow, Range, If-Range, If-None-Match")
+    checks.check({"follow", "Range", "If-Range", "If-None-Match", "If-Modified-Since"} <= params,
+                 "content takes follow, Range, If-Range, If-None-Match, If-Modified-Since")
+    head_params = {resolve(doc, p)["name"] for p in operation(doc, "HEAD", "/api/v1/jobs/{id}/content").get("parameters", [])}
+    checks.check(head_params == params, "HEAD content takes the same parameters as GET", f"{sorted(head_params ^ params)}")
     create_params = {resolve(doc, p)["name"] for p in operation(doc, "POST", "/api/v1/jobs").get("parameters", [])}
     checks.check("Idempotency-Key" in create_params, "POST /api/v1/jobs takes Idempotency-Key")
     event_params = {resolve(doc, p)["name"] for p in operation(doc, "GET", "/api/v1/events").get("parameters", [])}
-    checks.check({"jobs", "interval", "Last-Event-ID"} <= event_params, "GET /api/v1/events takes jobs, interval, Last-Event-ID")
+    checks.check({"jobs", "interval", "Last-Event-ID", "lastEventId"} <= event_params,
+                 "GET /api/v1/events takes jobs, interval, Last-Event-ID, lastEventId")
+    job_event_params = {resolve(doc, p)["name"] for p in operation(doc, "GET", "/api/v1/jobs/{id}/events").get("parameters", [])}
+    checks.check({"interval", "Last-Event-ID", "lastEventId"} <= job_event_params,
+                 "GET /api/v1/jobs/{id}/events takes interval, Last-Event-ID, lastEventId")
+    # /readyz: the Readiness fields are those OperationsController.ready writes (the nested error's code and message aside).
+    ready_source = re.search(r"func ready\(.*?(?=\n    func )", sources["operations"], re.S)
+    written = set(re.findall(r'json\.(?:field|key)\("(\w+)"', ready_source.group(0))) - {"code", "message"} if ready_source else set()
+    readiness = set(schemas["Readiness"]["properties"])
+    checks.check(bool(written) and written == readiness, "Readiness fields are those /readyz writes (OperationsController.swift)",
+                 f"written {sorted(written)}, described {sorted(readiness)}")
 
     # Media types.
     for method, path in (("GET", "/api/v1/events"), ("GET", "/api/v1/jobs/{id}/events")):
@@ -492,6 +524,7 @@ def instance_checks(checks, doc):
     expect("Job", {k: v for k, v in job.items() if k != "error"}, False, "a job without `error` is refused")
     expect("JobEvent", dict(job, restarted=True, restartReason="the origin ignored the range request"), True,
            "a job event with `restarted: true` and its reason is a JobEvent")
+    expect("JobEvent", dict(job, restarted=True), False, "a job event with `restarted` but no `restartReason` is refused")
     item_error = {"error": {"code": "invalid_url", "message": "Not a URL."}}
     expect("BatchItem", waiting, True, "a job with an error reason is exactly one BatchItem (a job)")
     expect("BatchItem", job, True, "a job is exactly one BatchItem")
@@ -509,7 +542,14 @@ def instance_checks(checks, doc):
     expect("JobList", {"jobs": [job], "next": None}, True, "a JobList is valid")
     expect("ProgressEvent", {"id": "a", "bytesReceived": 5, "bytesExpected": None, "progress": None, "speed": 0.0,
                              "eta": None}, True, "a ProgressEvent without a known length is valid")
-    expect("Readiness", {"status": "unavailable", "reasons": ["spool not writable"]}, True, "a Readiness is valid")
+    ready = {"status": "ok", "reasons": [], "freeBytes": 5_000_000_000, "spoolBytes": 1024, "minFreeSpace": 1 << 30}
+    not_ready = dict(ready, status="unavailable", reasons=["the spool /s is not writable"], freeBytes=None,
+                     error={"code": "unavailable", "message": "the spool /s is not writable"})
+    expect("Readiness", ready, True, "a ready Readiness is valid")
+    expect("Readiness", not_ready, True, "a not-ready Readiness with its error (and unknown free space) is valid")
+    expect("Readiness", {k: v for k, v in not_ready.items() if k != "error"}, False, "a not-ready Readiness without error is refused")
+    expect("Readiness", dict(ready, error=not_ready["error"]), False, "a ready Readiness with an error is refused")
+    expect("Readiness", {"status": "unavailable", "reasons": ["x"]}, False, "a Readiness without the spool's numbers is refused")
 
 
 def allows_null(doc, schema):
