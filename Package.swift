@@ -23,13 +23,18 @@ let package = Package(
         // Linux calls the Glibc module hides (sync_file_range for write-behind, malloc_trim).
         .systemLibrary(name: "CLinux"),
 
-        // Pure logic shared by the engine and the service: URL hosts, address classes,
-        // filenames, retry schedules, sizes and durations. No I/O.
+        // Pure logic shared by the engine, the server and the service: URL hosts, address classes,
+        // filenames, retry schedules, sizes, durations and timestamps, and the HTTP vocabulary both the
+        // engine and the server speak (`HTTPDate`, `ContentRange`). No I/O. That vocabulary lives here
+        // rather than in a target of its own: it is pure values like the rest, `HTTPDate` shares its
+        // calendar (`CivilDate`) with `Timestamp`, so a separate target would depend on this one anyway,
+        // and the engine stays independent of the server with no module added.
         .target(name: "FerryCore"),
-        // The HTTP/1.1 server on Dispatch sources, and HTTP vocabulary (dates, ranges, ETags).
-        .target(name: "FerryHTTP", dependencies: [logging]),
+        // The HTTP/1.1 server on Dispatch sources, and the vocabulary only the server needs (ETags,
+        // `Range` requests, multipart answers).
+        .target(name: "FerryHTTP", dependencies: ["FerryCore", logging]),
         // The download engine: libcurl multi-socket on Dispatch, the spool, digests.
-        .target(name: "FerryEngine", dependencies: ["CCurl", "CCrypto", "CLinux", "FerryCore", "FerryHTTP", logging]),
+        .target(name: "FerryEngine", dependencies: ["CCurl", "CCrypto", "CLinux", "FerryCore", logging]),
         // The job store protocol and its SQLite implementation.
         .target(name: "FerryStore", dependencies: ["CSQLite", "FerryCore"]),
         // The service: REST API, events, auth, recovery. Glues server, engine and store.

@@ -2,36 +2,6 @@ import Foundation
 import Testing
 @testable import FerryHTTP
 
-@Suite struct HTTPDateTests {
-    @Test func formatsIMFFixdate() {
-        #expect(HTTPDate.format(Date(timeIntervalSince1970: 784111777)) == "Sun, 06 Nov 1994 08:49:37 GMT")
-        #expect(HTTPDate.format(Date(timeIntervalSince1970: 0)) == "Thu, 01 Jan 1970 00:00:00 GMT")
-        #expect(HTTPDate.format(Date(timeIntervalSince1970: 951782400)) == "Tue, 29 Feb 2000 00:00:00 GMT")
-        #expect(HTTPDate.format(Date(timeIntervalSince1970: 4102444799)) == "Thu, 31 Dec 2099 23:59:59 GMT")
-    }
-
-    @Test func parsesAllThreeForms() {
-        let expected = Date(timeIntervalSince1970: 784111777)
-        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == expected)
-        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == expected)
-        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == expected)
-    }
-
-    @Test(arguments: ["", "garbage", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 31 Feb 1994 08:49:37 GMT",
-                      "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT",
-                      "Sun, 06 Nov 1994 08:49 GMT"])
-    func rejectsMalformed(_ text: String) {
-        #expect(HTTPDate.parse(text) == nil)
-    }
-
-    @Test func roundTrips() {
-        for seconds in stride(from: 0, to: 4_000_000_000, by: 123_456_789) {
-            let date = Date(timeIntervalSince1970: TimeInterval(seconds))
-            #expect(HTTPDate.parse(HTTPDate.format(date)) == date)
-        }
-    }
-}
-
 @Suite struct EntityTagTests {
     @Test func parses() {
         #expect(EntityTag.parse("\"abc\"") == EntityTag(value: "abc"))
@@ -99,20 +69,6 @@ import Testing
     @Test func tooManyRangesIgnored() {
         let many = "bytes=" + (0..<65).map { "\($0 * 10)-\($0 * 10 + 1)" }.joined(separator: ",")
         #expect(RangeRequest.parse(many, length: 10_000) == RangeResult.none)
-    }
-}
-
-@Suite struct ContentRangeTests {
-    @Test func parsesAndFormats() {
-        #expect(ContentRange.parse("bytes 0-99/1000") == ContentRange(first: 0, last: 99, total: 1000))
-        #expect(ContentRange.parse("bytes 0-99/*") == ContentRange(first: 0, last: 99, total: nil))
-        #expect(ContentRange.parse("bytes */1000") == nil)
-        #expect(ContentRange.parse("bytes 10-5/1000") == nil)
-        #expect(ContentRange.parse("bytes 0-1000/1000") == nil)
-        #expect(ContentRange.parse("items 0-1/2") == nil)
-        #expect(ContentRange(first: 0, last: 99, total: 1000).headerValue == "bytes 0-99/1000")
-        #expect(ContentRange(first: 5, last: 9, total: nil).headerValue == "bytes 5-9/*")
-        #expect(ContentRange.unsatisfied(total: 42) == "bytes */42")
     }
 }
 

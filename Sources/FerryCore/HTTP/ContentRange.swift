@@ -14,9 +14,9 @@ public struct ContentRange: Equatable, Sendable, CustomStringConvertible {
     /// Parses `bytes a-b/N` or `bytes a-b/*`; nil for anything else (including the unsatisfied form `bytes */N`),
     /// for `a > b`, and for `b >= N`.
     public static func parse(_ header: String) -> ContentRange? {
-        let text = ASCII.trimmingWhitespace(Substring(header))
-        guard let space = text.firstIndex(of: " "), ASCII.equalsIgnoringCase(String(text[..<space]), "bytes") else { return nil }
-        let spec = ASCII.trimmingWhitespace(text[text.index(after: space)...])
+        let text = header.trimmingCharacters(inSet: [" ", "\t"])
+        guard let space = text.firstIndex(of: " "), text[..<space].lowercased() == "bytes" else { return nil }
+        let spec = String(text[text.index(after: space)...]).trimmingCharacters(inSet: [" ", "\t"])
         guard let slash = spec.firstIndex(of: "/"), let dash = spec[..<slash].firstIndex(of: "-") else { return nil }
         guard let first = number(spec[..<dash]), let last = number(spec[spec.index(after: dash)..<slash]), first <= last
         else { return nil }

@@ -1,6 +1,7 @@
 import Foundation
 
 /// HTTP dates (RFC 9110 5.6.7): formats IMF-fixdate; parses IMF-fixdate, RFC 850 and asctime forms. Whole seconds.
+/// Calendar arithmetic is `CivilDate`'s.
 public enum HTTPDate {
     static let dayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     static let longDayNames = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
@@ -11,26 +12,27 @@ public enum HTTPDate {
         format(secondsSince1970: Int(date.timeIntervalSince1970.rounded(.down)))
     }
 
-    static func format(secondsSince1970 seconds: Int) -> String {
+    /// IMF-fixdate of a whole number of seconds since 1970.
+    public static func format(secondsSince1970 seconds: Int) -> String {
         String(decoding: formatBytes(secondsSince1970: seconds), as: UTF8.self)
     }
 
     /// IMF-fixdate as bytes (29 of them), without Foundation formatters.
-    static func formatBytes(secondsSince1970 seconds: Int) -> [UInt8] {
+    public static func formatBytes(secondsSince1970 seconds: Int) -> [UInt8] {
         let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
         let secondOfDay = seconds - days * 86400
-        let (year, month, day) = civil(fromDays: days)
+        let civil = CivilDate(daysSinceEpoch: days)
         let weekday = ((days % 7) + 11) % 7  // 1970-01-01 was a Thursday (4)
         var out: [UInt8] = []
         out.reserveCapacity(29)
         out.append(contentsOf: dayNames[weekday].utf8)
         out.append(contentsOf: ", ".utf8)
-        appendTwoDigits(day, to: &out)
+        appendTwoDigits(civil.day, to: &out)
         out.append(UInt8(ascii: " "))
-        out.append(contentsOf: monthNames[month - 1].utf8)
+        out.append(contentsOf: monthNames[civil.month - 1].utf8)
         out.append(UInt8(ascii: " "))
-        appendTwoDigits(year / 100, to: &out)
-        appendTwoDigits(year % 100, to: &out)
+        appendTwoDigits(civil.year / 100, to: &out)
+        appendTwoDigits(civil.year % 100, to: &out)
         out.append(UInt8(ascii: " "))
         appendTwoDigits(secondOfDay / 3600, to: &out)
         out.append(UInt8(ascii: ":"))
@@ -52,7 +54,8 @@ public enum HTTPDate {
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 
-    static func parseSeconds(_ text: String) -> Int? {
+    /// Like `parse`, as seconds since 1970.
+    public static func parseSeconds(_ text: String) -> Int? {
         let s = text.trimmingCharacters(in: .whitespaces)
         let parts = s.split(separator: " ", omittingEmptySubsequences: true)
         if parts.count == 6, parts[0].hasSuffix(","), dayNames.contains(String(parts[0].dropLast())), parts[5] == "GMT" {
@@ -65,7 +68,7 @@ public enum HTTPDate {
             let dmy = parts[1].split(separator: "-")
             guard dmy.count == 3, dmy[0].count == 2, dmy[2].count == 2, let yy = Int(dmy[2]) else { return nil }
             // RFC 9110: a two-digit year more than 50 years in the future is in the past century.
-            let currentYear = civil(fromDays: Int(Date().timeIntervalSince1970) / 86400).year
+            let currentYear = CivilDate(daysSinceEpoch: Int(Date().timeIntervalSince1970) / 86400).year
             var year = 1900 + yy
             while year + 100 <= currentYear + 50 { year += 100 }
             return build(year: year, month: month(dmy[1]), day: Int(dmy[0]), time: parts[2])
@@ -83,36 +86,12 @@ public enum HTTPDate {
     }
 
     private static func build(year: Int?, month: Int?, day: Int?, time: Substring) -> Int? {
-        guard let year, let month, let day, (1...31).contains(day), year >= 1 else { return nil }
+        guard let year, let month, let day, year >= 1 else { return nil }
         let hms = time.split(separator: ":", omittingEmptySubsequences: false)
         guard hms.count == 3, hms.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isASCII) }),
               let h = Int(hms[0]), let m = Int(hms[1]), let sec = Int(hms[2]),
               (0...23).contains(h), (0...59).contains(m), (0...60).contains(sec) else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
-        guard civil(fromDays: days) == (year, month, day) else { return nil }  // e.g. 31 Feb
-        return days * 86400 + h * 3600 + m * 60 + sec
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146097 + doe - 719468
-    }
-
-    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719468
-        let era = (z >= 0 ? z : z - 146096) / 146097
-        let doe = z - era * 146097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+        guard let civil = CivilDate(year: year, month: month, day: day) else { return nil }  // e.g. 31 Feb
+        return civil.daysSinceEpoch * 86400 + h * 3600 + m * 60 + sec
     }
 }

@@ -1,4 +1,4 @@
-import FerryHTTP
+import FerryCore
 
 /// What to do with the final response to one segment request (`Range: bytes=a-b` with `If-Range`), decided
 /// before any body byte is written.

@@ -1,4 +1,4 @@
-import FerryHTTP
+import FerryCore
 import Foundation
 
 /// The status and header fields of one HTTP response, built from libcurl's header callback line by line.

@@ -1,4 +1,4 @@
-import FerryHTTP
+import FerryCore
 import Foundation
 
 /// What to do with a final response, decided from its status and headers before the first body byte is written.

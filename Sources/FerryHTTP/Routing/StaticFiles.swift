@@ -1,3 +1,4 @@
+import FerryCore
 #if canImport(Glibc)
 import Glibc
 #endif

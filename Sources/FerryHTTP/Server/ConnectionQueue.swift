@@ -1,4 +1,5 @@
 import Dispatch
+import FerryCore
 #if canImport(Glibc)
 import Glibc
 #endif
