@@ -125,14 +125,14 @@ struct JobsController: Sendable {
             response.headers["Location"] = "/api/v1/jobs/\(job.id)"
             return response
         case .refused(let error):
-            return error.response(for: request)
+            return APIError(error).response(for: request)
         }
     }
 
     private static func write(_ answer: JobSupervisor.Created, into json: inout JSONWriter) {
         switch answer {
         case .created(let job), .existing(let job): JobView.write(job, rates: nil, into: &json)
-        case .refused(let error): writeError(error, into: &json)
+        case .refused(let error): writeError(APIError(error), into: &json)
         }
     }
 

@@ -21,9 +21,12 @@ struct RouteTable: Sendable {
         }
     }
 
-    /// The status a failed handler counts as in the metrics: an `APIError`'s own, anything else 500.
+    /// The status a failed handler counts as in the metrics: an `APIError`'s own (a supervisor's refusal as its
+    /// `APIError`), anything else 500.
     private static func status(of error: any Error) -> Int {
-        (error as? APIError)?.status.code ?? 500
+        if let error = error as? APIError { return error.status.code }
+        if let error = error as? JobsError { return APIError(error).status.code }
+        return 500
     }
 
     /// Adds a route answered on the connection queue (`Router.addImmediate`): the handler must not

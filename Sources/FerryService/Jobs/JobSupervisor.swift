@@ -32,7 +32,7 @@ actor JobSupervisor {
     enum Created: Sendable {
         case created(JobRecord)
         case existing(JobRecord)
-        case refused(APIError)
+        case refused(JobsError)
     }
 
     private let store: any JobStore
@@ -240,13 +240,12 @@ actor JobSupervisor {
                     continue
                 }
                 if pendingDedupe[key] != nil {
-                    answers[index] = .refused(APIError(.conflict, "an identical job is being created right now; retry"))
+                    answers[index] = .refused(.creationInProgress)
                     continue
                 }
             }
             if spoolFull, let budget = quota?.budget {
-                answers[index] = .refused(APIError(.quotaExceeded,
-                    "the spool is at its quota of \(budget.quota) bytes; new downloads are refused until space is freed"))
+                answers[index] = .refused(.spoolFull(quota: budget.quota))
                 continue
             }
             var record = JobRecord(
@@ -273,12 +272,12 @@ actor JobSupervisor {
         if let idempotencyRecord {
             var provisional = answers
             for item in fresh { provisional[item.index] = .created(item.record.storedForm) }
-            record = idempotencyRecord(provisional.map { $0 ?? .refused(APIError(.internal, "job creation lost an answer")) })
+            record = idempotencyRecord(provisional.map { $0 ?? .refused(.lostAnswer) })
         }
         guard !fresh.isEmpty else {
             // Nothing new: only the answer is stored (an empty insert saves just the record).
             if let record {
-                do { _ = try await store.insert([], idempotencyRecord: record) } catch { throw APIError.store(error) }
+                do { _ = try await store.insert([], idempotencyRecord: record) } catch { throw JobsError.store(error) }
             }
             return answers.map { $0! }
         }
@@ -287,7 +286,7 @@ actor JobSupervisor {
             inserted = try await store.insert(fresh.map(\.record), idempotencyRecord: record)
         } catch {
             for item in fresh { files.releaseFilename(for: item.record.id) }
-            throw APIError.store(error)
+            throw JobsError.store(error)
         }
         var change = CommitPipeline.Change()
         for (item, record) in zip(fresh, inserted) {
@@ -305,7 +304,7 @@ actor JobSupervisor {
             submitTransfer(record, url: item.draft.url)
         }
         metrics.jobsCreated(inserted.count)
-        return answers.map { $0 ?? .refused(APIError(.internal, "job creation lost an answer")) }
+        return answers.map { $0 ?? .refused(.lostAnswer) }
     }
 
     /// `key`, or an equal key already indexed, whose storage it then shares (many jobs may fetch one URL).
@@ -347,9 +346,9 @@ actor JobSupervisor {
     /// Pauses a job and answers with its final numbers: the job stops counting the engine's progress at once, and
     /// its `job` event and answer wait until the engine has flushed the bytes received so far to disk.
     func pause(_ id: String) async throws -> JobRecord {
-        guard var job = jobs[id] else { throw APIError.jobNotFound(id) }
+        guard var job = jobs[id] else { throw JobsError.notFound(id: id) }
         switch JobAction.pause.outcome(in: job.state) {
-        case .conflict: throw APIError(.conflict, JobAction.pause.conflictMessage(job.state))
+        case .conflict: throw JobsError.notApplicable(JobAction.pause.conflictMessage(job.state))
         case .noOp: return job
         case .apply: break
         }
@@ -364,7 +363,7 @@ actor JobSupervisor {
         }
         pausing.remove(id)
         // Cancelled, deleted, resumed or finished meanwhile: that later action's answer and events stand.
-        guard var latest = jobs[id] else { throw APIError.jobNotFound(id) }
+        guard var latest = jobs[id] else { throw JobsError.notFound(id: id) }
         guard latest.state == .paused else { return latest }
         if let bytesOnDisk { latest.bytesReceived = bytesOnDisk }
         latest.updatedAt = now()
@@ -393,9 +392,9 @@ actor JobSupervisor {
     }
 
     func update(_ id: String, _ patch: JobPatch) async throws -> JobRecord {
-        guard let current = jobs[id] else { throw APIError.jobNotFound(id) }
+        guard let current = jobs[id] else { throw JobsError.notFound(id: id) }
         if patch.url != nil, case .conflict = JobAction.changeURL.outcome(in: current.state) {
-            throw APIError(.conflict, JobAction.changeURL.conflictMessage(current.state))
+            throw JobsError.notApplicable(JobAction.changeURL.conflictMessage(current.state))
         }
         return try await act(.changeSettings, on: id) { job in
             if let priority = patch.priority, priority != job.priority {
@@ -419,7 +418,7 @@ actor JobSupervisor {
 
     /// Stops the job if active and removes it and its file for good.
     func delete(_ id: String) async throws {
-        guard let job = jobs[id] else { throw APIError.jobNotFound(id) }
+        guard let job = jobs[id] else { throw JobsError.notFound(id: id) }
         files.discard(jobID: id, finishedFile: job.state == .finished ? job.filename : nil)
         removeFromTable(id)
         restarts[id] = nil
@@ -449,9 +448,9 @@ actor JobSupervisor {
 
     /// Applies an action by API.md's table: a no-op answers the job unchanged, a conflict throws 409.
     private func act(_ action: JobAction, on id: String, _ body: (inout JobRecord) -> Void) async throws -> JobRecord {
-        guard var job = jobs[id] else { throw APIError.jobNotFound(id) }
+        guard var job = jobs[id] else { throw JobsError.notFound(id: id) }
         switch action.outcome(in: job.state) {
-        case .conflict: throw APIError(.conflict, action.conflictMessage(job.state))
+        case .conflict: throw JobsError.notApplicable(action.conflictMessage(job.state))
         case .noOp: return job
         case .apply: break
         }
@@ -465,7 +464,7 @@ actor JobSupervisor {
     private func commitOrUnavailable(_ change: CommitPipeline.Change) async throws {
         // Queued here, on the actor, before suspending: enqueue order is event id order.
         let ticket = commits.submit(change)
-        do { try await ticket.durable() } catch { throw APIError.store(error) }
+        do { try await ticket.durable() } catch { throw JobsError.store(error) }
     }
 
     // MARK: Engine events

@@ -1,0 +1,28 @@
+/// Why the supervisor refuses an action, in the domain's words. The API chooses the HTTP status and code
+/// (`APIError.init(_: JobsError)`, in API/), nowhere else.
+enum JobsError: Error, Equatable, CustomStringConvertible {
+    case notFound(id: String)
+    /// The action does not apply in the job's state; the sentence says why (`JobAction.conflictMessage`).
+    case notApplicable(String)
+    /// An identical job is being created by another request right now.
+    case creationInProgress
+    /// The spool holds as much as its quota allows.
+    case spoolFull(quota: Int64)
+    /// The change could not be made durable.
+    case storeFailed(String)
+    /// An answer went missing (a defect, never the caller's fault).
+    case lostAnswer
+
+    var description: String {
+        switch self {
+        case .notFound(let id): "no job with id '\(id)'"
+        case .notApplicable(let why): why
+        case .creationInProgress: "an identical job is being created right now; retry"
+        case .spoolFull(let quota): "the spool is at its quota of \(quota) bytes; new downloads are refused until space is freed"
+        case .storeFailed(let why): "the job store failed: \(why)"
+        case .lostAnswer: "job creation lost an answer"
+        }
+    }
+
+    static func store(_ error: any Error) -> JobsError { .storeFailed("\(error)") }
+}
