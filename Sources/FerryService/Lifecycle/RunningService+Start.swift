@@ -1,0 +1,177 @@
+import FerryCore
+import FerryEngine
+import FerryHTTP
+import FerryStore
+import Foundation
+import Logging
+
+extension RunningService {
+    /// Builds every part from `configuration` in dependency order (spool, store, event hub, commit
+    /// pipeline, engine, supervisor, routes, server), recovers interrupted jobs, and returns once the
+    /// server listens.
+    static func start(configuration: ServiceConfiguration, logger: Logger) async throws -> RunningService {
+        FreeMemory.limitArenas()
+        let spool = try Spool(root: configuration.spool)
+        let token: String? = if let given = configuration.token {
+            given
+        } else if configuration.isLoopbackHost {
+            nil
+        } else {
+            try TokenFile.loadOrCreate(spool: spool.root, logger: logger)
+        }
+
+        let ballast = StoreBallast(spoolRoot: spool.root)
+        let (store, highWater) = try await openStore(spool: spool, ballast: ballast, logger: logger)
+        let ids = EventIDAllocator(startingAfter: highWater.startAfter)
+        let metrics = ServiceMetrics()
+        let hub = EventHub(ids: ids, logger: logger)
+        let commits = CommitPipeline(store: store, logger: logger, makeRoom: { ballast.release() }, beforePublish: { events in
+            try await highWater.cover(events.last?.id ?? 0)
+        }, publish: { hub.publish($0) })
+
+        var engineConfiguration = EngineConfiguration()
+        engineConfiguration.maxConcurrent = configuration.maxConcurrent
+        engineConfiguration.maxPerHost = configuration.maxPerHost
+        engineConfiguration.destinations = configuration.destinations
+        engineConfiguration.maxFileSize = configuration.maxFileSize
+        engineConfiguration.minFreeSpace = configuration.minFreeSpace
+        let (events, engineEvents) = AsyncStream<TransferEvent>.makeStream()
+        let table = JobTable()
+        let quota = configuration.spoolQuota.map { SpoolQuota(quota: $0, table: table) }
+        let engine = DownloadEngine(configuration: engineConfiguration, spool: spool, logger: logger, allowance: quota) { event in
+            engineEvents.yield(event)
+        }
+        // Progress is sampled at the finest interval an open stream asks for (never less often than the default).
+        let defaultSampling = engineConfiguration.progressInterval
+        hub.queue.sync {
+            hub.onFinestIntervalChange = { milliseconds in
+                engine.setProgressInterval(milliseconds.map { min(defaultSampling, Double($0) / 1000) } ?? defaultSampling)
+            }
+        }
+
+        let supervisor = JobSupervisor(.init(
+            store: store, engine: engine, files: engine, ids: ids, commits: commits, metrics: metrics,
+            logger: logger, table: table, quota: quota))
+        let eventPump = Task {
+            for await event in events { await supervisor.apply(event) }
+        }
+        try await supervisor.recover()
+
+        let access = try await AccessGuard.open(token: token, port: configuration.port, spool: spool.root, store: store, logger: logger)
+        let router = Router()
+        // Made before the routes are registered (it serves nothing until `start()`), so that the
+        // metrics route can read its connection count.
+        let server = makeServer(configuration: configuration, logger: logger, router: router, access: access, metrics: metrics)
+        let routes = RouteTable(router: router, metrics: metrics)
+        JobsController(supervisor: supervisor, store: store, idempotency: IdempotencyGate(),
+                       destinations: configuration.destinations).register(routes)
+        ContentController(supervisor: supervisor, spool: spool).register(routes)
+        EventsController(supervisor: supervisor, hub: hub).register(routes)
+        SessionController(access: access).register(routes)
+        OperationsController(supervisor: supervisor, store: store, spool: spool, commits: commits, hub: hub,
+                             metrics: metrics, minFreeSpace: configuration.minFreeSpace,
+                             openConnections: { server.openConnectionCount }).register(routes)
+        if let publicDirectory = publicDirectory(configuration.publicDirectory) {
+            let files = StaticFiles(root: publicDirectory)
+            router.fallback = { request in
+                if let response = await files.handle(request) { return response }
+                throw APIError(.notFound, "nothing at \(request.path)")
+            }
+        } else {
+            logger.warning("no Public/ directory found: the browser page is not served (set --public)")
+        }
+
+        let ports = try server.start()
+        if let bound = ports.first { access.setPort(bound) }
+        if let opened = configuration.destinations.openedDescription {
+            logger.warning("destination guard relaxed: downloads may reach \(opened)")
+        }
+        if access.isOpen {
+            logger.notice("no token configured: the API is open to local callers on \(configuration.host)")
+        }
+        logger.info("Ferry listening", metadata: [
+            "host": "\(configuration.host)", "port": "\(ports.first ?? configuration.port)", "spool": "\(spool.root)",
+        ])
+        let chores = startChores(configuration: configuration, spool: spool, ballast: ballast, store: store,
+                                 supervisor: supervisor, logger: logger)
+        return RunningService(store: store, engine: engine, hub: hub, commits: commits, server: server,
+                              engineEvents: engineEvents, eventPump: eventPump, chores: chores)
+    }
+
+    /// The HTTP server (not started yet): `AccessGuard` first, then the router.
+    private static func makeServer(configuration: ServiceConfiguration, logger: Logger, router: Router,
+                                   access: AccessGuard, metrics: ServiceMetrics) -> HTTPServer {
+        var serverConfiguration = HTTPServerConfiguration()
+        serverConfiguration.host = configuration.host
+        serverConfiguration.port = configuration.port
+        // Event streams are long-lived connections: allow as many as the descriptor limit (raised to
+        // its hard maximum) leaves room for, beside downloads, spool files and the store.
+        serverConfiguration.maxConnections = max(1024, raiseDescriptorLimit() - 1024)
+        // The refusal when `AccessGuard` turns the request away, nil when it may proceed.
+        let refusal: @Sendable (HTTPRequest) -> HTTPResponse? = { request in
+            switch Result(catching: { () throws(APIError) in try access.check(request) }) {
+            case .success: return nil
+            case .failure(let refusal):
+                metrics.request(route: "auth", method: request.method.rawValue, status: refusal.status.code)
+                return refusal.response(for: request)
+            }
+        }
+        // On the connection queue: `/healthz`, refusals, immediate routes (snapshot reads) and the router's
+        // 404/405 are answered at once; everything else goes to the async handler on the concurrency pool.
+        let health = OperationsController.immediate(metrics: metrics)
+        let immediate: ImmediateResponder = { request in
+            if let response = health(request) { return response }
+            if let response = refusal(request) { return response }
+            return router.respondImmediately(request)
+        }
+        return HTTPServer(configuration: serverConfiguration, logger: logger, immediate: immediate) { request in
+            if let response = refusal(request) { return response }
+            return await router.handle(request)
+        }
+    }
+
+    /// Opens the job store and loads the event-id high-water mark. On a full disk SQLite cannot open
+    /// its WAL or write the mark: the store's ballast is released and the open tried once more, so Ferry
+    /// starts (and reports `disk_full`) instead of exiting.
+    private static func openStore(spool: Spool, ballast: StoreBallast, logger: Logger) async throws -> (SQLiteJobStore, EventIDHighWater) {
+        func open() async throws -> (SQLiteJobStore, EventIDHighWater) {
+            let store = try SQLiteJobStore(path: spool.root + "/ferry.db")
+            do {
+                return (store, try await EventIDHighWater.load(store: store))
+            } catch {
+                await store.close()
+                throw error
+            }
+        }
+        do {
+            return try await open()
+        } catch let error as JobStoreError where error.isOutOfSpace && ballast.release() {
+            logger.warning("the disk is full: released the store's ballast to start", metadata: ["error": "\(error)"])
+            return try await open()
+        }
+    }
+
+    /// Raises the soft limit on open descriptors to the hard limit; returns the limit now in force.
+    static func raiseDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(min(limit.rlim_cur, 1 << 20))
+    }
+
+    /// `--public`, else `Public/` in the working directory, else next to the executable's package.
+    static func publicDirectory(_ configured: String?) -> String? {
+        var candidates: [String] = []
+        if let configured { candidates.append(configured) }
+        candidates.append(FileManager.default.currentDirectoryPath + "/Public")
+        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath().deletingLastPathComponent()
+        candidates.append(executable.appendingPathComponent("../share/ferry/Public").standardizedFileURL.path)
+        candidates.append(executable.appendingPathComponent("../../../Public").standardizedFileURL.path)
+        var isDirectory: ObjCBool = false
+        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/index.html", isDirectory: &isDirectory) }
+    }
+}

@@ -1,0 +1,34 @@
+import FerryEngine
+import FerryHTTP
+import FerryStore
+
+/// The parts of a started `FerryService` that stopping needs, all built before the service is
+/// handed out (`start(configuration:logger:)`, in `RunningService+Start.swift`) and never changed
+/// after; `stop(grace:)` takes them down in the order that keeps every byte.
+struct RunningService: Sendable {
+    let store: any JobStore
+    let engine: DownloadEngine
+    let hub: EventHub
+    let commits: CommitPipeline
+    let server: HTTPServer
+    /// Where the engine's events enter the stream `eventPump` hands to the supervisor.
+    let engineEvents: AsyncStream<TransferEvent>.Continuation
+    let eventPump: Task<Void, Never>
+    /// Loops that run until cancelled: idempotency-record purge, retention sweep, store ballast.
+    let chores: [Task<Void, Never>]
+
+    /// Stops accepting, closes event streams, stops transfers (bytes kept, jobs not marked paused),
+    /// applies their last events, writes state, closes the store. Call once.
+    /// - Parameter grace: seconds the server gives open requests before closing their connections.
+    func stop(grace: Double) async {
+        for chore in chores { chore.cancel() }
+        hub.closeAll()
+        async let serverDone: Void = server.shutdown(grace: grace)
+        await engine.shutdown()
+        engineEvents.finish()
+        await eventPump.value
+        await commits.flush()
+        await serverDone
+        await store.close()
+    }
+}
