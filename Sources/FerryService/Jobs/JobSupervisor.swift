@@ -205,14 +205,19 @@ actor JobSupervisor {
     /// A download whose file was moved into `files/` just before a crash, when the store had not yet heard of it:
     /// the engine found the file whole, so the job is finished (no second download, no orphan).
     private func adopt(_ finish: FinishRecord, into job: inout JobRecord) {
+        markFinished(&job, filename: finish.filename, size: finish.size, sha256: finish.sha256)
+        job.updatedAt = now()
+    }
+
+    /// The job's file is in place, whole and verified.
+    private func markFinished(_ job: inout JobRecord, filename: String, size: Int64, sha256: String) {
         job.state = .finished
         job.error = nil
-        job.filename = finish.filename
-        job.sha256 = finish.sha256
-        job.bytesReceived = finish.size
-        job.bytesExpected = finish.size
+        job.filename = filename
+        job.sha256 = sha256
+        job.bytesReceived = size
+        job.bytesExpected = size
         job.finishedAt = now()
-        job.updatedAt = now()
     }
 
     // MARK: Creating
@@ -538,23 +543,17 @@ actor JobSupervisor {
             events.append(jobEvent(job))
         case .finished(_, let file):
             guard job.state != .cancelled else { return }
-            job.state = .finished
-            job.error = nil
-            job.filename = file.filename
-            job.bytesReceived = file.size
-            job.bytesExpected = file.size
-            job.sha256 = file.sha256
+            markFinished(&job, filename: file.filename, size: file.size, sha256: file.sha256)
             job.contentType = file.contentType ?? job.contentType
             job.finalURL = file.finalURL
             job.etag = file.etag ?? job.etag
             job.lastModified = file.lastModified ?? job.lastModified
-            job.finishedAt = now()
             rates[id] = nil
             events.append(jobEvent(job))
         case .failed(_, let failure):
             guard !userStopped else { return }
             job.state = .failed
-            job.error = JobFailure(code: failure.code, message: failure.message, httpStatus: failure.httpStatus)
+            job.error = failure
             job.finishedAt = now()
             rates[id] = nil
             metrics.transferError(failure.code)
