@@ -37,7 +37,7 @@ struct JobStoreContractTests {
             changed.sequence = 99  // ignored: a job keeps the sequence it was given
             changed.bytesReceived = 77
             changed.headers = [HeaderField(name: "Cookie", value: "k=v")]
-            changed.resumeData = []
+            changed.lastModified = ""
             changed.updatedAt = Date(timeIntervalSince1970: 1_795_000_100.000_6)
             try await store.update(changed)
 
@@ -46,7 +46,7 @@ struct JobStoreContractTests {
             let read = try #require(try await store.job(id: "a"))
             #expect(read == expected)
             #expect(read.finalURL == nil && read.error == nil && read.etag == nil)  // optionals cleared
-            #expect(read.resumeData == [])  // an empty blob is not NULL
+            #expect(read.lastModified == "")  // an empty text is not NULL
             #expect(try await store.job(id: "b") == stored[1])  // neighbours untouched
         }
     }

@@ -260,7 +260,7 @@ actor JobSupervisor {
                 bytesReceived: 0, bytesExpected: nil, contentType: nil, sha256: nil,
                 expectedSHA256: draft.expectedSHA256, error: nil, attempts: 0, priority: draft.priority,
                 maxBytesPerSecond: draft.maxBytesPerSecond, connections: draft.connections,
-                headers: draft.headers, dedupeKey: key, etag: nil, lastModified: nil, resumeData: nil,
+                headers: draft.headers, dedupeKey: key, etag: nil, lastModified: nil,
                 createdAt: created, startedAt: nil, finishedAt: nil, updatedAt: created)
             if let requested = draft.filename {
                 record.filename = files.reserveFilename(requested, for: record.id)

@@ -5,9 +5,10 @@ extension JobRecord {
     public var storedForm: JobRecord {
         var copy = self
         copy.createdAt = StoredDate.normalize(createdAt)
-        copy.startedAt = startedAt.map(StoredDate.normalize)
-        copy.finishedAt = finishedAt.map(StoredDate.normalize)
         copy.updatedAt = StoredDate.normalize(updatedAt)
+        // Only dates a job has: setting a detail makes a new box for the record's details.
+        if let startedAt = self.startedAt { copy.startedAt = StoredDate.normalize(startedAt) }
+        if let finishedAt = self.finishedAt { copy.finishedAt = StoredDate.normalize(finishedAt) }
         return copy
     }
 }

@@ -9,7 +9,7 @@ enum SQLiteJobRow {
         "id", "sequence", "state", "dedupe_key", "url", "final_url", "filename", "requested_filename",
         "bytes_received", "bytes_expected", "content_type", "sha256", "expected_sha256",
         "error_code", "error_message", "error_http_status", "attempts", "priority", "max_bytes_per_second",
-        "connections", "headers", "etag", "last_modified", "resume_data",
+        "connections", "headers", "etag", "last_modified",
         "created_at", "started_at", "finished_at", "updated_at",
     ]
 
@@ -20,7 +20,7 @@ enum SQLiteJobRow {
         case id, sequence, state, dedupeKey, url, finalURL, filename, requestedFilename
         case bytesReceived, bytesExpected, contentType, sha256, expectedSHA256
         case errorCode, errorMessage, errorHTTPStatus, attempts, priority, maxBytesPerSecond
-        case connections, headers, etag, lastModified, resumeData
+        case connections, headers, etag, lastModified
         case createdAt, startedAt, finishedAt, updatedAt
     }
 
@@ -59,7 +59,6 @@ enum SQLiteJobRow {
         try statement.bind(try encodeHeaders(job.headers), to: ":headers")
         try statement.bind(job.etag, to: ":etag")
         try statement.bind(job.lastModified, to: ":last_modified")
-        try statement.bind(job.resumeData, to: ":resume_data")
         try statement.bind(StoredDate.seconds(job.createdAt), to: ":created_at")
         try statement.bind(job.startedAt.map(StoredDate.seconds), to: ":started_at")
         try statement.bind(job.finishedAt.map(StoredDate.seconds), to: ":finished_at")
@@ -116,7 +115,6 @@ enum SQLiteJobRow {
             dedupeKey: dedupeKey,
             etag: text(.etag),
             lastModified: text(.lastModified),
-            resumeData: row.bytes(at: Column.resumeData.rawValue),
             createdAt: StoredDate.date(seconds: try need(seconds(.createdAt), .createdAt)),
             startedAt: seconds(.startedAt).map(StoredDate.date(seconds:)),
             finishedAt: seconds(.finishedAt).map(StoredDate.date(seconds:)),

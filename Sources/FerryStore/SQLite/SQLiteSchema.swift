@@ -3,6 +3,10 @@
 /// Columns that are queried are real columns (`id`, `sequence`, `state`, `dedupe_key`, `created_at`, ...); so is
 /// every other field of `JobRecord`, except `headers`, kept as a JSON array of `{"name","value"}`. Dates are
 /// Unix-epoch seconds as `REAL`, rounded to the millisecond (`StoredDate`). Pure data; used on the store's queue.
+///
+/// `jobs.resume_data` (schema 1) is no longer read or written: nothing ever set it, so every row holds NULL, and new
+/// rows get NULL by default. It stays rather than costing a migration (a table rewrite, `DROP COLUMN` needs SQLite
+/// 3.35) and a schema version an older Ferry would refuse.
 enum SQLiteSchema {
     /// One step from `version - 1` to `version`. Steps run in order, each in its own transaction together with
     /// the `user_version` bump, so a crash mid-migration leaves the previous version intact.

@@ -19,7 +19,7 @@ extension JobRecord {
         )
     }
 
-    /// A job with every optional field set, including an empty-but-present blob and odd text.
+    /// A job with every optional field set, including odd text.
     static func makeFull(_ id: String) -> JobRecord {
         JobRecord(
             id: id,
@@ -45,7 +45,6 @@ extension JobRecord {
             dedupeKey: "https://origin.example/a%20b/файл.zip?sig=1&x=2",
             etag: "\"s1-4194304\"",
             lastModified: "Sun, 22 Nov 2026 04:05:06 GMT",
-            resumeData: [0, 1, 2, 255, 0],
             createdAt: Date(timeIntervalSince1970: 1_795_000_000.123_456_7),
             startedAt: Date(timeIntervalSince1970: 1_795_000_001.000_499_9),
             finishedAt: Date(timeIntervalSince1970: 1_795_000_002.999_9),
