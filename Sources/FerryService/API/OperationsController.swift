@@ -19,7 +19,7 @@ struct OperationsController: Sendable {
         routes.add(.GET, "/readyz", ready)
         routes.add(.GET, "/metrics", prometheus)
         routes.add(.GET, "/api/v1/openapi.json") { _ in
-            var response = HTTPResponse.json(.ok, Array(OpenAPIDocument.json.utf8))
+            var response = HTTPResponse.json(.ok, OpenAPIDocument.bytes)
             response.headers["Cache-Control"] = "no-cache"
             return response
         }

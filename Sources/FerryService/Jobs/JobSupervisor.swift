@@ -56,8 +56,6 @@ actor JobSupervisor {
     private var pendingDedupe: [String: String] = [:]
     /// How many times each job's transfer restarted from zero (followers abort when it changes).
     private var restarts: [String: Int] = [:]
-    /// Jobs whose pause waits for the engine's final numbers (`pause(_:)` publishes their `job` event).
-    private var pausing: Set<String> = []
 
     init(_ dependencies: Dependencies) {
         store = dependencies.store
@@ -361,12 +359,10 @@ actor JobSupervisor {
         job.error = nil
         jobs[id] = job
         rates[id] = nil
-        pausing.insert(id)
         let engine = self.engine
         let bytesOnDisk = await withCheckedContinuation { (continuation: CheckedContinuation<Int64?, Never>) in
             engine.pause(id: id) { continuation.resume(returning: $0) }
         }
-        pausing.remove(id)
         // Cancelled, deleted, resumed or finished meanwhile: that later action's answer and events stand.
         guard var latest = jobs[id] else { throw JobsError.notFound(id: id) }
         guard latest.state == .paused else { return latest }
@@ -559,11 +555,9 @@ actor JobSupervisor {
             metrics.transferError(failure.code)
             events.append(jobEvent(job))
         case .paused(_, let bytes), .stopped(_, let bytes):
-            let changed = job.bytesReceived != bytes
+            // The bytes on disk; a pause's `job` event with them is published by `pause(_:)`, which waits for them.
             job.bytesReceived = bytes
             rates[id] = nil
-            // A pause from the API publishes its own event with these numbers; others (the quota) get one here.
-            if case .paused = event, job.state == .paused, changed, !pausing.contains(id) { events.append(jobEvent(job)) }
         }
         job.updatedAt = now()
         jobs[id] = job
