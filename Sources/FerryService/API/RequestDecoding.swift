@@ -60,35 +60,3 @@ enum RequestDecoding {
         }
     }
 }
-
-/// One element of a batch body, decoded on its own so that one bad item does not spoil the rest.
-struct BatchItem: Decodable {
-    let result: Result<JobDraft.Body, APIError>
-
-    init(from decoder: any Decoder) throws {
-        do {
-            result = .success(try JobDraft.Body(from: decoder))
-        } catch let error as DecodingError {
-            result = .failure(APIError(.invalidRequest, RequestDecoding.describe(error)))
-        }
-    }
-}
-
-/// The body of `PATCH /api/v1/jobs/{id}`: `null` for `maxBytesPerSecond` removes the limit.
-struct PatchBody: Decodable {
-    var priority: Int?
-    var maxBytesPerSecond: Int64??
-    var url: String?
-
-    enum CodingKeys: String, CodingKey { case priority, maxBytesPerSecond, url }
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        priority = try container.decodeIfPresent(Int.self, forKey: .priority)
-        url = try container.decodeIfPresent(String.self, forKey: .url)
-        if container.contains(.maxBytesPerSecond) {
-            maxBytesPerSecond = .some(try container.decodeNil(forKey: .maxBytesPerSecond)
-                ? nil : try container.decode(Int64.self, forKey: .maxBytesPerSecond))
-        }
-    }
-}

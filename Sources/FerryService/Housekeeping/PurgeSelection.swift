@@ -26,11 +26,3 @@ struct PurgeSelection: Sendable, Equatable {
             .sorted { (Self.endedAt($0), $0.sequence) < (Self.endedAt($1), $1.sequence) }
     }
 }
-
-/// How often the retention sweep runs for a retention period: often enough that a job outlives its
-/// retention by at most about a quarter of it, never more than once a second, at least once a minute.
-enum RetentionSchedule {
-    static func interval(for retention: TimeInterval) -> TimeInterval {
-        min(60, max(1, retention / 4))
-    }
-}
