@@ -20,30 +20,3 @@ public enum ResponseBody: Sendable {
         }
     }
 }
-
-/// A region of a file, opened when the response is sent. A failure to open before the head is sent answers 500;
-/// later (or a file shorter than announced) aborts the connection.
-public struct FileBody: Sendable, Equatable {
-    public var path: String
-    public var offset: Int64
-    public var length: Int64
-
-    public init(path: String, offset: Int64, length: Int64) {
-        self.path = path
-        self.offset = offset
-        self.length = length
-    }
-}
-
-/// One piece of a `.parts` body.
-public enum BodyPart: Sendable, Equatable {
-    case bytes([UInt8])
-    case file(FileBody)
-
-    public var length: Int64 {
-        switch self {
-        case .bytes(let bytes): return Int64(bytes.count)
-        case .file(let file): return file.length
-        }
-    }
-}

@@ -1,10 +1,3 @@
-/// How the body of a request is delimited.
-public enum BodyFraming: Sendable, Equatable {
-    case none
-    case length(Int)
-    case chunked
-}
-
 /// A parsed request line and header block, with the framing decisions the parser took.
 public struct RequestHead: Sendable, Equatable {
     public var method: HTTPMethod

@@ -1,12 +1,6 @@
 import Dispatch
 import Synchronization
 
-/// Receives a stream's news on the connection's queue.
-protocol ResponseStreamSink: AnyObject {
-    /// New bytes, a finish or an abort are waiting in `stream`.
-    func streamDidChange(_ stream: ResponseStream)
-}
-
 /// A streamed response body owned by one connection's queue; every public method is safe to call from any thread.
 ///
 /// Writes are queued and never block. `bufferedByteCount` counts bytes written by the producer and not yet handed to

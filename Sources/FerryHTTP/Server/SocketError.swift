@@ -18,10 +18,3 @@ public struct SocketError: Error, CustomStringConvertible, Sendable {
         "\(call)(\(context)) failed: \(String(cString: strerror(errno))) (errno \(errno))"
     }
 }
-
-/// getaddrinfo failed for the configured host.
-public struct AddressResolutionError: Error, CustomStringConvertible, Sendable {
-    public let host: String
-    public let code: Int32
-    public var description: String { "getaddrinfo(\(host)) failed: \(String(cString: gai_strerror(code)))" }
-}

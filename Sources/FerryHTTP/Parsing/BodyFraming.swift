@@ -1,0 +1,6 @@
+/// How the body of a request is delimited.
+public enum BodyFraming: Sendable, Equatable {
+    case none
+    case length(Int)
+    case chunked
+}
