@@ -1,18 +1,5 @@
 import Foundation
 
-/// A decoded answer and the bytes it came from (for `--json`, which prints what the server sent).
-public struct Fetched<Value: Sendable>: Sendable {
-    public var value: Value
-    public var body: [UInt8]
-    public var status: Int
-}
-
-/// One item of a batch answer: a job, or why that URL was refused.
-public enum BatchItem: Sendable, Equatable {
-    case job(Job)
-    case refused(code: String, message: String)
-}
-
 /// Ferry's HTTP API, call by call: builds each request, sends it through a `CurlSession`, turns error bodies
 /// into `ClientError.api` and JSON into `Job`s. Owns the session; used from the command's one thread.
 public final class FerryAPI {

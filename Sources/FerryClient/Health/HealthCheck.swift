@@ -1,14 +1,3 @@
-/// What a health probe found: the service answered `200`, or why it is not healthy (one line).
-public enum HealthVerdict: Sendable, Equatable {
-    case healthy
-    case unhealthy(String)
-
-    /// The verdict for an answer of `status` from `url`. Pure.
-    public static func answer(status: Int, from url: String) -> HealthVerdict {
-        status == 200 ? .healthy : .unhealthy("\(url) answered HTTP \(status), not 200")
-    }
-}
-
 /// `GET /healthz` of one service, with a deadline: what `ferry health` (the Docker `HEALTHCHECK`) runs.
 ///
 /// The probe goes straight to the service, never through a proxy, and needs no token (`/healthz` is open).

@@ -1,40 +1,6 @@
 import FerryCore
 import Foundation
 
-/// A job's state as the API names it. Unknown names (a newer server) are kept as `.other`.
-public enum JobState: Sendable, Hashable, CustomStringConvertible {
-    case waiting, downloading, paused, finished, failed, cancelled
-    case other(String)
-
-    public init(_ name: String) {
-        switch name {
-        case "waiting": self = .waiting
-        case "downloading": self = .downloading
-        case "paused": self = .paused
-        case "finished": self = .finished
-        case "failed": self = .failed
-        case "cancelled": self = .cancelled
-        default: self = .other(name)
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .waiting: "waiting"
-        case .downloading: "downloading"
-        case .paused: "paused"
-        case .finished: "finished"
-        case .failed: "failed"
-        case .cancelled: "cancelled"
-        case .other(let name): name
-        }
-    }
-
-    /// Whether a `--wait` is over for a job in this state: it finished, or it stopped and will not go on by
-    /// itself (`failed` gave up; a user may resume it, but nothing will happen until then).
-    public var endsWait: Bool { self == .finished || self == .failed || self == .cancelled }
-}
-
 /// The API's job object, as far as the terminal client shows it. Fields a server leaves out decode as nil.
 public struct Job: Sendable, Equatable, Decodable {
     public var id: String
@@ -130,35 +96,4 @@ public struct Job: Sendable, Equatable, Decodable {
         if let speed = update.speed { self.speed = speed }
         eta = update.eta
     }
-}
-
-/// The data of an `event: progress`.
-public struct ProgressUpdate: Sendable, Equatable, Decodable {
-    public var id: String
-    public var bytesReceived: Int64
-    public var bytesExpected: Int64?
-    public var progress: Double?
-    public var speed: Double?
-    public var eta: Double?
-
-    public init(id: String, bytesReceived: Int64, bytesExpected: Int64? = nil, progress: Double? = nil,
-                speed: Double? = nil, eta: Double? = nil) {
-        self.id = id
-        self.bytesReceived = bytesReceived
-        self.bytesExpected = bytesExpected
-        self.progress = progress
-        self.speed = speed
-        self.eta = eta
-    }
-}
-
-/// One page of `GET /api/v1/jobs`.
-public struct JobPage: Sendable {
-    public var jobs: [Job]
-    /// Each job's JSON object as the server sent it (for `--json`), in the same order as `jobs`.
-    public var rawJobs: [[UInt8]]
-    /// The cursor of the next page, nil on the last.
-    public var next: String?
-    /// `Ferry-Event-Id`: the last event already reflected in this page.
-    public var eventID: Int64?
 }

@@ -1,0 +1,38 @@
+/// A live progress line per job for `add --wait` on a terminal:
+/// `a.bin  ██████▌      52%  5.2 MiB/10.0 MiB  1.2 MiB/s  ETA 4s`. Pure.
+public struct ProgressLines: Sendable {
+    /// Terminal width in cells.
+    public var width: Int
+    public var style: ProgressBar.Style
+
+    public init(width: Int, style: ProgressBar.Style) {
+        self.width = max(20, width)
+        self.style = style
+    }
+
+    /// One line per job, each at most `width` cells.
+    public func render(_ jobs: [Job]) -> [String] {
+        let cells = jobs.map(JobCells.init)
+        let nameWidth = min(30, max(8, cells.map { TerminalText.width($0.name) }.max() ?? 8))
+        return cells.map { line($0, nameWidth: nameWidth) }
+    }
+
+    func line(_ cells: JobCells, nameWidth: Int) -> String {
+        let status: String
+        switch cells.state {
+        case "downloading":
+            status = [cells.size, cells.speed, "ETA " + cells.eta].joined(separator: "  ")
+        default:
+            status = [cells.size, cells.state, cells.note].filter { !$0.isEmpty }.joined(separator: "  ")
+        }
+        let percent = TerminalText.rightAligned(cells.percent, to: 4)
+        let fixed = nameWidth + 2 + 2 + 4 + 2 + TerminalText.width(status)
+        let barWidth = min(40, width - fixed)
+        var line = TerminalText.padded(cells.name, to: nameWidth) + "  "
+        if barWidth >= 10 {
+            line += ProgressBar(width: barWidth, style: style).render(cells.fraction) + "  "
+        }
+        line += percent + "  " + status
+        return TerminalText.truncated(line, to: width)
+    }
+}

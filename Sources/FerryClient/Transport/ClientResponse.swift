@@ -1,0 +1,6 @@
+/// A whole response, body collected.
+public struct ClientResponse: Sendable {
+    public var head: ResponseHead
+    public var body: [UInt8]
+    public var status: Int { head.status }
+}
