@@ -50,7 +50,7 @@ struct JobSupervisorTests {
         #expect(finished.state == .finished && finished.sha256 == String(repeating: "a", count: 64) && finished.bytesReceived == 1_000)
         #expect(finished.finishedAt == Date(timeIntervalSince1970: 1_800_000_000))
         await h.settle()
-        #expect(h.engine.log.contains("finishRecorded \(job.id)"), "the finish record goes once the store knows")
+        #expect(await h.eventually { h.engine.log.contains("finishRecorded \(job.id)") }, "the finish record goes once the store knows")
         let states = h.published.jobEvents(job.id).compactMap { $0["state"] as? String }
         #expect(states == ["waiting", "downloading", "downloading", "finished"])
     }

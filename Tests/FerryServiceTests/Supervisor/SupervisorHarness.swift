@@ -11,6 +11,7 @@ struct SupervisorHarness {
     let engine: FakeEngine
     let store: MemoryJobStore
     let published: PublishedEvents
+    let commits: CommitPipeline
 
     init(quota: Int64? = nil, engine: FakeEngine = FakeEngine(), store: MemoryJobStore = MemoryJobStore()) {
         let published = PublishedEvents()
@@ -24,6 +25,7 @@ struct SupervisorHarness {
         self.engine = engine
         self.store = store
         self.published = published
+        self.commits = commits
     }
 
     /// A draft for `url` (validated as the API does).
@@ -44,8 +46,14 @@ struct SupervisorHarness {
     /// The job as the supervisor holds it now.
     func job(_ id: String) async -> JobRecord? { await supervisor.job(id)?.0 }
 
-    /// Waits until the commit pipeline has published what was queued so far.
-    func settle() async { try? await Task.sleep(nanoseconds: 20_000_000) }
+    /// Waits until the commit pipeline has written and published what was queued so far.
+    func settle() async { await commits.flush() }
+
+    /// Polls `condition` (for work the supervisor leaves to a task of its own) for up to five seconds.
+    func eventually(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<1_000 where !condition() { try? await Task.sleep(nanoseconds: 5_000_000) }
+        return condition()
+    }
 }
 
 enum HarnessError: Error { case notCreated(String) }
