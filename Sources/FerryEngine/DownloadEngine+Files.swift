@@ -22,7 +22,7 @@ public struct RecoveringJob: Sendable, Equatable {
 
 /// What the spool holds of one job at start-up.
 public enum RecoveredFiles: Sendable, Equatable {
-    /// Its partial file, with this many bytes (0 when there is none).
+    /// Its partial file, with this many bytes. (An unfinished job the answer does not name has none.)
     case partial(bytes: Int64)
     /// Its file was moved into `files/` just before a crash, before the store heard of it; the record names it, and
     /// the file is there, whole. The partial file is gone.
@@ -69,12 +69,12 @@ extension DownloadEngine {
 
     /// Sweeps the spool at start-up, before any transfer: claims the names of unfinished and finished jobs, adopts a
     /// file moved into `files/` just before a crash (when the finish record's file is there, whole), drops stale
-    /// finish records, and removes partial files no unfinished job owns. Returns what it found of each unfinished job.
+    /// finish records, and removes partial files no unfinished job owns. Returns what it found of the unfinished jobs
+    /// that have something in `partial/` (most of a big queue has nothing: they are left out).
     public func recoverFiles(_ jobs: [RecoveringJob]) -> [String: RecoveredFiles] {
         let partials = Set(spool.partialJobIDs())
         var found: [String: RecoveredFiles] = [:]
         var unfinished = Set<String>()
-        found.reserveCapacity(jobs.count)
         for job in jobs {
             guard job.standing != .cancelled else { continue }
             // A finish record is among `partials` (which lists them): no file lookup per job otherwise.
@@ -85,9 +85,9 @@ extension DownloadEngine {
                 }
             }
             if let name = job.filename { spool.claim(filename: name, for: job.id) }
-            if job.standing == .unfinished {
+            if job.standing == .unfinished, partials.contains(job.id) {
                 unfinished.insert(job.id)
-                found[job.id] = .partial(bytes: partials.contains(job.id) ? spool.partialSize(jobID: job.id) : 0)
+                found[job.id] = .partial(bytes: spool.partialSize(jobID: job.id))
             }
         }
         for id in partials where !unfinished.contains(id) && found[id] == nil {

@@ -70,11 +70,25 @@ public struct SubmittedURL: Sendable, Equatable {
 
     /// `text` (a URL another party wrote, such as libcurl's final URL after redirects) with any userinfo of its
     /// authority written `***`, as ``redacted`` does; other text is returned as it is.
+    /// Runs for every job rendered, so it scans bytes and copies nothing when there is no userinfo.
     public static func redacting(_ text: String) -> String {
-        guard let schemeEnd = text.range(of: "://") else { return text }
-        let authority = text[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard let at = authority.lastIndex(of: "@") else { return text }
-        return String(text[..<schemeEnd.upperBound]) + "***" + String(text[at...])
+        let bytes = text.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return text }
+        var index = bytes.index(after: colon)
+        for _ in 0..<2 {
+            guard index != bytes.endIndex, bytes[index] == UInt8(ascii: "/") else { return text }
+            index = bytes.index(after: index)
+        }
+        let authorityStart = index
+        var at: String.Index?
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+            if byte == UInt8(ascii: "@") { at = index }
+            index = bytes.index(after: index)
+        }
+        guard let at else { return text }
+        return String(text[..<authorityStart]) + "***" + String(text[at...])
     }
 
     /// The key under which identical downloads are found: ``normalized`` (scheme and host already

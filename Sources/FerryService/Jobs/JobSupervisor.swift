@@ -163,24 +163,31 @@ actor JobSupervisor {
         jobs.reserveCapacity(stored.count)
         order.reserveCapacity(stored.count)
         for var job in stored {
+            var onDisk: Int64 = 0
             switch found[job.id] {
             case .finished(let finish):
                 adopt(finish, into: &job)
                 changed.append(job)
-            case .partial(let onDisk):
-                if job.state == .waiting || job.state == .downloading {
-                    if job.bytesReceived != onDisk || job.state != .waiting {
-                        job.bytesReceived = onDisk
-                        job.state = .waiting
-                        job.updatedAt = now()
-                        changed.append(job)
-                    }
-                    resubmit.append(job)
-                } else if job.bytesReceived != onDisk {
+            case .partial(let bytes):
+                onDisk = bytes
+            case nil:
+                break
+            }
+            switch job.state {
+            case .waiting, .downloading:
+                if job.bytesReceived != onDisk || job.state != .waiting {
+                    job.bytesReceived = onDisk
+                    job.state = .waiting
+                    job.updatedAt = now()
+                    changed.append(job)
+                }
+                resubmit.append(job)
+            case .paused, .failed:
+                if job.bytesReceived != onDisk {
                     job.bytesReceived = onDisk
                     changed.append(job)
                 }
-            case nil:
+            case .finished, .cancelled:
                 break
             }
             insertIntoTable(job)

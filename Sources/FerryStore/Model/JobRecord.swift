@@ -13,7 +13,7 @@ import Foundation
 /// byte of the record costs ~2.6 bytes there (more while the dictionary grows, when old and new slots coexist).
 /// The fields every job has are stored inline (120 bytes); those most jobs leave unset while they wait (`Details`)
 /// sit behind one pointer, in a box that copies share and that every record setting none of them shares. The box is
-/// the compiler's (`indirect`) and never changes: setting one of these fields puts a new box in its place. They read
+/// an immutable final class (`DetailsBox`) and never changes: setting one of these fields puts a new box in its place. They read
 /// and write as the record's own (`job.etag`, through `@dynamicMemberLookup`; inside an extension of the record,
 /// `self.etag`). Measured with `bench/`'s store case (100,000 jobs, 150 MB allowed): every field inline (368 bytes)
 /// peaked at 220 MB, `Details` inline at 219 MB, this layout at 125 MB.
@@ -30,7 +30,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
     public var priority: Int
     public var createdAt: Date
     public var updatedAt: Date
-    private var details: DetailsBox
+    @usableFromInline var details: DetailsBox
     public var bytesExpected: Int64?
     // Last, so that the 1-byte state fills the padding after the optional's tag byte.
     public var state: JobState
@@ -55,6 +55,9 @@ public struct JobRecord: Sendable, Equatable, Codable {
         public var finishedAt: Date?
     }
 
+    // Inlinable, so that at each use the key path is a literal the optimizer turns into a plain field access:
+    // through a call it was applied at run time, on a copy of every detail (measured: +9 µs per job rendered).
+    @inlinable
     public subscript<Value: Equatable>(dynamicMember field: WritableKeyPath<Details, Value>) -> Value {
         get { details.value[keyPath: field] }
         set {
@@ -62,7 +65,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
             guard details.value[keyPath: field] != newValue else { return }
             var value = details.value
             value[keyPath: field] = newValue
-            details = DetailsBox(value)
+            details = DetailsBox.make(value)
         }
     }
 
@@ -102,7 +105,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
         self.priority = priority
         self.createdAt = createdAt
         self.updatedAt = updatedAt ?? createdAt
-        self.details = DetailsBox(Details(
+        self.details = DetailsBox.make(Details(
             finalURL: finalURL, filename: filename, requestedFilename: requestedFilename, contentType: contentType,
             sha256: sha256, expectedSHA256: expectedSHA256, error: error, maxBytesPerSecond: maxBytesPerSecond,
             connections: connections, headers: headers, etag: etag, lastModified: lastModified,
@@ -111,27 +114,30 @@ public struct JobRecord: Sendable, Equatable, Codable {
         self.state = state
     }
 
-    /// `Details` out of line: an `indirect` case is one pointer to an immutable box the compiler allocates. Records
-    /// with no detail set share one box (`none`).
-    private enum DetailsBox: Sendable, Equatable, Codable {
-        indirect case some(Details)
+    /// `Details` out of line: one pointer to an immutable box, never changed in place (setting a detail makes a new
+    /// box; no uniqueness checks, no copy-on-write). Records with no detail set share one box (`none`).
+    @usableFromInline
+    final class DetailsBox: Sendable, Equatable, Codable {
+        @usableFromInline let value: Details
 
-        static let none = DetailsBox.some(Details())
+        static let none = DetailsBox(exactly: Details())
 
-        init(_ value: Details) {
-            self = value == Details() ? .none : .some(value)
+        private init(exactly value: Details) { self.value = value }
+
+        @usableFromInline
+        static func make(_ value: Details) -> DetailsBox {
+            value == Details() ? .none : DetailsBox(exactly: value)
         }
 
-        var value: Details {
-            switch self { case .some(let value): value }
+        @usableFromInline
+        static func == (a: DetailsBox, b: DetailsBox) -> Bool { a === b || a.value == b.value }
+
+        // Encoded as the details themselves.
+        @usableFromInline required init(from decoder: any Decoder) throws {
+            value = try Details(from: decoder)
         }
 
-        // Encoded as the details themselves, not as an enum case.
-        init(from decoder: any Decoder) throws {
-            self.init(try Details(from: decoder))
-        }
-
-        func encode(to encoder: any Encoder) throws {
+        @usableFromInline func encode(to encoder: any Encoder) throws {
             try value.encode(to: encoder)
         }
     }
