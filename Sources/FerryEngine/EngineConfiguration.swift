@@ -34,9 +34,9 @@ public struct EngineConfiguration: Sendable {
     /// other busy jobs, 5 interleaved runs per batch, medians of 4 batches): 512 KiB used 2.33 / 2.47 / 2.81 /
     /// 2.40 s of CPU against 2.50 / 2.48 / 2.99 / 2.56 s with 100 KiB (the curl CLI's size), about 5% less; wall
     /// times were 2.81 / 2.74 / 3.55 / 2.85 s against 2.96 / 2.49 / 3.23 / 3.05 s, no difference beyond the noise of
-    /// the shared machine. So 512 KiB stays: fewer write callbacks and writer hand-offs per byte. Its costs: the
-    /// buffer's memory per connection (16 segments: 8 MiB), and burstier speed limits, since libcurl drains up to
-    /// 100 buffers from a socket before it checks the limit.
+    /// the shared machine. So 512 KiB stays: fewer write callbacks and writer hand-offs per byte. Its cost: the
+    /// buffer's memory per connection (16 segments: 8 MiB). A transfer under a speed limit gets a smaller one
+    /// (`DownloadEngine.receiveBufferSize(for:)`), so that the limit holds over short windows.
     public var receiveBufferSize: Int = 512 * 1024
     /// Minimum seconds between two progress events of one transfer.
     public var progressInterval: Double = 0.25
