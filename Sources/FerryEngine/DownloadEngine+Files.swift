@@ -1,34 +1,5 @@
 import Foundation
 
-/// A job's files as the service sees them at start-up (`DownloadEngine.recoverFiles`).
-public struct RecoveringJob: Sendable, Equatable {
-    public enum Standing: Sendable, Equatable {
-        /// Waiting, downloading, paused or failed: it may own a partial file, and a finish record if it died finishing.
-        case unfinished
-        case finished
-        case cancelled
-    }
-
-    public var id: String
-    public var filename: String?
-    public var standing: Standing
-
-    public init(id: String, filename: String?, standing: Standing) {
-        self.id = id
-        self.filename = filename
-        self.standing = standing
-    }
-}
-
-/// What the spool holds of one job at start-up.
-public enum RecoveredFiles: Sendable, Equatable {
-    /// Its partial file, with this many bytes. (An unfinished job the answer does not name has none.)
-    case partial(bytes: Int64)
-    /// Its file was moved into `files/` just before a crash, before the store heard of it; the record names it, and
-    /// the file is there, whole. The partial file is gone.
-    case finished(FinishRecord)
-}
-
 /// The engine is the only owner of the spool's files: it reserves names, deletes partial and finished files, and
 /// adopts what a crash left. The service asks through these methods (any thread; they act on the spool directly,
 /// whose own lock guards the name reservations) and never touches a spool path itself.

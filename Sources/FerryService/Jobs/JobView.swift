@@ -2,12 +2,6 @@ import FerryCore
 import FerryStore
 import Foundation
 
-/// The numbers of a running transfer that are not stored: speed and time left.
-struct LiveRates: Sendable, Equatable {
-    var speed: Double = 0
-    var eta: Double?
-}
-
 /// Renders a job as API.md's job object. Pure.
 enum JobView {
     static func contentURL(_ id: String) -> String { "/api/v1/jobs/\(id)/content" }

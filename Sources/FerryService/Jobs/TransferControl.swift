@@ -14,18 +14,3 @@ protocol TransferControl: Sendable {
     func updateRateLimit(id: String, _ bytesPerSecond: Int64?)
     func updateURL(id: String, _ url: SubmittedURL)
 }
-
-/// The jobs' files, as the supervisor may ask about them: the engine owns the spool, so the supervisor never
-/// touches a path; it asks. `DownloadEngine` is the real one.
-protocol JobFiles: Sendable {
-    func reserveFilename(_ requested: String, for jobID: String) -> String
-    func releaseFilename(for jobID: String)
-    func bytesOnDisk(jobID: String) -> Int64
-    func hasFinishedFile(named filename: String) -> Bool
-    /// Stops the job's transfer and deletes everything of it (partial file, finished file, name).
-    func discard(jobID: String, finishedFile filename: String?)
-    func finishRecorded(jobID: String)
-    func recoverFiles(_ jobs: [RecoveringJob]) -> [String: RecoveredFiles]
-}
-
-extension DownloadEngine: TransferControl, JobFiles {}

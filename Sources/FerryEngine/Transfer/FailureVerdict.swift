@@ -1,0 +1,12 @@
+import FerryCore
+import CCurl
+
+/// What to do about a failure.
+enum FailureVerdict: Equatable, Sendable {
+    /// Try again after the back-off (and at least `retryAfter` seconds when the origin asked for it).
+    case retry(JobFailure, retryAfter: Double?)
+    /// Wait until free space returns, then continue.
+    case waitForSpace(JobFailure)
+    /// Stop for good.
+    case giveUp(JobFailure)
+}
