@@ -45,7 +45,13 @@ enum Spawn {
         let argv = CStringArray(arguments)
         let envp = CStringArray(environmentLines)
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv.pointers, envp.pointers)
+        var result = posix_spawn(&pid, executable, &actions, &attributes, argv.pointers, envp.pointers)
+        // A just-copied executable is "busy" while a child another test forked at that moment still holds the
+        // copy's write descriptor (it is closed at that child's exec): wait for it, up to a second.
+        for _ in 0..<50 where result == ETXTBSY {
+            usleep(20_000)
+            result = posix_spawn(&pid, executable, &actions, &attributes, argv.pointers, envp.pointers)
+        }
         guard result == 0 else { throw FixtureError.systemCall("posix_spawn", errno: result, context: executable) }
         return pid
     }
