@@ -16,7 +16,4 @@
 enum OpenAPIDocument {
     /// The document's bytes, exactly those of `openapi.json`.
     static let bytes: [UInt8] = PackageResources.openapi_json
-
-    /// The document as UTF-8 text (validate.py checks that the file is UTF-8, so this is the same bytes).
-    static let json: String = String(decoding: bytes, as: UTF8.self)
 }
