@@ -969,8 +969,17 @@ def test_schemathesis(results, ferry, workdir, max_examples, seed):
                   not others, "; ".join("%s %s x%s on %s" % (f.get("code"), f.get("title"), f.get("count"),
                                                              ", ".join(f.get("operations", []))) for f in others))
     errors = data.get("errors", [])
-    results.check("schemathesis: no errors (timeouts, connection failures)", not errors,
-                  json.dumps(errors)[:1500])
+    # `GET .../content?follow=true` streams until the job ends and is aborted if the job fails (API.md): on a job
+    # that keeps waiting (this Ferry cannot resolve any name) the client's timeout, or the abort, is that contract,
+    # not an error. Only errors that all come from such follow streams are let through.
+    follow_only = False
+    if errors and errors_section:
+        blocks = re.split(r"_{5,} (\S+ \S+) _{5,}\n", errors_section.group(1))
+        pairs = list(zip(blocks[1::2], blocks[2::2]))
+        follow_only = bool(pairs) and all(
+            operation.endswith("/api/v1/jobs/{id}/content") and "follow=true" in body for operation, body in pairs)
+    results.check("schemathesis: no errors (timeouts, connection failures)", not errors or follow_only,
+                  json.dumps(errors)[:1500] + (" (all from ?follow=true streams: allowed)" if follow_only else ""))
     warnings = {k: v for k, v in (data.get("warnings") or {}).items() if v}
     if warnings:
         log("schemathesis warnings (information only): %s" % json.dumps(warnings))
