@@ -1,6 +1,7 @@
 import Foundation
 
-/// Durable storage of jobs, idempotency records, revoked session cookies and a little metadata.
+/// Durable storage of jobs, idempotency records, revoked session cookies, the service's runtime settings and a
+/// little metadata.
 ///
 /// Every mutating call is durable (synced) when it returns. Safe to call from any task; implementations own their
 /// state (`SQLiteJobStore`: a private serial queue; `MemoryJobStore`: an actor). The same contract tests
@@ -72,6 +73,11 @@ public protocol JobStore: Sendable {
     func revokedSessions(expiringAfter date: Date) async throws -> [RevokedSession]
     /// Deletes revocations whose cookie expires at or before `date` (`.distantFuture` deletes them all).
     func purgeRevokedSessions(expiringBy date: Date) async throws
+    /// The service settings saved by `saveSettings`, each field nil when never saved (a fresh store: all nil).
+    func settings() async throws -> StoredSettings
+    /// Saves the fields of `settings` that are set, in one transaction, leaving the others as stored
+    /// (`maxBytesPerSecond` `.some(nil)` saves "no limit").
+    func saveSettings(_ settings: StoredSettings) async throws
     /// Releases resources. Calls made afterwards fail (SQLite) or keep working (memory).
     func close() async
 }

@@ -13,6 +13,7 @@ public actor MemoryJobStore: JobStore {
     private var idempotencyRecords: [String: IdempotencyRecord] = [:]
     private var meta: [String: String] = [:]
     private var revocations: [String: RevokedSession] = [:]
+    private var savedSettings = StoredSettings()
 
     public init() {}
 
@@ -117,6 +118,14 @@ public actor MemoryJobStore: JobStore {
     public func purgeRevokedSessions(expiringBy date: Date) {
         let by = StoredDate.normalize(date)
         revocations = revocations.filter { $0.value.expiresAt > by }
+    }
+
+    public func settings() -> StoredSettings {
+        savedSettings
+    }
+
+    public func saveSettings(_ settings: StoredSettings) {
+        savedSettings = savedSettings.merging(settings)
     }
 
     public func close() {}

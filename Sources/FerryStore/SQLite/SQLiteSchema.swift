@@ -83,6 +83,14 @@ enum SQLiteSchema {
             );
             CREATE INDEX revoked_sessions_expires_at ON revoked_sessions (expires_at);
             """),
+        // Service settings changed at runtime (PATCH /api/v1/settings): a row per setting changed that way
+        // ('max_bytes_per_second', 'max_concurrent'); a NULL value is "none" (no limit).
+        Migration(version: 4, sql: """
+            CREATE TABLE IF NOT EXISTS settings (
+                name  TEXT    PRIMARY KEY NOT NULL,
+                value INTEGER
+            );
+            """),
     ]
 
     /// Brings the database up to `currentVersion`.
