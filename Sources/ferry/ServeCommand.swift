@@ -15,8 +15,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on, 0 for any (FERRY_PORT; default 8080).") var port: String?
     @Option(help: "Spool directory for files and state (FERRY_SPOOL; default ./spool).") var spool: String?
     @Option(help: "API token (FERRY_TOKEN). Generated when listening beyond loopback without one.") var token: String?
+    @Option(name: .customLong("read-token"),
+            help: "A second token that may only read: GET, HEAD, event streams, content, metrics (FERRY_READ_TOKEN; needs a token).")
+    var readToken: String?
     @Option(name: .customLong("max-concurrent"), help: "Downloads running at once (FERRY_MAX_CONCURRENT; default 4).")
     var maxConcurrent: String?
+    @Option(name: .customLong("max-bytes-per-second"),
+            help: "Speed limit over all downloads together, e.g. 10MiB (FERRY_MAX_BYTES_PER_SECOND; default none). With --max-concurrent, a starting value: PATCH /api/v1/settings changes both and its values are kept and win at later starts.")
+    var maxBytesPerSecond: String?
     @Option(name: .customLong("max-per-host"),
             help: "Connections to one host at once, segments included (FERRY_MAX_PER_HOST; default 6).")
     var maxPerHost: String?
@@ -44,7 +50,9 @@ struct ServeCommand: AsyncParsableCommand {
         flags[.port] = port
         flags[.spool] = spool
         flags[.token] = token
+        flags[.readToken] = readToken
         flags[.maxConcurrent] = maxConcurrent
+        flags[.maxBytesPerSecond] = maxBytesPerSecond
         flags[.maxPerHost] = maxPerHost
         if allowPrivateNetworks { flags[.allowPrivateNetworks] = "1" }
         if !allowNetwork.isEmpty { flags[.allowNetwork] = allowNetwork.joined(separator: ",") }

@@ -13,7 +13,9 @@ extension ServiceConfiguration {
     /// The settings of `ferry serve` with their environment twins (API.md, "Running").
     public enum Setting: String, CaseIterable, Sendable {
         case host, port, spool, token
+        case readToken = "read-token"
         case maxConcurrent = "max-concurrent"
+        case maxBytesPerSecond = "max-bytes-per-second"
         case maxPerHost = "max-per-host"
         case allowPrivateNetworks = "allow-private-networks"
         /// Repeatable on the command line (its values joined with commas); a comma list in `FERRY_ALLOW_NETWORKS`.
@@ -60,11 +62,23 @@ extension ServiceConfiguration {
         }
         if let (_, spool) = value(.spool) { configuration.spool = spool }
         if let (_, token) = value(.token) { configuration.token = token }
+        if let (name, token) = value(.readToken) {
+            guard !token.isEmpty else { throw ConfigurationError(setting: name, value: token, expected: "a token that is not empty") }
+            configuration.readToken = token
+        }
         if let (name, text) = value(.maxConcurrent) {
-            guard let n = Int(text), (1...1024).contains(n) else {
-                throw ConfigurationError(setting: name, value: text, expected: "a whole number from 1 to 1024")
+            let range = RuntimeSettings.maxConcurrentRange
+            guard let n = Int(text), range.contains(n) else {
+                throw ConfigurationError(setting: name, value: text,
+                                         expected: "a whole number from \(range.lowerBound) to \(range.upperBound)")
             }
             configuration.maxConcurrent = n
+        }
+        if let (name, text) = value(.maxBytesPerSecond) {
+            guard let rate = ByteSize.parse(text), rate > 0 else {
+                throw ConfigurationError(setting: name, value: text, expected: "a speed in bytes per second such as 500K, 10MiB or 1048576")
+            }
+            configuration.maxBytesPerSecond = rate
         }
         if let (name, text) = value(.maxPerHost) {
             guard let n = Int(text), (1...64).contains(n) else {

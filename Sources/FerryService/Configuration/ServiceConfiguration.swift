@@ -8,7 +8,12 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var port: Int = 8080
     public var spool: String = "./spool"
     public var token: String?
+    /// A second token that may only read (`--read-token`): `GET`, `HEAD`, event streams, content, metrics.
+    public var readToken: String?
     public var maxConcurrent: Int = 4
+    /// Bytes per second over all downloads together (`--max-bytes-per-second`); nil: no limit. Like
+    /// `maxConcurrent`, only the starting value: a value set through `PATCH /api/v1/settings` is kept and wins.
+    public var maxBytesPerSecond: Int64?
     /// Connections to one host at once, segments of segmented downloads included (`--max-per-host`).
     public var maxPerHost: Int = 6
     /// Which destinations downloads may reach: public addresses, plus `--allow-private-networks` or the

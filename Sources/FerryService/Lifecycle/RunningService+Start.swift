@@ -19,6 +19,12 @@ extension RunningService {
         } else {
             try TokenFile.loadOrCreate(spool: spool.root, logger: logger)
         }
+        if configuration.readToken != nil, token == nil {
+            throw ServiceError.startup("--read-token needs --token: without a token the API is open to local callers, so a read-only token would restrict nothing")
+        }
+        if let readToken = configuration.readToken, readToken == token {
+            throw ServiceError.startup("--read-token must differ from --token")
+        }
 
         let ballast = StoreBallast(spoolRoot: spool.root)
         let (store, highWater) = try await openStore(spool: spool, ballast: ballast, logger: logger)
@@ -29,8 +35,13 @@ extension RunningService {
             try await highWater.cover(events.last?.id ?? 0)
         }, publish: { hub.publish($0) })
 
+        // Settings changed through the API (kept in the store) win over the flags' starting values.
+        let startingSettings = try await LiveSettings.starting(
+            flags: RuntimeSettings(maxBytesPerSecond: configuration.maxBytesPerSecond, maxConcurrent: configuration.maxConcurrent),
+            store: store, logger: logger)
         var engineConfiguration = EngineConfiguration()
-        engineConfiguration.maxConcurrent = configuration.maxConcurrent
+        engineConfiguration.maxConcurrent = startingSettings.maxConcurrent
+        engineConfiguration.globalMaxBytesPerSecond = startingSettings.maxBytesPerSecond
         engineConfiguration.maxPerHost = configuration.maxPerHost
         engineConfiguration.destinations = configuration.destinations
         engineConfiguration.maxFileSize = configuration.maxFileSize
@@ -40,6 +51,10 @@ extension RunningService {
         let quota = configuration.spoolQuota.map { SpoolQuota(quota: $0, table: table) }
         let engine = DownloadEngine(configuration: engineConfiguration, spool: spool, logger: logger, allowance: quota) { event in
             engineEvents.yield(event)
+        }
+        let settings = LiveSettings(current: startingSettings, store: store, logger: logger) { settings in
+            engine.setGlobalMaxBytesPerSecond(settings.maxBytesPerSecond)
+            engine.setMaxConcurrent(settings.maxConcurrent)
         }
         // Progress is sampled at the finest interval an open stream asks for (never less often than the default).
         let defaultSampling = engineConfiguration.progressInterval
@@ -57,7 +72,8 @@ extension RunningService {
         }
         try await supervisor.recover()
 
-        let access = try await AccessGuard.open(token: token, port: configuration.port, spool: spool.root, store: store, logger: logger)
+        let access = try await AccessGuard.open(token: token, readToken: configuration.readToken, port: configuration.port,
+                                                spool: spool.root, store: store, logger: logger)
         let router = Router()
         // Made before the routes are registered (it serves nothing until `start()`), so that the
         // metrics route can read its connection count.
@@ -68,6 +84,7 @@ extension RunningService {
         ContentController(supervisor: supervisor, spool: spool).register(routes)
         EventsController(supervisor: supervisor, hub: hub).register(routes)
         SessionController(access: access).register(routes)
+        SettingsController(settings: settings).register(routes)
         OperationsController(supervisor: supervisor, store: store, spool: spool, commits: commits, hub: hub,
                              metrics: metrics, minFreeSpace: configuration.minFreeSpace,
                              openConnections: { server.openConnectionCount }).register(routes)
