@@ -1,7 +1,8 @@
 import FerryHTTP
 
-/// `POST /api/v1/session` (log in with the token, get the page's cookie) and `DELETE` (log out: answered
-/// once the logout is durable, so the cookie stays refused after a restart; `503` when it could not be saved).
+/// `POST /api/v1/session` (log in with the token or the read token, get the page's cookie), `GET` (what the
+/// request's credentials may do, so the page can show a read-only view) and `DELETE` (log out: answered once the
+/// logout is durable, so the cookie stays refused after a restart; `503` when it could not be saved).
 struct SessionController: Sendable {
     let access: AccessGuard
 
@@ -9,6 +10,7 @@ struct SessionController: Sendable {
 
     func register(_ routes: RouteTable) {
         routes.add(.POST, "/api/v1/session", login)
+        routes.add(.GET, "/api/v1/session", show)
         routes.add(.DELETE, "/api/v1/session", logout)
     }
 
@@ -21,6 +23,19 @@ struct SessionController: Sendable {
         }
         var response = HTTPResponse(status: .noContent)
         response.headers["Set-Cookie"] = cookie
+        response.headers["Cache-Control"] = "no-store"
+        return response
+    }
+
+    /// `{"access": "full" | "read-only"}` for the request's credentials (`full` when the API is open); `401` without
+    /// valid ones. The path needs no credentials to log in, so this handler authenticates itself.
+    func show(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let credential = try access.authenticate(request)
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("access", credential.access.rawValue)
+        json.endObject()
+        var response = HTTPResponse.json(.ok, json.bytes)
         response.headers["Cache-Control"] = "no-store"
         return response
     }

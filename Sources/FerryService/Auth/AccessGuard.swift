@@ -7,6 +7,8 @@ import Logging
 ///
 /// - With a token: `Authorization: Bearer <token>` or the session cookie; cookie-authenticated
 ///   requests that change state must carry `X-Requested-With: ferry`.
+/// - With a read token too (`--read-token`): the same two ways, but only for requests that read (`GET`, `HEAD`,
+///   `OPTIONS`); anything else is `403 forbidden`. A session remembers which token opened it (`Sessions`).
 /// - Open mode (no token, loopback host): no credentials, but the `Host` must be a loopback name
 ///   so DNS rebinding cannot reach the API from a browser.
 /// - Always: a browser `Origin` that is not this server is refused for state changes, and bodies
@@ -15,27 +17,47 @@ import Logging
 /// Immutable after start-up apart from the bound port, which its lock guards. The sessions (cookie key,
 /// logged-out cookies) are `Sessions`' state, under its own lock.
 final class AccessGuard: @unchecked Sendable {
-    enum Credential: Equatable { case open, bearer, cookie(nonce: String) }
+    enum Credential: Equatable {
+        case open
+        case bearer(AccessLevel)
+        case cookie(nonce: String, AccessLevel)
+
+        /// What the request may do.
+        var access: AccessLevel {
+            switch self {
+            case .open: .full
+            case .bearer(let access), .cookie(_, let access): access
+            }
+        }
+    }
 
     let token: String?
+    /// The token that may only read; only with `token`.
+    let readToken: String?
     /// Present exactly when a token is.
     private let sessions: Sessions?
     private let lock = NSLock()
     /// Guarded by `lock`.
     private var port: Int
 
-    init(token: String?, sessions: Sessions?, port: Int) {
+    init(token: String?, readToken: String? = nil, sessions: Sessions?, port: Int) {
         precondition((token == nil) == (sessions == nil), "sessions exist exactly when a token is configured")
+        precondition(readToken == nil || token != nil, "a read token needs a token")
         self.token = token
+        self.readToken = readToken
         self.sessions = sessions
         self.port = port
     }
 
-    /// The guard for `token`, with its sessions (secret in `spool`, logged-out cookies in `store`) when there is one.
-    static func open(token: String?, port: Int, spool: String, store: any JobStore, logger: Logger) async throws -> AccessGuard {
+    /// The guard for `token` (and `readToken`), with its sessions (secret in `spool`, logged-out cookies in `store`)
+    /// when there is one.
+    static func open(token: String?, readToken: String? = nil, port: Int, spool: String, store: any JobStore,
+                     logger: Logger) async throws -> AccessGuard {
         var sessions: Sessions?
-        if let token { sessions = try await Sessions.open(token: token, spool: spool, store: store, logger: logger) }
-        return AccessGuard(token: token, sessions: sessions, port: port)
+        if let token {
+            sessions = try await Sessions.open(token: token, readToken: readToken, spool: spool, store: store, logger: logger)
+        }
+        return AccessGuard(token: token, readToken: readToken, sessions: sessions, port: port)
     }
 
     var isOpen: Bool { token == nil }
@@ -55,41 +77,63 @@ final class AccessGuard: @unchecked Sendable {
         return !(path.hasPrefix("/api/") || path == "/api" || path == "/metrics")
     }
 
+    /// Whether a request with this method changes state (anything but `GET`, `HEAD`, `OPTIONS`).
+    static func changesState(_ request: HTTPRequest) -> Bool {
+        request.method != .GET && request.method != .HEAD && request.method != .OPTIONS
+    }
+
     /// Throws the `APIError` that refuses the request, or returns how it was authenticated.
     func check(_ request: HTTPRequest, now: Date = Date()) throws(APIError) -> Credential {
-        let path = request.path
-        let changesState = request.method != .GET && request.method != .HEAD && request.method != .OPTIONS
+        let changesState = Self.changesState(request)
         if changesState { try checkOrigin(request) }
         if changesState, !request.body.isEmpty { try checkJSONBody(request) }
-        if Self.isPublic(path) { return .open }
+        if Self.isPublic(request.path) { return .open }
+        return try authenticate(request, now: now)
+    }
+
+    /// How the request is authenticated, whatever its path: `.open` without a token (the `Host` then must be this
+    /// machine); else its bearer token or session cookie, refusing a read-only one for a request that changes state.
+    func authenticate(_ request: HTTPRequest, now: Date = Date()) throws(APIError) -> Credential {
         guard let token, let sessions else {
             try checkLoopbackHost(request)
             return .open
         }
+        let changesState = Self.changesState(request)
         if let authorization = request.headers["Authorization"] {
             let parts = authorization.split(separator: " ", maxSplits: 1)
             if parts.count == 2, parts[0].lowercased() == "bearer",
-               Secret.constantTimeEqual(String(parts[1]).trimmingCharacters(in: .whitespaces), token) {
-                return .bearer
+               let access = level(of: String(parts[1]).trimmingCharacters(in: .whitespaces), token: token) {
+                if changesState, access == .readOnly { throw Self.readOnly(request) }
+                return .bearer(access)
             }
             throw Self.unauthorized("the bearer token is not valid")
         }
         if let header = request.headers["Cookie"], let value = SessionCookie.value(inCookieHeader: header),
-           let nonce = sessions.verify(value, now: now) {
+           let session = sessions.verify(value, now: now) {
+            if changesState, session.access == .readOnly { throw Self.readOnly(request) }
             if changesState, request.headers["X-Requested-With"] != "ferry" {
                 throw APIError(.forbidden, "requests that change state with a session cookie must carry 'X-Requested-With: ferry'")
             }
-            return .cookie(nonce: nonce)
+            return .cookie(nonce: session.nonce, session.access)
         }
         throw Self.unauthorized("this request needs 'Authorization: Bearer <token>' or a session (POST /api/v1/session)")
     }
 
+    /// What `given` may do: `.full` for the token, `.readOnly` for the read token, nil for neither. Both are compared
+    /// in constant time, always both, so the time taken says nothing about which matched.
+    private func level(of given: String, token: String) -> AccessLevel? {
+        let isToken = Secret.constantTimeEqual(given, token)
+        let isReadToken = readToken.map { Secret.constantTimeEqual(given, $0) } ?? false
+        return isToken ? .full : isReadToken ? .readOnly : nil
+    }
+
     // MARK: Sessions
 
-    /// A `Set-Cookie` value for a correct token; nil when the token is wrong or none is configured.
+    /// A `Set-Cookie` value for a correct token (a read-only session for the read token); nil when the token is wrong
+    /// or none is configured.
     func login(token given: String, now: Date = Date()) -> String? {
-        guard let token, let sessions, Secret.constantTimeEqual(given, token) else { return nil }
-        return sessions.issue(now: now)
+        guard let token, let sessions, let access = level(of: given, token: token) else { return nil }
+        return sessions.issue(now: now, access: access)
     }
 
     /// Ends the session whose cookie the request carries, if any; returns once that survives a restart.
@@ -104,6 +148,10 @@ final class AccessGuard: @unchecked Sendable {
 
     static func unauthorized(_ message: String) -> APIError {
         APIError(.unauthorized, message, headers: ["WWW-Authenticate": "Bearer realm=\"ferry\""])
+    }
+
+    static func readOnly(_ request: HTTPRequest) -> APIError {
+        APIError(.forbidden, "this token may only read: \(request.method.rawValue) \(request.path) is refused")
     }
 
     private static let loopbackNames: Set<String> = ["localhost", "127.0.0.1", "[::1]"]

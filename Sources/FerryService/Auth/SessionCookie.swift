@@ -2,7 +2,8 @@ import Foundation
 
 /// The page's session cookie: `v1.<expiry>.<nonce>.<mac>`, signed with a key derived from the session secret
 /// (`SessionSecret`, kept in the spool) and the API token, so sessions survive restarts and all die when either
-/// changes. Logging out one session is `Sessions`' job. Pure apart from the clock and nonce passed in.
+/// changes. A read-only session's cookie is signed with a key of its own (`readOnly`). Logging out one session is
+/// `Sessions`' job. Pure apart from the clock and nonce passed in.
 struct SessionCookie: Sendable {
     static let name = "ferry_session"
     static let lifetime: Double = 7 * 24 * 3600
@@ -15,8 +16,11 @@ struct SessionCookie: Sendable {
 
     let key: [UInt8]
 
-    init(token: String, secret: String) {
-        key = Secret.hmacSHA256(key: Array(secret.utf8), message: Array("ferry-session-v1\n\(token)".utf8))
+    /// - Parameter readOnly: a signer for read-only sessions (logged in with `--read-token`, passed as `token`):
+    ///   its key is derived apart, so a read-only cookie never verifies as a full one, even if the tokens are swapped.
+    init(token: String, secret: String, readOnly: Bool = false) {
+        let purpose = readOnly ? "ferry-session-v1-read-only" : "ferry-session-v1"
+        key = Secret.hmacSHA256(key: Array(secret.utf8), message: Array("\(purpose)\n\(token)".utf8))
     }
 
     func issue(now: Date, nonce: [UInt8] = Secret.randomBytes(16)) -> String {
