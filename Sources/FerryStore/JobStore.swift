@@ -13,7 +13,8 @@ import Foundation
 /// - Dates are kept to the millisecond (`StoredDate`): what is read back equals `storedForm` of what was written.
 /// - `list` returns jobs oldest first (sequence ascending); `limit` is clamped to 1...1000; `next` is an opaque
 ///   `JobCursor`, `nil` on the last page; a cursor no store made throws `JobStoreError.invalidCursor`. A set of
-///   states filters (an empty set matches nothing); `nil` lists every state.
+///   states filters (an empty set matches nothing); `nil` lists every state. `JobFilter.tag` and `.text` filter
+///   too, with the same meaning everywhere (`JobFilter.matches` defines it).
 /// - `counts` has an entry for every `JobState`, zero included.
 ///
 /// Implementations: `SQLiteJobStore` (default, WAL, in the spool), `MemoryJobStore` (tests, ephemeral mode).
@@ -51,8 +52,10 @@ public protocol JobStore: Sendable {
     func job(id: String) async throws -> JobRecord?
     /// Whether a job was deleted.
     func delete(id: String) async throws -> Bool
-    /// Jobs oldest first (sequence ascending), filtered by state when `states` is given.
-    func list(states: Set<JobState>?, after cursor: String?, limit: Int) async throws -> JobPage
+    /// Jobs that pass `filter`, oldest first (sequence ascending). The filter is applied by the store itself
+    /// (SQLite: the `job_tags` index and the `search_text` column), so a page holds `limit` matches whenever that
+    /// many follow the cursor, and a cursor from a filtered page continues the same filtered walk.
+    func list(_ filter: JobFilter, after cursor: String?, limit: Int) async throws -> JobPage
     /// Every job, oldest first (start-up recovery).
     func all() async throws -> [JobRecord]
     /// Jobs with this dedupe key, oldest first, whatever their state.
@@ -86,5 +89,10 @@ extension JobStore {
     /// Stores new jobs in one transaction (no idempotency record).
     public func insert(_ jobs: [JobRecord]) async throws -> [JobRecord] {
         try await insert(jobs, idempotencyRecord: nil)
+    }
+
+    /// Jobs oldest first, filtered by state when `states` is given.
+    public func list(states: Set<JobState>?, after cursor: String?, limit: Int) async throws -> JobPage {
+        try await list(JobFilter(states: states), after: cursor, limit: limit)
     }
 }

@@ -214,6 +214,138 @@ struct JobStoreContractTests {
         }
     }
 
+    // MARK: Tags and search
+
+    @Test(arguments: StoreKind.allCases)
+    func tagsReadBackAsGivenAndFilterExactly(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try await store.insert([
+                .make("a", tags: ["video", "Big", "video"]),
+                .make("b", state: .finished, tags: ["big"]),
+                .make("c"),
+                .make("d", tags: ["ünï ✓", "video"]),
+                .make("e", state: .paused, tags: ["video"]),
+            ])
+            // As given: order and repeats kept; none is [].
+            #expect(try await store.job(id: "a")?.tags == ["video", "Big", "video"])
+            #expect(try await store.job(id: "c")?.tags == [])
+
+            func ids(_ filter: JobFilter) async throws -> [String] {
+                try await store.list(filter, after: nil, limit: 100).jobs.map(\.id)
+            }
+            #expect(try await ids(JobFilter(tag: "video")) == ["a", "d", "e"])  // a job with a tag twice, once
+            #expect(try await ids(JobFilter(tag: "Big")) == ["a"])  // exact: case counts
+            #expect(try await ids(JobFilter(tag: "big")) == ["b"])
+            #expect(try await ids(JobFilter(tag: "ünï ✓")) == ["d"])
+            #expect(try await ids(JobFilter(tag: "vid")).isEmpty)  // no prefix match
+            #expect(try await ids(JobFilter(tag: "")).isEmpty)
+            #expect(try await ids(JobFilter(states: [.waiting], tag: "video")) == ["a", "d"])
+            #expect(try await ids(JobFilter(states: [], tag: "video")).isEmpty)
+            #expect(try await ids(JobFilter()) == ["a", "b", "c", "d", "e"])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func textMatchesFilenameOrTheURLAsShownInAnyCase(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try await store.insert([
+                .make("plain", url: "https://Files.example/Report-2026.PDF"),
+                .make("named", url: "https://origin.example/download?id=7", filename: "Résumé Final.docx"),
+                .make("secret", url: "sftp://alice:hunter2@vault.example/backup.tar", filename: "backup.tar"),
+                .make("odd", url: "https://origin.example/100%25_done.bin", filename: "100%_done.bin"),
+            ])
+            func ids(_ text: String, states: Set<JobState>? = nil) async throws -> [String] {
+                try await store.list(JobFilter(states: states, text: text), after: nil, limit: 100).jobs.map(\.id)
+            }
+            #expect(try await ids("report-2026.pdf") == ["plain"])  // URL, any case
+            #expect(try await ids("RÉSUMÉ") == ["named"])  // filename, any case beyond ASCII
+            #expect(try await ids("download?id=7") == ["named"])
+            #expect(try await ids("origin.example") == ["named", "odd"])
+            // The password is not searchable; what users see (`***@`) is.
+            #expect(try await ids("hunter2").isEmpty)
+            #expect(try await ids("alice").isEmpty)
+            #expect(try await ids("***@vault") == ["secret"])
+            // Literal text: no wildcards.
+            #expect(try await ids("%_") == ["odd"])
+            #expect(try await ids("100%25") == ["odd"])
+            #expect(try await ids("_").count == 1)
+            #expect(try await ids("tar").count == 1)
+            #expect(try await ids("tar", states: [.finished]).isEmpty)
+            #expect(try await ids("").count == 4)  // an empty text matches every job
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func filteredCursorsWalkEveryMatchOnce(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            // 40 jobs: every third tagged "even"/"odd" by index parity, every fourth named "match-i.iso".
+            let cycle: [JobState] = [.waiting, .finished, .paused]
+            func tags(_ i: Int) -> [String] { i % 3 == 0 ? [i % 2 == 0 ? "even" : "odd", "all"] : ["all"] }
+            _ = try await store.insert((0..<40).map { i in
+                JobRecord.make("j\(i)", state: cycle[i % 3], tags: tags(i),
+                               filename: i % 4 == 0 ? "Match-\(i).iso" : "other-\(i).bin")
+            })
+            // Noise after the matches, so the last page of each walk is followed by non-matching jobs.
+            _ = try await store.insert((40..<45).map { JobRecord.make("j\($0)") })
+
+            let even = try await walk(store, JobFilter(tag: "even"), limit: 3)
+            let expectedEven = (0..<40).filter { $0 % 3 == 0 && $0 % 2 == 0 }.map { "j\($0)" }  // 0, 6, ..., 36: 7
+            #expect(even.ids == expectedEven)
+            #expect(even.sizes == [3, 3, 1])
+
+            let text = try await walk(store, JobFilter(text: "MATCH-"), limit: 4)
+            #expect(text.ids == (0..<40).filter { $0 % 4 == 0 }.map { "j\($0)" })  // 10 of them
+            #expect(text.sizes == [4, 4, 2])
+
+            let all = try await walk(store, JobFilter(states: [.waiting, .paused], tag: "all", text: "match"), limit: 2)
+            let expectedAll = (0..<40).filter { $0 % 4 == 0 && $0 % 3 != 1 }.map { "j\($0)" }
+            #expect(all.ids == expectedAll)
+            #expect(all.sizes == [2, 2, 2, 1])
+
+            // A page that ends exactly on the last match has no next cursor.
+            let exact = try await walk(store, JobFilter(tag: "odd"), limit: 6)  // 3, 9, ..., 39: 7
+            #expect(exact.sizes == [6, 1])
+            let seven = try await store.list(JobFilter(tag: "odd"), after: nil, limit: 7)
+            #expect(seven.jobs.count == 7 && seven.next == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func filtersFollowUpdatesAndDeletes(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let stored = try await store.insert([.make("a", tags: ["old"]), .make("b", tags: ["old"]), .make("c")])
+            func ids(_ filter: JobFilter) async throws -> [String] {
+                try await store.list(filter, after: nil, limit: 100).jobs.map(\.id)
+            }
+            // Tags replaced by an update; a filename learnt later is searchable.
+            var a = stored[0]
+            a.tags = ["new", "other"]
+            a.filename = "Learnt Later.iso"
+            try await store.update(a)
+            #expect(try await ids(JobFilter(tag: "old")) == ["b"])
+            #expect(try await ids(JobFilter(tag: "new")) == ["a"])
+            #expect(try await ids(JobFilter(text: "learnt")) == ["a"])
+
+            // An update that leaves the tags alone keeps them indexed; a group commit changes and deletes.
+            a.bytesReceived = 10
+            var c = stored[2]
+            c.tags = ["old"]
+            try await store.apply(updates: [a, c], deletions: ["b"])
+            #expect(try await ids(JobFilter(tag: "new")) == ["a"])
+            #expect(try await ids(JobFilter(tag: "old")) == ["c"])
+
+            // Tags removed, a job deleted: gone from the index; the id comes back without its old tags.
+            a.tags = []
+            try await store.update(a)
+            #expect(try await ids(JobFilter(tag: "new")).isEmpty)
+            #expect(try await store.delete(id: "c"))
+            #expect(try await ids(JobFilter(tag: "old")).isEmpty)
+            _ = try await store.insert([.make("c", tags: ["fresh"])])
+            #expect(try await ids(JobFilter(tag: "old")).isEmpty)
+            #expect(try await ids(JobFilter(tag: "fresh")) == ["c"])
+        }
+    }
+
     // MARK: Lookups
 
     @Test(arguments: StoreKind.allCases)
@@ -410,11 +542,18 @@ struct JobStoreContractTests {
     private func walk(_ store: any JobStore, states: Set<JobState>?, limit: Int) async throws
         -> (jobs: [JobRecord], ids: [String], sizes: [Int])
     {
+        try await walk(store, JobFilter(states: states), limit: limit)
+    }
+
+    /// Follows `next` cursors of a filtered list until the last page.
+    private func walk(_ store: any JobStore, _ filter: JobFilter, limit: Int) async throws
+        -> (jobs: [JobRecord], ids: [String], sizes: [Int])
+    {
         var jobs: [JobRecord] = []
         var sizes: [Int] = []
         var cursor: String?
         repeat {
-            let page = try await store.list(states: states, after: cursor, limit: limit)
+            let page = try await store.list(filter, after: cursor, limit: limit)
             jobs += page.jobs
             sizes.append(page.jobs.count)
             cursor = page.next

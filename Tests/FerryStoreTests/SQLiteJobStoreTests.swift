@@ -54,18 +54,56 @@ struct SQLiteJobStoreTests {
         let directory = try TemporaryDirectory(prefix: "ferry-store-migrate")
         defer { directory.remove() }
         let path = directory.path + "/jobs.sqlite"
-        let store = try SQLiteJobStore(path: path)
-        let inserted = try await store.insert([.make("a")])
-        await store.close()
-        // What a Ferry from before revoked sessions left behind.
-        try rawExecute(path, "DROP TABLE revoked_sessions; PRAGMA user_version = 1")
+        // What a Ferry from before revoked sessions left behind: schema 1 and one of its rows.
+        try makeDatabase(path, schema: 1)
+        try rawExecute(path, Self.schemaOneRow(id: "a", url: "https://origin.example/a.bin", filename: nil))
 
         let migrated = try SQLiteJobStore(path: path)
         #expect(try await migrated.pragma("user_version") == "\(SQLiteSchema.currentVersion)")
-        #expect(try await migrated.all() == inserted)
+        let job = try #require(try await migrated.job(id: "a"))
+        #expect(job.url == "https://origin.example/a.bin" && job.sequence == 1 && job.tags == [])
         try await migrated.saveRevokedSession(RevokedSession(nonce: "ab", expiresAt: .distantFuture))
         #expect(try await migrated.revokedSessions(expiringAfter: .distantPast).map(\.nonce) == ["ab"])
         await migrated.close()
+    }
+
+    @Test func schemaThreeIndexesJobsStoredBeforeIt() async throws {
+        let directory = try TemporaryDirectory(prefix: "ferry-store-migrate3")
+        defer { directory.remove() }
+        let path = directory.path + "/jobs.sqlite"
+        try makeDatabase(path, schema: 2)
+        try rawExecute(path, Self.schemaOneRow(id: "a", url: "ftp://bob:Pa55@files.example/Data.TAR", filename: "Données.tar"))
+        try rawExecute(path, Self.schemaOneRow(id: "b", url: "https://origin.example/b.bin", filename: nil, sequence: 2))
+
+        let migrated = try SQLiteJobStore(path: path)
+        func ids(_ filter: JobFilter) async throws -> [String] {
+            try await migrated.list(filter, after: nil, limit: 10).jobs.map(\.id)
+        }
+        // The search text of rows written before schema 3 was filled in by the migration.
+        #expect(try await ids(JobFilter(text: "DONNÉES")) == ["a"])
+        #expect(try await ids(JobFilter(text: "data.tar")) == ["a"])
+        #expect(try await ids(JobFilter(text: "pa55")).isEmpty)
+        #expect(try await ids(JobFilter(text: "B.BIN")) == ["b"])
+        #expect(try await ids(JobFilter(tag: "x")).isEmpty)
+        var b = try #require(try await migrated.job(id: "b"))
+        b.tags = ["x"]
+        try await migrated.update(b)
+        #expect(try await ids(JobFilter(tag: "x")) == ["b"])
+        await migrated.close()
+    }
+
+    @Test func aTagIsReadFromItsIndexInListOrder() async throws {
+        let directory = try TemporaryDirectory(prefix: "ferry-store-plan")
+        defer { directory.remove() }
+        let path = directory.path + "/jobs.sqlite"
+        let store = try SQLiteJobStore(path: path)
+        _ = try await store.insert([.make("a", tags: ["t"])])
+        await store.close()
+        let plan = try queryPlan(path, SQLiteJobQuery(JobFilter(states: [.waiting], tag: "t", text: "a")).sql)
+        // Walks job_tags' primary key from the tag and the cursor, with no sort step, and finds each row by key.
+        #expect(plan.contains { $0.contains("job_tags USING PRIMARY KEY (tag=? AND sequence>?)") }, "\(plan)")
+        #expect(plan.contains { $0.contains("jobs USING INDEX sqlite_autoindex_jobs") }, "\(plan)")
+        #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
     }
 
     @Test func aFileThatIsNotADatabaseIsReportedAsSuch() throws {
@@ -160,6 +198,42 @@ struct SQLiteJobStoreTests {
         #expect(try await store.counts()[.downloading] == count)
         #expect(try await store.all().allSatisfy { $0.bytesReceived == 1000 })
         await store.close()
+    }
+
+    /// Creates a database at `path` as a Ferry of that schema version made it.
+    private func makeDatabase(_ path: String, schema version: Int32) throws {
+        let queue = DispatchQueue(label: "test.schema")
+        try queue.sync {
+            let connection = try SQLiteConnection(path: path, queue: queue)
+            try SQLiteSchema.migrate(connection, upTo: version)
+            connection.close()
+        }
+    }
+
+    /// An `INSERT` of a waiting job with only schema 1's columns.
+    private static func schemaOneRow(id: String, url: String, filename: String?, sequence: Int = 1) -> String {
+        """
+        INSERT INTO jobs (id, sequence, state, dedupe_key, url, filename, bytes_received, attempts, priority, headers,
+                          created_at, updated_at)
+        VALUES ('\(id)', \(sequence), 'waiting', '\(url)', '\(url)', \(filename.map { "'\($0)'" } ?? "NULL"), 0, 0, 0, '[]',
+                1795000000.123, 1795000000.123);
+        UPDATE counters SET value = \(sequence) WHERE name = 'job_sequence';
+        """
+    }
+
+    /// The lines of `EXPLAIN QUERY PLAN` for `sql`.
+    private func queryPlan(_ path: String, _ sql: String) throws -> [String] {
+        var db: OpaquePointer?
+        guard sqlite3_open(path, &db) == SQLITE_OK else { throw JobStoreError.corrupt("raw open failed") }
+        defer { sqlite3_close(db) }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, "EXPLAIN QUERY PLAN " + sql, -1, &statement, nil) == SQLITE_OK else {
+            throw JobStoreError.corrupt(String(cString: sqlite3_errmsg(db)))
+        }
+        defer { sqlite3_finalize(statement) }
+        var lines: [String] = []
+        while sqlite3_step(statement) == SQLITE_ROW { lines.append(String(cString: sqlite3_column_text(statement, 3))) }
+        return lines
     }
 
     /// Runs SQL on the file through a separate raw connection (what a damaged or foreign database looks like).

@@ -57,11 +57,11 @@ public actor MemoryJobStore: JobStore {
         return true
     }
 
-    public func list(states: Set<JobState>?, after cursor: String?, limit: Int) throws -> JobPage {
+    public func list(_ filter: JobFilter, after cursor: String?, limit: Int) throws -> JobPage {
         let after = try cursor.map { try JobCursor(decoding: $0).sequence } ?? 0
         let limit = JobPage.clampedLimit(limit)
         var jobs: [JobRecord] = []
-        for record in ordered[firstIndex(after: after)...] where states?.contains(record.state) ?? true {
+        for record in ordered[firstIndex(after: after)...] where filter.matches(record) {
             if jobs.count == limit {
                 return JobPage(jobs: jobs, next: JobCursor(sequence: jobs[jobs.count - 1].sequence).encoded)
             }

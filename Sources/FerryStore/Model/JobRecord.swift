@@ -48,6 +48,9 @@ public struct JobRecord: Sendable, Equatable, Codable {
         public var maxBytesPerSecond: Int64?
         public var connections: Int?
         public var headers: [HeaderField] = []
+        /// The user's labels, in the order given (API: up to 16, 1 to 64 characters each); stores index them for
+        /// `JobFilter.tag`.
+        public var tags: [String] = []
         /// Validators for resuming with `If-Range`.
         public var etag: String?
         public var lastModified: String?
@@ -88,6 +91,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
         maxBytesPerSecond: Int64? = nil,
         connections: Int? = nil,
         headers: [HeaderField] = [],
+        tags: [String] = [],
         dedupeKey: String,
         etag: String? = nil,
         lastModified: String? = nil,
@@ -108,7 +112,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
         self.details = DetailsBox.make(Details(
             finalURL: finalURL, filename: filename, requestedFilename: requestedFilename, contentType: contentType,
             sha256: sha256, expectedSHA256: expectedSHA256, error: error, maxBytesPerSecond: maxBytesPerSecond,
-            connections: connections, headers: headers, etag: etag, lastModified: lastModified,
+            connections: connections, headers: headers, tags: tags, etag: etag, lastModified: lastModified,
             startedAt: startedAt, finishedAt: finishedAt))
         self.bytesExpected = bytesExpected
         self.state = state

@@ -10,10 +10,19 @@ enum SQLiteJobRow {
         "bytes_received", "bytes_expected", "content_type", "sha256", "expected_sha256",
         "error_code", "error_message", "error_http_status", "attempts", "priority", "max_bytes_per_second",
         "connections", "headers", "etag", "last_modified",
-        "created_at", "started_at", "finished_at", "updated_at",
+        "created_at", "started_at", "finished_at", "updated_at", "tags",
     ]
 
     static let selectColumns = columns.joined(separator: ", ")
+
+    /// `selectColumns` qualified with the table's name, for queries that join another table.
+    static let qualifiedSelectColumns = columns.map { "jobs." + $0 }.joined(separator: ", ")
+
+    /// Columns written with every row but never read back: `search_text` (derived, see `JobFilter.searchText`).
+    static let derivedColumns = ["search_text"]
+
+    /// What insert and update write.
+    private static let writtenColumns = columns + derivedColumns
 
     /// The position of each of `columns` in a row selected with `selectColumns` (same order).
     enum Column: Int32, CaseIterable {
@@ -21,16 +30,17 @@ enum SQLiteJobRow {
         case bytesReceived, bytesExpected, contentType, sha256, expectedSHA256
         case errorCode, errorMessage, errorHTTPStatus, attempts, priority, maxBytesPerSecond
         case connections, headers, etag, lastModified
-        case createdAt, startedAt, finishedAt, updatedAt
+        case createdAt, startedAt, finishedAt, updatedAt, tags
     }
 
     static let insertSQL = """
-        INSERT INTO jobs (\(selectColumns)) VALUES (\(columns.map { ":" + $0 }.joined(separator: ", ")))
+        INSERT INTO jobs (\(writtenColumns.joined(separator: ", "))) VALUES (\(writtenColumns.map { ":" + $0 }
+            .joined(separator: ", ")))
         """
 
     /// Replaces everything but `id` and `sequence`.
     static let updateSQL = """
-        UPDATE jobs SET \(columns.filter { $0 != "id" && $0 != "sequence" }.map { "\($0) = :\($0)" }
+        UPDATE jobs SET \(writtenColumns.filter { $0 != "id" && $0 != "sequence" }.map { "\($0) = :\($0)" }
             .joined(separator: ", ")) WHERE id = :id
         """
 
@@ -63,6 +73,8 @@ enum SQLiteJobRow {
         try statement.bind(job.startedAt.map(StoredDate.seconds), to: ":started_at")
         try statement.bind(job.finishedAt.map(StoredDate.seconds), to: ":finished_at")
         try statement.bind(StoredDate.seconds(job.updatedAt), to: ":updated_at")
+        try statement.bind(try encodeTags(job.tags), to: ":tags")
+        try statement.bind(JobFilter.searchText(of: job), to: ":search_text")
     }
 
     /// The record in the statement's current row (selected with `selectColumns`).
@@ -88,6 +100,9 @@ enum SQLiteJobRow {
         guard let headers = try decodeHeaders(need(text(.headers), .headers)) else {
             throw JobStoreError.corrupt("job \(id): headers are not a JSON list of name/value pairs")
         }
+        guard let tags = try decodeTags(need(text(.tags), .tags)) else {
+            throw JobStoreError.corrupt("job \(id): tags are not a JSON list of strings")
+        }
         let url = strings.intern(try need(text(.url), .url))
         let dedupeKey = strings.intern(try need(text(.dedupeKey), .dedupeKey))
         let error = text(.errorCode).map {
@@ -112,6 +127,7 @@ enum SQLiteJobRow {
             maxBytesPerSecond: integer(.maxBytesPerSecond),
             connections: integer(.connections).map { Int($0) },
             headers: headers,
+            tags: tags,
             dedupeKey: dedupeKey,
             etag: text(.etag),
             lastModified: text(.lastModified),
@@ -137,6 +153,43 @@ enum SQLiteJobRow {
             return String(decoding: try encoder.encode(headers), as: UTF8.self)
         } catch {
             throw JobStoreError.corrupt("headers cannot be encoded as JSON: \(error)")
+        }
+    }
+
+    /// `[]` (what most jobs have) without a JSON decoder; `nil` when the text is not a JSON list of strings.
+    static func decodeTags(_ text: String) -> [String]? {
+        if text == "[]" { return [] }
+        return try? JSONDecoder().decode([String].self, from: Data(text.utf8))
+    }
+
+    static func encodeTags(_ tags: [String]) throws -> String {
+        if tags.isEmpty { return "[]" }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        do {
+            return String(decoding: try encoder.encode(tags), as: UTF8.self)
+        } catch {
+            throw JobStoreError.corrupt("tags cannot be encoded as JSON: \(error)")
+        }
+    }
+
+    /// Schema 3's backfill: `search_text` of every row already stored (rows written since carry their own).
+    static func backfillSearchText(_ connection: SQLiteConnection) throws {
+        var rows: [(id: String, text: String)] = []
+        try connection.withStatement("SELECT id, url, filename FROM jobs", operation: "read jobs to index") { statement in
+            while try statement.step() {
+                guard let id = statement.string("id"), let url = statement.string("url") else { continue }
+                rows.append((id, JobFilter.searchText(filename: statement.string("filename"), url: url)))
+            }
+        }
+        for row in rows {
+            try connection.withStatement(
+                "UPDATE jobs SET search_text = :search_text WHERE id = :id", operation: "index a job for search"
+            ) { statement in
+                try statement.bind(row.text, to: ":search_text")
+                try statement.bind(row.id, to: ":id")
+                try statement.step()
+            }
         }
     }
 }

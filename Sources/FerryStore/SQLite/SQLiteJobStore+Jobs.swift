@@ -91,25 +91,21 @@ extension SQLiteJobStore {
         }
     }
 
-    public func list(states: Set<JobState>?, after cursor: String?, limit: Int) async throws -> JobPage {
+    public func list(_ filter: JobFilter, after cursor: String?, limit: Int) async throws -> JobPage {
         let after = try cursor.map { try JobCursor(decoding: $0).sequence } ?? 0
         let limit = JobPage.clampedLimit(limit)
-        if let states, states.isEmpty { return JobPage(jobs: [], next: nil) }
-        // States in a fixed order so each distinct set maps to one cached statement.
-        let wanted = JobState.allCases.filter { states?.contains($0) ?? true }
-        let stateFilter = states == nil
-            ? ""
-            : " AND state IN (\(wanted.indices.map { ":state\($0)" }.joined(separator: ", ")))"
+        if let states = filter.states, states.isEmpty { return JobPage(jobs: [], next: nil) }
+        let query = SQLiteJobQuery(filter)
         return try await perform { connection in
             // One row more than asked tells whether another page follows.
-            var jobs = try Self.select(
-                connection, where: "sequence > :after\(stateFilter)", limit: true, operation: "list jobs"
-            ) { statement in
+            var jobs = try connection.withStatement(query.sql, operation: "list jobs") { statement in
                 try statement.bind(after, to: ":after")
                 try statement.bind(limit + 1, to: ":limit")
-                if states != nil {
-                    for (index, state) in wanted.enumerated() { try statement.bind(state.rawValue, to: ":state\(index)") }
-                }
+                try query.bind(to: statement)
+                var records: [JobRecord] = []
+                var strings = StringInterner()
+                while try statement.step() { records.append(try SQLiteJobRow.record(from: statement, strings: &strings)) }
+                return records
             }
             guard jobs.count > limit else { return JobPage(jobs: jobs, next: nil) }
             jobs.removeLast(jobs.count - limit)

@@ -1,8 +1,9 @@
 /// The SQLite schema of `SQLiteJobStore`, as numbered migrations tracked in `PRAGMA user_version`.
 ///
 /// Columns that are queried are real columns (`id`, `sequence`, `state`, `dedupe_key`, `created_at`, ...); so is
-/// every other field of `JobRecord`, except `headers`, kept as a JSON array of `{"name","value"}`. Dates are
-/// Unix-epoch seconds as `REAL`, rounded to the millisecond (`StoredDate`). Pure data; used on the store's queue.
+/// every other field of `JobRecord`, except `headers`, kept as a JSON array of `{"name","value"}`, and `tags`, a JSON
+/// array of strings (indexed in `job_tags`). Dates are Unix-epoch seconds as `REAL`, rounded to the millisecond
+/// (`StoredDate`). Pure data; used on the store's queue.
 ///
 /// `jobs.resume_data` (schema 1) is no longer read or written: nothing ever set it, so every row holds NULL, and new
 /// rows get NULL by default. It stays rather than costing a migration (a table rewrite, `DROP COLUMN` needs SQLite
@@ -13,6 +14,8 @@ enum SQLiteSchema {
     struct Migration {
         var version: Int32
         var sql: String
+        /// Fills new columns of existing rows with values only Swift computes, after `sql`, in the same transaction.
+        var backfill: (@Sendable (SQLiteConnection) throws -> Void)? = nil
     }
 
     /// The version this build writes. A database with a higher `user_version` is refused (a newer Ferry wrote it).
@@ -83,6 +86,31 @@ enum SQLiteSchema {
             );
             CREATE INDEX revoked_sessions_expires_at ON revoked_sessions (expires_at);
             """),
+        // Tags and search (GET /api/v1/jobs?tag=&q=). `jobs.tags` holds a job's tags as a JSON array, as given;
+        // `job_tags` indexes them by (tag, sequence), so a tag's jobs are read in list order straight from its
+        // primary key and a page stops after `limit` rows. Triggers keep it in step with every insert, update and
+        // delete of `jobs` (an update rewrites it only when the tags changed). `jobs.search_text` is what `q` is
+        // looked for in (`JobFilter.searchText`: the folded filename and redacted URL), written with each row.
+        Migration(version: 3, sql: """
+            ALTER TABLE jobs ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
+            ALTER TABLE jobs ADD COLUMN search_text TEXT NOT NULL DEFAULT '';
+            CREATE TABLE job_tags (
+                tag      TEXT    NOT NULL,
+                sequence INTEGER NOT NULL,
+                PRIMARY KEY (tag, sequence)
+            ) WITHOUT ROWID;
+            CREATE INDEX job_tags_sequence ON job_tags (sequence);
+            CREATE TRIGGER job_tags_after_insert AFTER INSERT ON jobs WHEN new.tags <> '[]' BEGIN
+                INSERT OR IGNORE INTO job_tags (tag, sequence) SELECT value, new.sequence FROM json_each(new.tags);
+            END;
+            CREATE TRIGGER job_tags_after_update AFTER UPDATE OF tags ON jobs WHEN new.tags IS NOT old.tags BEGIN
+                DELETE FROM job_tags WHERE sequence = old.sequence;
+                INSERT OR IGNORE INTO job_tags (tag, sequence) SELECT value, new.sequence FROM json_each(new.tags);
+            END;
+            CREATE TRIGGER job_tags_after_delete AFTER DELETE ON jobs WHEN old.tags <> '[]' BEGIN
+                DELETE FROM job_tags WHERE sequence = old.sequence;
+            END;
+            """, backfill: SQLiteJobRow.backfillSearchText),
         // Service settings changed at runtime (PATCH /api/v1/settings): a row per setting changed that way
         // ('max_bytes_per_second', 'max_concurrent'); a NULL value is "none" (no limit).
         Migration(version: 4, sql: """
@@ -93,17 +121,18 @@ enum SQLiteSchema {
             """),
     ]
 
-    /// Brings the database up to `currentVersion`.
+    /// Brings the database up to `currentVersion` (or to `target`: tests make the databases older versions left).
     /// - Throws: `JobStoreError.corrupt` for a database newer than this build; SQLite errors otherwise.
-    static func migrate(_ connection: SQLiteConnection) throws {
+    static func migrate(_ connection: SQLiteConnection, upTo target: Int32 = currentVersion) throws {
         let found = try userVersion(connection)
         guard found <= currentVersion else {
             throw JobStoreError.corrupt(
                 "\(connection.path) has schema version \(found); this Ferry understands up to \(currentVersion)")
         }
-        for migration in migrations where migration.version > found {
+        for migration in migrations where migration.version > found && migration.version <= target {
             try connection.transaction("migrate to schema \(migration.version)") {
                 try connection.execute(migration.sql, operation: "migrate to schema \(migration.version)")
+                try migration.backfill?(connection)
                 try connection.execute("PRAGMA user_version = \(migration.version)",
                                        operation: "set schema version \(migration.version)")
             }

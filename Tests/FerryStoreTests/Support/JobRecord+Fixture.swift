@@ -8,13 +8,18 @@ extension JobRecord {
         _ id: String,
         state: JobState = .waiting,
         dedupeKey: String? = nil,
+        tags: [String] = [],
+        url: String? = nil,
+        filename: String? = nil,
         createdAt: Date = Date(timeIntervalSince1970: 1_795_000_000.123_456_7)
     ) -> JobRecord {
         JobRecord(
             id: id,
-            url: "https://origin.example/\(id).bin",
+            url: url ?? "https://origin.example/\(id).bin",
             state: state,
-            dedupeKey: dedupeKey ?? "https://origin.example/\(id).bin",
+            filename: filename,
+            tags: tags,
+            dedupeKey: dedupeKey ?? url ?? "https://origin.example/\(id).bin",
             createdAt: createdAt
         )
     }
@@ -42,6 +47,7 @@ extension JobRecord {
             headers: [HeaderField(name: "Authorization", value: "Bearer x/y+z="),
                       HeaderField(name: "X-Empty", value: ""),
                       HeaderField(name: "authorization", value: "second")],
+            tags: ["release", "ünïcode ✓", "release"],
             dedupeKey: "https://origin.example/a%20b/файл.zip?sig=1&x=2",
             etag: "\"s1-4194304\"",
             lastModified: "Sun, 22 Nov 2026 04:05:06 GMT",
