@@ -1,7 +1,7 @@
 import Foundation
 
-/// Durable storage of jobs, idempotency records, revoked session cookies, the service's runtime settings and a
-/// little metadata.
+/// Durable storage of jobs, idempotency records, revoked session cookies, the service's runtime settings, the
+/// webhook outbox (`WebhookNotice`) and a little metadata.
 ///
 /// Every mutating call is durable (synced) when it returns. Safe to call from any task; implementations own their
 /// state (`SQLiteJobStore`: a private serial queue; `MemoryJobStore`: an actor). The same contract tests
@@ -46,9 +46,10 @@ public protocol JobStore: Sendable {
     func insert(_ jobs: [JobRecord], idempotencyRecord: IdempotencyRecord?) async throws -> [JobRecord]
     /// Replaces the job with the same id (its `sequence` is kept as stored). Throws `JobStoreError.notFound`.
     func update(_ job: JobRecord) async throws
-    /// Replaces and deletes jobs in one transaction (a group commit): all or nothing, durable when it returns.
-    /// Updates of ids not stored (deleted meanwhile) are skipped, not errors.
-    func apply(updates: [JobRecord], deletions: [String]) async throws
+    /// Replaces and deletes jobs and adds webhook notices in one transaction (a group commit): all or nothing,
+    /// durable when it returns. Updates of ids not stored (deleted meanwhile) are skipped, not errors; notices are
+    /// kept whatever happens to their job. A notice id already stored fails the whole transaction.
+    func apply(updates: [JobRecord], deletions: [String], notices: [WebhookNotice]) async throws
     func job(id: String) async throws -> JobRecord?
     /// Whether a job was deleted.
     func delete(id: String) async throws -> Bool
@@ -81,6 +82,13 @@ public protocol JobStore: Sendable {
     /// Saves the fields of `settings` that are set, in one transaction, leaving the others as stored
     /// (`maxBytesPerSecond` `.some(nil)` saves "no limit").
     func saveSettings(_ settings: StoredSettings) async throws
+    /// The webhook outbox: up to `limit` notices, soonest due first (then oldest, then by id).
+    func pendingNotices(limit: Int) async throws -> [WebhookNotice]
+    /// Sets a notice's next due time and tries made; a notice no longer stored is skipped.
+    func rescheduleNotice(id: String, dueAt: Date, attempts: Int) async throws
+    /// Removes a notice (delivered or given up); whether it was there.
+    @discardableResult
+    func deleteNotice(id: String) async throws -> Bool
     /// Releases resources. Calls made afterwards fail (SQLite) or keep working (memory).
     func close() async
 }
@@ -89,6 +97,11 @@ extension JobStore {
     /// Stores new jobs in one transaction (no idempotency record).
     public func insert(_ jobs: [JobRecord]) async throws -> [JobRecord] {
         try await insert(jobs, idempotencyRecord: nil)
+    }
+
+    /// Replaces and deletes jobs in one transaction (no notices).
+    public func apply(updates: [JobRecord], deletions: [String]) async throws {
+        try await apply(updates: updates, deletions: deletions, notices: [])
     }
 
     /// Jobs oldest first, filtered by state when `states` is given.

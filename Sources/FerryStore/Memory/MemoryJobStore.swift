@@ -14,6 +14,8 @@ public actor MemoryJobStore: JobStore {
     private var meta: [String: String] = [:]
     private var revocations: [String: RevokedSession] = [:]
     private var savedSettings = StoredSettings()
+    /// Webhook notices by id.
+    private var outbox: [String: WebhookNotice] = [:]
 
     public init() {}
 
@@ -41,9 +43,14 @@ public actor MemoryJobStore: JobStore {
         ordered[index] = record
     }
 
-    public func apply(updates: [JobRecord], deletions: [String]) {
+    public func apply(updates: [JobRecord], deletions: [String], notices: [WebhookNotice]) throws {
+        var seen = Set<String>()
+        for notice in notices where outbox[notice.id] != nil || !seen.insert(notice.id).inserted {
+            throw JobStoreError.duplicateID(notice.id)
+        }
         for job in updates { try? update(job) }
         for id in deletions { _ = delete(id: id) }
+        for notice in notices { outbox[notice.id] = notice.storedForm }
     }
 
     public func job(id: String) -> JobRecord? {
@@ -126,6 +133,20 @@ public actor MemoryJobStore: JobStore {
 
     public func saveSettings(_ settings: StoredSettings) {
         savedSettings = savedSettings.merging(settings)
+    }
+
+    public func pendingNotices(limit: Int) -> [WebhookNotice] {
+        Array(outbox.values.sorted { ($0.dueAt, $0.createdAt, $0.id) < ($1.dueAt, $1.createdAt, $1.id) }.prefix(max(0, limit)))
+    }
+
+    public func rescheduleNotice(id: String, dueAt: Date, attempts: Int) {
+        outbox[id]?.dueAt = StoredDate.normalize(dueAt)
+        outbox[id]?.attempts = attempts
+    }
+
+    @discardableResult
+    public func deleteNotice(id: String) -> Bool {
+        outbox.removeValue(forKey: id) != nil
     }
 
     public func close() {}

@@ -51,6 +51,9 @@ public struct JobRecord: Sendable, Equatable, Codable {
         /// The user's labels, in the order given (API: up to 16, 1 to 64 characters each); stores index them for
         /// `JobFilter.tag`.
         public var tags: [String] = []
+        /// Where this job's completion notices go (API `notify`, an http or https URL, userinfo kept: the view
+        /// redacts it); nil when the job has none.
+        public var notify: String?
         /// Validators for resuming with `If-Range`.
         public var etag: String?
         public var lastModified: String?
@@ -92,6 +95,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
         connections: Int? = nil,
         headers: [HeaderField] = [],
         tags: [String] = [],
+        notify: String? = nil,
         dedupeKey: String,
         etag: String? = nil,
         lastModified: String? = nil,
@@ -112,7 +116,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
         self.details = DetailsBox.make(Details(
             finalURL: finalURL, filename: filename, requestedFilename: requestedFilename, contentType: contentType,
             sha256: sha256, expectedSHA256: expectedSHA256, error: error, maxBytesPerSecond: maxBytesPerSecond,
-            connections: connections, headers: headers, tags: tags, etag: etag, lastModified: lastModified,
+            connections: connections, headers: headers, tags: tags, notify: notify, etag: etag, lastModified: lastModified,
             startedAt: startedAt, finishedAt: finishedAt))
         self.bytesExpected = bytesExpected
         self.state = state

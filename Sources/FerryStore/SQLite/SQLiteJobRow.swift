@@ -10,7 +10,7 @@ enum SQLiteJobRow {
         "bytes_received", "bytes_expected", "content_type", "sha256", "expected_sha256",
         "error_code", "error_message", "error_http_status", "attempts", "priority", "max_bytes_per_second",
         "connections", "headers", "etag", "last_modified",
-        "created_at", "started_at", "finished_at", "updated_at", "tags",
+        "created_at", "started_at", "finished_at", "updated_at", "tags", "notify",
     ]
 
     static let selectColumns = columns.joined(separator: ", ")
@@ -30,7 +30,7 @@ enum SQLiteJobRow {
         case bytesReceived, bytesExpected, contentType, sha256, expectedSHA256
         case errorCode, errorMessage, errorHTTPStatus, attempts, priority, maxBytesPerSecond
         case connections, headers, etag, lastModified
-        case createdAt, startedAt, finishedAt, updatedAt, tags
+        case createdAt, startedAt, finishedAt, updatedAt, tags, notify
     }
 
     static let insertSQL = """
@@ -74,6 +74,7 @@ enum SQLiteJobRow {
         try statement.bind(job.finishedAt.map(StoredDate.seconds), to: ":finished_at")
         try statement.bind(StoredDate.seconds(job.updatedAt), to: ":updated_at")
         try statement.bind(try encodeTags(job.tags), to: ":tags")
+        try statement.bind(job.notify, to: ":notify")
         try statement.bind(JobFilter.searchText(of: job), to: ":search_text")
     }
 
@@ -128,6 +129,7 @@ enum SQLiteJobRow {
             connections: integer(.connections).map { Int($0) },
             headers: headers,
             tags: tags,
+            notify: text(.notify),
             dedupeKey: dedupeKey,
             etag: text(.etag),
             lastModified: text(.lastModified),

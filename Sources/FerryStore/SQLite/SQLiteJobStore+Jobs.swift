@@ -53,10 +53,10 @@ extension SQLiteJobStore {
         }
     }
 
-    public func apply(updates: [JobRecord], deletions: [String]) async throws {
-        guard !updates.isEmpty || !deletions.isEmpty else { return }
+    public func apply(updates: [JobRecord], deletions: [String], notices: [WebhookNotice]) async throws {
+        guard !updates.isEmpty || !deletions.isEmpty || !notices.isEmpty else { return }
         try await perform { connection in
-            try connection.transaction("apply \(updates.count) update(s), \(deletions.count) deletion(s)") {
+            try connection.transaction("apply \(updates.count) update(s), \(deletions.count) deletion(s), \(notices.count) notice(s)") {
                 for job in updates {
                     try connection.withStatement(SQLiteJobRow.updateSQL, operation: "update job") { statement in
                         try SQLiteJobRow.bind(job.storedForm, to: statement, includingSequence: false)
@@ -69,6 +69,7 @@ extension SQLiteJobStore {
                         try statement.step()
                     }
                 }
+                for notice in notices { try Self.insertNotice(notice, connection) }
             }
         }
     }

@@ -119,6 +119,23 @@ enum SQLiteSchema {
                 value INTEGER
             );
             """),
+        // Webhooks (API.md, "Webhooks"): a job's `notify` URL, and the outbox of completion notices, each written
+        // in the same transaction as the job change that caused it and removed once delivered or given up. The
+        // sender reads the soonest due first (`webhook_notices_due`). Notices outlive their job (no foreign key).
+        Migration(version: 5, sql: """
+            ALTER TABLE jobs ADD COLUMN notify TEXT;
+            CREATE TABLE webhook_notices (
+                id         TEXT    PRIMARY KEY NOT NULL,
+                job_id     TEXT    NOT NULL,
+                type       TEXT    NOT NULL,
+                url        TEXT    NOT NULL,
+                body       BLOB    NOT NULL,
+                created_at REAL    NOT NULL,
+                due_at     REAL    NOT NULL,
+                attempts   INTEGER NOT NULL
+            );
+            CREATE INDEX webhook_notices_due ON webhook_notices (due_at, created_at, id);
+            """),
     ]
 
     /// Brings the database up to `currentVersion` (or to `target`: tests make the databases older versions left).

@@ -48,6 +48,7 @@ extension JobRecord {
                       HeaderField(name: "X-Empty", value: ""),
                       HeaderField(name: "authorization", value: "second")],
             tags: ["release", "ünïcode ✓", "release"],
+            notify: "https://user:pw@hooks.example/ferry?k=1",
             dedupeKey: "https://origin.example/a%20b/файл.zip?sig=1&x=2",
             etag: "\"s1-4194304\"",
             lastModified: "Sun, 22 Nov 2026 04:05:06 GMT",
