@@ -1,0 +1,142 @@
+import FerryService
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// `GET`/`PATCH /api/v1/settings` and `--max-bytes-per-second` (API.md, "Downloader options"): the flags give the
+/// starting values, a change reaches running transfers at once and is kept across restarts, where it wins over the
+/// flags.
+@Suite("Runtime settings, end to end")
+struct SettingsTests {
+    private func settings(_ ferry: RunningFerry) async throws -> [String: Any] {
+        let response = try await ferry.client.get("/api/v1/settings")
+        #expect(response.status == 200)
+        return try response.json()
+    }
+
+    private func patch(_ ferry: RunningFerry, _ body: [String: Any]) async throws -> TestResponse {
+        try await ferry.client.json("PATCH", "/api/v1/settings", body)
+    }
+
+    @Test func theFlagsGiveTheStartAndPatchValidatesItsFields() async throws {
+        try await withFerry({ $0.maxBytesPerSecond = 2_000_000; $0.maxConcurrent = 3 }) { ferry in
+            let start = try await settings(ferry)
+            #expect(start["maxBytesPerSecond"] as? Int == 2_000_000)
+            #expect(start["maxConcurrent"] as? Int == 3)
+
+            let invalid: [[String: Any]] = [
+                ["maxBytesPerSecond": 0], ["maxBytesPerSecond": -5], ["maxBytesPerSecond": "fast"], ["maxBytesPerSecond": 1.5],
+                ["maxConcurrent": 0], ["maxConcurrent": 100_000], ["maxConcurrent": NSNull()], ["maxConcurrent": "2"],
+                [:], ["unknown": 1],
+            ]
+            for body in invalid {
+                let response = try await patch(ferry, body)
+                #expect(response.status == 400, "\(body)")
+                #expect(try response.json()["error"].flatMap { $0 as? [String: Any] }?["code"] as? String == "invalid_request", "\(body)")
+            }
+            let notJSON = try await ferry.client.request("PATCH", "/api/v1/settings", headers: ["Content-Type": "text/plain"],
+                                                         body: Array(#"{"maxConcurrent": 2}"#.utf8))
+            #expect(notJSON.status == 415)
+            #expect(try await ferry.client.request("PATCH", "/api/v1/settings", body: Array("{".utf8)).status == 400)
+            #expect(try await ferry.client.json("POST", "/api/v1/settings", ["maxConcurrent": 2]).status == 405)
+            #expect(try await settings(ferry)["maxConcurrent"] as? Int == 3, "nothing changed")
+
+            let cleared = try await patch(ferry, ["maxBytesPerSecond": NSNull()])
+            #expect(cleared.status == 200)
+            #expect(try cleared.json()["maxBytesPerSecond"] is NSNull)
+            #expect(try cleared.json()["maxConcurrent"] as? Int == 3)
+            let both = try await patch(ferry, ["maxBytesPerSecond": 750_000, "maxConcurrent": 6, "ignored": true])
+            #expect(both.status == 200)
+            let now = try await settings(ferry)
+            #expect(now["maxBytesPerSecond"] as? Int == 750_000)
+            #expect(now["maxConcurrent"] as? Int == 6)
+        }
+    }
+
+    @Test func theSizeFlagAndItsVariableAcceptUnits() throws {
+        let flag = try ServiceConfiguration.resolve(flags: [.maxBytesPerSecond: "5MiB"], environment: ["FERRY_MAX_BYTES_PER_SECOND": "1K"])
+        #expect(flag.maxBytesPerSecond == 5 << 20)
+        let variable = try ServiceConfiguration.resolve(flags: [:], environment: ["FERRY_MAX_BYTES_PER_SECOND": "1.5M"])
+        #expect(variable.maxBytesPerSecond == 1_500_000)
+        #expect(try ServiceConfiguration.resolve(flags: [:], environment: [:]).maxBytesPerSecond == nil)
+        for bad in ["0", "-1", "fast"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") {
+                try ServiceConfiguration.resolve(flags: [.maxBytesPerSecond: bad], environment: [:])
+            }
+        }
+    }
+
+    /// The total speed of `ids`, bytes per second, over `seconds`: the slope of a least-squares line through the
+    /// sum of their `bytesReceived`, polled every 100 ms (so the job views' own sampling averages out).
+    private func totalRate(_ ferry: RunningFerry, seconds: Double) async throws -> Double {
+        var points: [(Double, Double)] = []
+        let start = Date()
+        while Date().timeIntervalSince(start) < seconds {
+            let list = try await ferry.client.get("/api/v1/jobs").json()
+            let jobs = list["jobs"] as? [[String: Any]] ?? []
+            let bytes = jobs.reduce(0) { $0 + (($1["bytesReceived"] as? Int) ?? 0) }
+            points.append((Date().timeIntervalSince(start), Double(bytes)))
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        let n = Double(points.count)
+        let meanT = points.reduce(0) { $0 + $1.0 } / n
+        let meanB = points.reduce(0) { $0 + $1.1 } / n
+        let covariance = points.reduce(0) { $0 + ($1.0 - meanT) * ($1.1 - meanB) }
+        let variance = points.reduce(0) { $0 + ($1.0 - meanT) * ($1.0 - meanT) }
+        return covariance / variance
+    }
+
+    private func states(_ ferry: RunningFerry) async throws -> [String] {
+        let list = try await ferry.client.get("/api/v1/jobs").json()
+        return (list["jobs"] as? [[String: Any]] ?? []).compactMap { $0["state"] as? String }
+    }
+
+    @Test func aChangeReachesRunningDownloadsAndIsKeptAcrossARestart() async throws {
+        try await withNginx { nginx in
+            for index in 0..<3 { try Fixture.writeFile(at: nginx.root + "/s\(index).bin", size: 40_000_000, seed: 50 + index) }
+            let spool = try Fixture.tempDirectory("ferry-settings")
+            defer { Fixture.removeTree(spool) }
+            let flags: (inout ServiceConfiguration) -> Void = { $0.maxBytesPerSecond = 2_000_000; $0.maxConcurrent = 4 }
+
+            let ferry = try await RunningFerry.start(spool: spool, flags)
+            do {
+                for index in 0..<3 {
+                    #expect(try await ferry.client.json("POST", "/api/v1/jobs", ["url": nginx.url("/s\(index).bin"), "connections": 1]).status == 201)
+                }
+                try await Task.sleep(nanoseconds: 1_500_000_000)
+                let flagged = try await totalRate(ferry, seconds: 3)
+                #expect(abs(flagged - 2_000_000) < 300_000, "the flag's limit: \(Int(flagged)) B/s")
+
+                let changed = try await ferry.client.json("PATCH", "/api/v1/settings", ["maxBytesPerSecond": 600_000, "maxConcurrent": 2])
+                #expect(changed.status == 200)
+                try await Task.sleep(nanoseconds: 1_000_000_000)
+                let patched = try await totalRate(ferry, seconds: 3)
+                #expect(abs(patched - 600_000) < 90_000, "after PATCH, running downloads: \(Int(patched)) B/s")
+                let running = try await states(ferry)
+                #expect(running.filter { $0 == "downloading" }.count == 3, "running ones are not stopped: \(running)")
+            } catch {
+                await ferry.stop()
+                throw error
+            }
+            await ferry.stop()
+
+            // The same flags again: the values set through the API win.
+            let restarted = try await RunningFerry.start(spool: spool, flags)
+            do {
+                let kept = try await settings(restarted)
+                #expect(kept["maxBytesPerSecond"] as? Int == 600_000)
+                #expect(kept["maxConcurrent"] as? Int == 2)
+                try await Task.sleep(nanoseconds: 1_500_000_000)
+                let states = try await states(restarted)
+                #expect(states.filter { $0 == "downloading" }.count == 2, "\(states)")
+                #expect(states.filter { $0 == "waiting" }.count == 1, "\(states)")
+                let rate = try await totalRate(restarted, seconds: 3)
+                #expect(abs(rate - 600_000) < 90_000, "after the restart: \(Int(rate)) B/s")
+            } catch {
+                await restarted.stop()
+                throw error
+            }
+            await restarted.stop()
+        }
+    }
+}
