@@ -15,6 +15,8 @@ struct JobDraft: Sendable, Equatable {
     var connections: Int?
     var paused: Bool
     var dedupe: Bool
+    /// The user's labels, as given (`TagList`); not part of `dedupeKey`.
+    var tags: [String] = []
 
     /// URL (normalized) plus the request headers, names lower-cased and sorted: two jobs with the
     /// same key fetch the same thing (API.md, "dedupe").
@@ -45,6 +47,7 @@ struct JobDraft: Sendable, Equatable {
         var connections: Int?
         var paused: Bool?
         var dedupe: Bool?
+        var tags: [String]?
     }
 
     /// Checks a decoded body.
@@ -104,7 +107,7 @@ struct JobDraft: Sendable, Equatable {
         return JobDraft(
             url: url, filename: filename, headers: headers, expectedSHA256: digest, priority: priority,
             maxBytesPerSecond: body.maxBytesPerSecond, connections: body.connections,
-            paused: body.paused ?? false, dedupe: body.dedupe ?? true)
+            paused: body.paused ?? false, dedupe: body.dedupe ?? true, tags: try TagList.validate(body.tags ?? []))
     }
 
     /// RFC 9110 token characters.

@@ -6,6 +6,11 @@ struct JobPatch: Sendable, Equatable {
     /// `.some(nil)` removes the limit.
     var maxBytesPerSecond: Int64??
     var url: SubmittedURL?
+    /// Replaces the job's tags (validated by `TagList`); `[]` removes them.
+    var tags: [String]?
 
-    var isEmpty: Bool { priority == nil && maxBytesPerSecond == nil && url == nil }
+    var isEmpty: Bool { priority == nil && maxBytesPerSecond == nil && url == nil && tags == nil }
+
+    /// Only labels change: allowed in every state (`JobAction.changeTags`).
+    var changesOnlyTags: Bool { tags != nil && priority == nil && maxBytesPerSecond == nil && url == nil }
 }

@@ -46,7 +46,14 @@ struct JobsController: Sendable {
         }
         var after: Int64?
         if let text = request.queryValue("after"), !text.isEmpty { after = try RequestDecoding.sequence(fromCursor: text) }
-        let page = await supervisor.list(states: states, after: after, limit: limit)
+        // A tag or a search text is looked up in the store (indexed there); states alone are read from the table.
+        let filter = JobFilter(states: states, tag: nonEmpty(request.queryValue("tag")), text: nonEmpty(request.queryValue("q")))
+        if let text = filter.text, text.unicodeScalars.count > Self.maxSearchLength {
+            throw APIError(.invalidRequest, "'q' may be at most \(Self.maxSearchLength) characters")
+        }
+        let page = filter.selectsByContent
+            ? try await supervisor.list(matching: filter, after: after, limit: limit)
+            : await supervisor.list(states: states, after: after, limit: limit)
         var json = JSONWriter(capacity: 600 * page.jobs.count + 40)
         json.beginObject()
         json.key("jobs")
@@ -59,6 +66,15 @@ struct JobsController: Sendable {
         response.headers["Ferry-Event-Id"] = String(page.eventID)
         response.headers["Cache-Control"] = "no-store"
         return response
+    }
+
+    /// The longest `q` of `GET /api/v1/jobs`, in Unicode scalars (a URL rarely is longer).
+    static let maxSearchLength = 2048
+
+    /// A query value, `nil` when absent or empty (`tag=` and `q=` filter nothing, as `state=` does).
+    private func nonEmpty(_ value: String?) -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        return value
     }
 
     /// Answered on the connection queue: reads the supervisor's table without waiting for the actor.
@@ -74,7 +90,8 @@ struct JobsController: Sendable {
     func patch(_ request: HTTPRequest) async throws -> HTTPResponse {
         let id = request.pathParameters["id"] ?? ""
         let body = try RequestDecoding.decode(PatchBody.self, from: request.body)
-        var patch = JobPatch(priority: body.priority, maxBytesPerSecond: body.maxBytesPerSecond, url: nil)
+        var patch = JobPatch(priority: body.priority, maxBytesPerSecond: body.maxBytesPerSecond, url: nil,
+                             tags: try body.tags.map(TagList.validate))
         if let priority = body.priority, !(-1_000_000...1_000_000).contains(priority) {
             throw APIError(.invalidRequest, "'priority' must be between -1000000 and 1000000")
         }
@@ -87,7 +104,7 @@ struct JobsController: Sendable {
             patch.url = try JobDraft.validate(draftBody, destinations: destinations).url
         }
         guard !patch.isEmpty else {
-            throw APIError(.invalidRequest, "nothing to change: give 'priority', 'maxBytesPerSecond' or 'url'")
+            throw APIError(.invalidRequest, "nothing to change: give 'priority', 'maxBytesPerSecond', 'url' or 'tags'")
         }
         let job = try await supervisor.update(id, patch)
         return .json(.ok, JobView.render(job, rates: await supervisor.job(id)?.1))

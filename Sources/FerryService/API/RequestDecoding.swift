@@ -42,6 +42,8 @@ enum RequestDecoding {
         case is Bool.Type: "true or false"
         case is Int.Type, is Int64.Type: "a whole number"
         case is [String: String].Type: "an object of strings"
+        case is [String].Type: "an array of strings"
+        case is [Any].Type: "an array"
         default: "of type \(type)"
         }
     }

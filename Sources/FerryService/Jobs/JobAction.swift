@@ -5,7 +5,7 @@ import FerryStore
 /// Pure: `outcome(in:)` says whether an action applies, is a no-op, or conflicts, without touching
 /// the job. The supervisor applies the result.
 enum JobAction: String, Sendable, CaseIterable {
-    case pause, resume, cancel, changeURL, changeSettings, delete
+    case pause, resume, cancel, changeURL, changeSettings, changeTags, delete
 
     enum Outcome: Equatable, Sendable {
         /// The action applies; the job moves to this state (the supervisor may pick `downloading`
@@ -37,6 +37,8 @@ enum JobAction: String, Sendable, CaseIterable {
         case (.changeSettings, .finished), (.changeSettings, .cancelled): .conflict
         case (.changeSettings, _): .apply(state)
 
+        case (.changeTags, _): .apply(state)
+
         case (.delete, _): .apply(state)
         }
     }
@@ -49,6 +51,7 @@ enum JobAction: String, Sendable, CaseIterable {
         case .cancel: "a \(state.rawValue) job cannot be cancelled"
         case .changeURL: "the URL of a \(state.rawValue) job cannot be changed"
         case .changeSettings: "a \(state.rawValue) job cannot be changed"
+        case .changeTags: "the tags of a \(state.rawValue) job cannot be changed"
         case .delete: "a \(state.rawValue) job cannot be deleted"
         }
     }

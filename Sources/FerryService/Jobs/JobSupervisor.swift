@@ -105,6 +105,28 @@ actor JobSupervisor {
         return (page, next, eventID)
     }
 
+    /// A page of the jobs that pass `filter` (a tag, a search text), and the id of the last event already reflected
+    /// in it. The store chooses them (its tag index and search text, not a scan of the table here): everything
+    /// changed before the call is made durable first, so the store knows each change up to the returned event id.
+    /// Each job is then shown as the table has it now (live bytes and rates); one deleted meanwhile is left out.
+    func list(matching filter: JobFilter, after cursor: Int64?, limit: Int) async throws
+        -> (jobs: [(JobRecord, LiveRates?)], next: Int64?, eventID: Int64)
+    {
+        let eventID = ids.lastAllocated
+        // An empty change: its ticket is durable once every change queued before it is (the pipeline writes in order).
+        try await commitOrUnavailable(CommitPipeline.Change())
+        let page: JobPage
+        do {
+            page = try await store.list(filter, after: cursor.map { JobCursor(sequence: $0).encoded }, limit: limit)
+        } catch {
+            throw JobsError.store(error)
+        }
+        let next = try page.next.map { text in
+            do { return try JobCursor(decoding: text).sequence } catch { throw JobsError.store(error) }
+        }
+        return (page.jobs.compactMap { stored in table.entry(stored.id) }, next, eventID)
+    }
+
     /// What a follower of a growing file needs to know.
     struct FollowStatus: Sendable {
         var state: JobState
@@ -265,7 +287,7 @@ actor JobSupervisor {
                 bytesReceived: 0, bytesExpected: nil, contentType: nil, sha256: nil,
                 expectedSHA256: draft.expectedSHA256, error: nil, attempts: 0, priority: draft.priority,
                 maxBytesPerSecond: draft.maxBytesPerSecond, connections: draft.connections,
-                headers: draft.headers, dedupeKey: key, etag: nil, lastModified: nil,
+                headers: draft.headers, tags: draft.tags, dedupeKey: key, etag: nil, lastModified: nil,
                 createdAt: created, startedAt: nil, finishedAt: nil, updatedAt: created)
             if let requested = draft.filename {
                 record.filename = files.reserveFilename(requested, for: record.id)
@@ -404,7 +426,10 @@ actor JobSupervisor {
         if patch.url != nil, case .conflict = JobAction.changeURL.outcome(in: current.state) {
             throw JobsError.notApplicable(JobAction.changeURL.conflictMessage(current.state))
         }
-        return try await act(.changeSettings, on: id) { job in
+        // Tags alone are labels: they may change in every state; anything else follows the settings' rule.
+        let action: JobAction = patch.changesOnlyTags ? .changeTags : .changeSettings
+        return try await act(action, on: id) { job in
+            if let tags = patch.tags { job.tags = tags }
             if let priority = patch.priority, priority != job.priority {
                 job.priority = priority
                 self.engine.updatePriority(id: id, priority)

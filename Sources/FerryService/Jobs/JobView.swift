@@ -37,6 +37,10 @@ enum JobView {
         json.field("priority", job.priority)
         json.field("maxBytesPerSecond", job.maxBytesPerSecond)
         json.field("connections", job.connections)
+        json.key("tags")
+        json.beginArray()
+        for tag in job.tags { json.string(tag) }
+        json.endArray()
         json.field("createdAt", timestamp: job.createdAt)
         json.field("startedAt", timestamp: job.startedAt)
         json.field("finishedAt", timestamp: job.finishedAt)

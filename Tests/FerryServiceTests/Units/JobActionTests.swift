@@ -23,6 +23,12 @@ struct JobActionTests {
         (.changeSettings, .finished, .conflict), (.changeSettings, .cancelled, .conflict),
     ]
 
+    @Test func tagsChangeInEveryState() {
+        for state in JobState.allCases {
+            #expect(JobAction.changeTags.outcome(in: state) == .apply(state))
+        }
+    }
+
     @Test func everyCellOfTheTable() {
         for (action, state, outcome) in Self.table {
             #expect(action.outcome(in: state) == outcome, "\(action) in \(state)")
