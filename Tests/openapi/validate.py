@@ -37,10 +37,12 @@ DEFAULT_SERVE = os.path.join(REPO, "Sources", "ferry", "ServeCommand.swift")
 HTTP_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 OPERATION_IDS = [
     "createJobs", "listJobs", "getJob", "updateJob", "deleteJob", "pauseJob", "resumeJob", "cancelJob",
-    "getJobContent", "headJobContent", "streamEvents", "streamJobEvents", "createSession", "deleteSession", "purgeJobs",
+    "getJobContent", "headJobContent", "streamEvents", "streamJobEvents", "createSession", "getSession", "deleteSession",
+    "purgeJobs", "getSettings", "updateSettings",
     "healthz", "readyz", "metrics", "openapi",
 ]
-# AccessGuard.isPublic: /healthz, /readyz, /api/v1/session (every method) and everything outside /api/ and /metrics.
+# AccessGuard.isPublic: /healthz, /readyz, /api/v1/session and everything outside /api/ and /metrics; but
+# GET /api/v1/session authenticates the request itself (SessionController.show), so it needs a token.
 UNAUTHENTICATED = [("GET", "/healthz"), ("GET", "/readyz"), ("GET", "/"), ("POST", "/api/v1/session"),
                    ("DELETE", "/api/v1/session")]
 OPERATIONS_CONTROLLER = os.path.join(REPO, "Sources", "FerryService", "API", "OperationsController.swift")
@@ -403,6 +405,9 @@ def main():
     expect_statuses(checks, doc, "GET", "/readyz", ["200", "503"])
     expect_statuses(checks, doc, "POST", "/api/v1/session", ["204", "400", "401"])
     expect_statuses(checks, doc, "DELETE", "/api/v1/session", ["204", "503"])
+    expect_statuses(checks, doc, "GET", "/api/v1/session", ["200", "401"])
+    expect_statuses(checks, doc, "GET", "/api/v1/settings", ["200", "401", "403"])
+    expect_statuses(checks, doc, "PATCH", "/api/v1/settings", ["200", "400", "401", "403", "413", "415", "503"])
     # 429: docs/API.md lists `rate_limited` as reserved (never sent); then no operation may promise it.
     rate_row = next((row for row in first_table(section(api_text, "Errors")) if ticked(row[0])[:1] == ["rate_limited"]), None)
     with_429 = [f"{m.upper()} {p}" for p, item in doc["paths"].items() for m, op in item.items()
