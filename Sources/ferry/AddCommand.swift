@@ -27,6 +27,8 @@ struct AddCommand: ParsableCommand {
     @Flag(help: "Create the jobs paused.") var paused = false
     @Option(name: [.customShort("H"), .customLong("header")], help: "A request header for the origin, 'Name: value' (repeatable).")
     var headers: [String] = []
+    @Option(name: .customLong("tag"), help: "A tag for the jobs, to find them by (ferry ls --tag); repeatable, at most 16.")
+    var tags: [String] = []
     @Flag(help: "Show progress until every job has ended; the exit status says whether all finished.") var wait = false
     @Flag(help: "Print JSON for scripts: the API's answer, or with --wait the final jobs.") var json = false
     @OptionGroup var connection: ConnectionOptions
@@ -35,7 +37,7 @@ struct AddCommand: ParsableCommand {
         try ClientRun.run {
             let arguments = AddArguments(urls: urls, filename: filename, sha256: sha256, priority: priority,
                                          maxBytesPerSecond: try Self.bytesPerSecond(maxSpeed), connections: connections,
-                                         paused: paused, headers: headers)
+                                         paused: paused, headers: headers, tags: tags)
             let submission = try arguments.submission()
             let api = try connection.api()
             let answer = try api.submit(submission)

@@ -12,6 +12,10 @@ struct ListCommand: ParsableCommand {
 
     @Option(help: "Only jobs in these states, a comma list (waiting,downloading,paused,finished,failed,cancelled).")
     var state: String?
+    @Option(help: "Only jobs carrying this tag (exactly).") var tag: String?
+    @Option(name: [.customShort("q"), .customLong("search")],
+            help: "Only jobs whose filename or URL contains this text, in any case.")
+    var search: String?
     @Flag(help: "Print {\"jobs\": [...]} with the API's job objects.") var json = false
     @Option(name: .customLong("page-size"), help: ArgumentHelp("Jobs asked for per request.", visibility: .hidden))
     var pageSize = 1000
@@ -19,7 +23,7 @@ struct ListCommand: ParsableCommand {
 
     func run() throws {
         try ClientRun.run {
-            let page = try connection.api().allJobs(states: state, pageSize: pageSize)
+            let page = try connection.api().allJobs(states: state, tag: tag, search: search, pageSize: pageSize)
             if json {
                 ClientRun.printJSON(Array(#"{"jobs":"#.utf8) + ClientRun.jsonArray(page.rawJobs) + [UInt8(ascii: "}")])
                 return 0

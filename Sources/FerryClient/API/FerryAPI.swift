@@ -31,9 +31,11 @@ public final class FerryAPI {
         return Fetched(value: try decode(Job.self, response.body), body: response.body, status: response.status)
     }
 
-    /// One page of `GET /api/v1/jobs`.
-    public func jobs(states: String? = nil, after cursor: String? = nil, limit: Int = 1000) throws(ClientError) -> JobPage {
-        let target = "/api/v1/jobs" + TargetEncoding.query([("state", states), ("limit", String(limit)), ("after", cursor)])
+    /// One page of `GET /api/v1/jobs`: `states` (a comma list), `tag` and `search` (`q`) filter it on the server.
+    public func jobs(states: String? = nil, tag: String? = nil, search: String? = nil, after cursor: String? = nil,
+                     limit: Int = 1000) throws(ClientError) -> JobPage {
+        let target = "/api/v1/jobs" + TargetEncoding.query([("state", states), ("tag", tag), ("q", search),
+                                                            ("limit", String(limit)), ("after", cursor)])
         let response = try checked(session.send(ClientRequest("GET", target)))
         let page = try decode(PageBody.self, response.body)
         let raw = JSONSlices.arrayElements(ofKey: "jobs", in: response.body) ?? []
@@ -43,11 +45,12 @@ public final class FerryAPI {
 
     /// Every page of `GET /api/v1/jobs`, following `next`. The event id is the first page's: events after it
     /// bring the whole listing up to date.
-    public func allJobs(states: String? = nil, pageSize: Int = 1000) throws(ClientError) -> JobPage {
-        var all = try jobs(states: states, limit: pageSize)
+    public func allJobs(states: String? = nil, tag: String? = nil, search: String? = nil,
+                        pageSize: Int = 1000) throws(ClientError) -> JobPage {
+        var all = try jobs(states: states, tag: tag, search: search, limit: pageSize)
         var cursor = all.next
         while let next = cursor {
-            let page = try jobs(states: states, after: next, limit: pageSize)
+            let page = try jobs(states: states, tag: tag, search: search, after: next, limit: pageSize)
             all.jobs += page.jobs
             all.rawJobs += page.rawJobs
             cursor = page.next

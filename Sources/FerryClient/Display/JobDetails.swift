@@ -24,6 +24,7 @@ public enum JobDetails {
             ("expected sha256", job.expectedSHA256),
             ("attempts", job.attempts.map(String.init)),
             ("priority", job.priority.map(String.init)),
+            ("tags", job.tags.isEmpty ? nil : job.tags.joined(separator: ", ")),
             ("created", job.createdAt),
             ("started", job.startedAt),
             ("finished", job.finishedAt),

@@ -25,6 +25,8 @@ public struct Job: Sendable, Equatable, Decodable {
     public var startedAt: String?
     public var finishedAt: String?
     public var contentURL: String?
+    /// The job's tags as given; `[]` when none (or from a server without tags).
+    public var tags: [String] = []
 
     public init(id: String, url: String, state: JobState, filename: String? = nil, bytesReceived: Int64 = 0,
                 bytesExpected: Int64? = nil, progress: Double? = nil, speed: Double = 0, eta: Double? = nil,
@@ -44,7 +46,7 @@ public struct Job: Sendable, Equatable, Decodable {
 
     enum CodingKeys: String, CodingKey {
         case id, url, finalUrl, state, filename, bytesReceived, bytesExpected, progress, speed, eta, contentType
-        case sha256, expectedSha256, error, attempts, priority, createdAt, startedAt, finishedAt, contentUrl
+        case sha256, expectedSha256, error, attempts, priority, createdAt, startedAt, finishedAt, contentUrl, tags
     }
 
     public init(from decoder: any Decoder) throws {
@@ -69,6 +71,7 @@ public struct Job: Sendable, Equatable, Decodable {
         startedAt = try c.decodeIfPresent(String.self, forKey: .startedAt)
         finishedAt = try c.decodeIfPresent(String.self, forKey: .finishedAt)
         contentURL = try c.decodeIfPresent(String.self, forKey: .contentUrl)
+        tags = try c.decodeIfPresent([String].self, forKey: .tags) ?? []
     }
 
     /// The progress fraction: the server's, else computed from the byte counts, else nil (unknown length).

@@ -3,7 +3,7 @@ import Foundation
 /// `ferry add`'s arguments, turned into a `Submission`. Pure.
 ///
 /// `--filename` and `--sha256` describe one file, so they are refused with several URLs; `--priority`,
-/// `--max-speed`, `--connections`, `--paused` and `--header` apply to every URL. `--connections` (1-16) and
+/// `--max-speed`, `--connections`, `--paused`, `--header` and `--tag` apply to every URL. `--connections` (1-16) and
 /// the speed limit (above 0) are checked here, before any request; priority bounds are the server's: its
 /// `invalid_request` message is shown as is.
 public struct AddArguments: Sendable, Equatable {
@@ -20,10 +20,12 @@ public struct AddArguments: Sendable, Equatable {
     public var paused: Bool
     /// `Name: value` lines as typed.
     public var headers: [String]
+    /// `--tag`s in the order given; the server checks them (at most 16, 1 to 64 characters each).
+    public var tags: [String]
 
     public init(urls: [String], filename: String? = nil, sha256: String? = nil, priority: Int? = nil,
                 maxBytesPerSecond: Int64? = nil, connections: Int? = nil, paused: Bool = false,
-                headers: [String] = []) {
+                headers: [String] = [], tags: [String] = []) {
         self.urls = urls
         self.filename = filename
         self.sha256 = sha256
@@ -32,6 +34,7 @@ public struct AddArguments: Sendable, Equatable {
         self.connections = connections
         self.paused = paused
         self.headers = headers
+        self.tags = tags
     }
 
     public func submission() throws(ClientError) -> Submission {
@@ -56,7 +59,7 @@ public struct AddArguments: Sendable, Equatable {
         let items = urls.map { url in
             JobSubmission(url: url, filename: filename, headers: parsedHeaders, sha256: sha256?.lowercased(),
                           priority: priority, maxBytesPerSecond: maxBytesPerSecond, connections: connections,
-                          paused: paused ? true : nil)
+                          paused: paused ? true : nil, tags: tags.isEmpty ? nil : tags)
         }
         return items.count == 1 ? .single(items[0]) : .batch(items)
     }

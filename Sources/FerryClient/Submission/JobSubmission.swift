@@ -12,9 +12,12 @@ public struct JobSubmission: Sendable, Equatable, Encodable {
     public var connections: Int?
     /// Only sent when true.
     public var paused: Bool?
+    /// Only sent when there are some.
+    public var tags: [String]?
 
     public init(url: String, filename: String? = nil, headers: [String: String]? = nil, sha256: String? = nil,
-                priority: Int? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, paused: Bool? = nil) {
+                priority: Int? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, paused: Bool? = nil,
+                tags: [String]? = nil) {
         self.url = url
         self.filename = filename
         self.headers = headers
@@ -23,5 +26,6 @@ public struct JobSubmission: Sendable, Equatable, Encodable {
         self.maxBytesPerSecond = maxBytesPerSecond
         self.connections = connections
         self.paused = paused
+        self.tags = tags
     }
 }

@@ -42,6 +42,16 @@ struct CommandLineTests {
         #expect(get.output == "/tmp/x")
     }
 
+    @Test func tagAndSearchOptions() throws {
+        let add = try AddCommand.parse(["http://a/1", "--tag", "x", "--tag", "two words"])
+        #expect(add.tags == ["x", "two words"])
+        #expect(try AddCommand.parse(["http://a/1"]).tags == [])
+        let list = try ListCommand.parse(["--tag", "x", "--search", "iso"])
+        #expect(list.tag == "x" && list.search == "iso")
+        let short = try ListCommand.parse(["-q", "Report"])
+        #expect(short.search == "Report" && short.tag == nil)
+    }
+
     @Test func maxSpeedTakesTheServiceSizes() throws {
         #expect(try AddCommand.bytesPerSecond(nil) == nil)
         #expect(try AddCommand.bytesPerSecond("5MiB") == 5 * 1024 * 1024)

@@ -45,6 +45,15 @@ struct JobEventTests {
         #expect(throws: ClientError.self) { try JobEvent(ServerSentEvent(event: "progress", data: #"{"id":1}"#)) }
     }
 
+    @Test func tagsDecodeAsGivenAndDefaultToNone() throws {
+        #expect(try decodeJob(Self.jobJSON("a", "paused", extra: #","tags":["x","Y z","x"]"#)).tags == ["x", "Y z", "x"])
+        #expect(try decodeJob(Self.jobJSON("a", "paused", extra: #","tags":[]"#)).tags == [])
+        #expect(try decodeJob(Self.jobJSON("a", "paused")).tags == [])  // an older server sends none
+        let tagged = try decodeJob(Self.jobJSON("a", "paused", extra: #","tags":["tv","Sci Fi"]"#))
+        #expect(JobDetails.lines(tagged).contains("tags:     tv, Sci Fi"), "\(JobDetails.lines(tagged))")
+        #expect(!JobDetails.lines(try decodeJob(Self.jobJSON("a", "paused"))).contains { $0.hasPrefix("tags") })
+    }
+
     @Test func unknownStatesAreKept() throws {
         let job = try decodeJob(Self.jobJSON("a", "hibernating"))
         #expect(job.state == .other("hibernating"))

@@ -39,6 +39,14 @@ struct SubmissionTests {
         #expect(array.count == 2)
     }
 
+    @Test func tagsGoToEveryJobInTheirOrderAndOnlyWhenGiven() throws {
+        let submission = try AddArguments(urls: ["http://a/1", "http://a/2"], tags: ["b", "a", "b"]).submission()
+        let array = try #require(try json(submission) as? [[String: Any]])
+        #expect(array.map { $0["tags"] as? [String] } == [["b", "a", "b"], ["b", "a", "b"]])
+        let untagged = try AddArguments(urls: ["http://a/1"]).submission()
+        #expect(!String(decoding: untagged.body, as: UTF8.self).contains("tags"))
+    }
+
     @Test func optionsForOneFileAreRefusedWithSeveralURLs() {
         #expect(throws: ClientError.usage("--filename names one file: give a single URL with it")) {
             try AddArguments(urls: ["http://a/1", "http://a/2"], filename: "x").submission()
