@@ -41,6 +41,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Remove ended jobs older than this, e.g. 7d (FERRY_RETENTION).") var retention: String?
     @Option(name: .customLong("public"), help: "Directory of the browser page (FERRY_PUBLIC; default ./Public).")
     var publicDirectory: String?
+    @Option(name: .customLong("webhook-url"),
+            help: "Receiver of every job's signed completion notices, an http(s) URL (FERRY_WEBHOOK_URL; default none).")
+    var webhookURL: String?
+    @Option(name: .customLong("webhook-secret"),
+            help: "Standard Webhooks signing secret, whsec_ + base64 (FERRY_WEBHOOK_SECRET; default: generated once, kept in the spool as webhook-secret and logged).")
+    var webhookSecret: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (FERRY_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -61,6 +67,8 @@ struct ServeCommand: AsyncParsableCommand {
         flags[.spoolQuota] = spoolQuota
         flags[.retention] = retention
         flags[.publicDirectory] = publicDirectory
+        flags[.webhookURL] = webhookURL
+        flags[.webhookSecret] = webhookSecret
         let environment = ProcessInfo.processInfo.environment
         let configuration: ServiceConfiguration
         do {

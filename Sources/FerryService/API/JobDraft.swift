@@ -7,6 +7,8 @@ import Foundation
 /// Pure: built from decoded JSON by `JobDraft.validate`, which throws an `APIError` naming the field.
 struct JobDraft: Sendable, Equatable {
     var url: SubmittedURL
+    /// Where the job's webhook notices go, checked like `url`; not part of `dedupeKey`.
+    var notify: SubmittedURL? = nil
     var filename: String?
     var headers: [HeaderField]
     var expectedSHA256: String?
@@ -39,6 +41,7 @@ struct JobDraft: Sendable, Equatable {
     /// The JSON body as it is decoded; every field optional so that absence and `null` mean "default".
     struct Body: Decodable {
         var url: String?
+        var notify: String?
         var filename: String?
         var headers: [String: String]?
         var sha256: String?
@@ -55,14 +58,8 @@ struct JobDraft: Sendable, Equatable {
     ///   loopback names; other names are checked later on the address actually connected.
     static func validate(_ body: Body, destinations: AddressPolicy) throws(APIError) -> JobDraft {
         guard let text = body.url else { throw APIError(.invalidRequest, "'url' is required") }
-        let url: SubmittedURL
-        do { url = try SubmittedURL.parse(text) } catch { throw APIError(error) }
-        let refusal: String?
-        switch url.host {
-        case .ipv4(let address), .ipv6(let address): refusal = destinations.refusal(of: address)
-        case .domain(let name): refusal = destinations.refusal(ofName: name)
-        }
-        if let refusal { throw APIError(.forbiddenDestination, refusal) }
+        let url = try checkedDestination(text, destinations: destinations)
+        let notify = try body.notify.map { text throws(APIError) in try checkedDestination(text, destinations: destinations) }
         var filename: String?
         if let requested = body.filename {
             guard let clean = Filename.sanitize(requested) else {
@@ -104,10 +101,26 @@ struct JobDraft: Sendable, Equatable {
         if let n = body.connections, !(1...16).contains(n) {
             throw APIError(.invalidRequest, "'connections' must be between 1 and 16")
         }
-        return JobDraft(
+        var draft = JobDraft(
             url: url, filename: filename, headers: headers, expectedSHA256: digest, priority: priority,
             maxBytesPerSecond: body.maxBytesPerSecond, connections: body.connections,
             paused: body.paused ?? false, dedupe: body.dedupe ?? true, tags: try TagList.validate(body.tags ?? []))
+        draft.notify = notify
+        return draft
+    }
+
+    /// An http(s) URL parsed as WHATWG does; a literal address `destinations` refuses is refused now
+    /// (`forbidden_destination`), and so are loopback names; other names are checked on the address connected.
+    static func checkedDestination(_ text: String, destinations: AddressPolicy) throws(APIError) -> SubmittedURL {
+        let url: SubmittedURL
+        do { url = try SubmittedURL.parse(text) } catch { throw APIError(error) }
+        let refusal: String?
+        switch url.host {
+        case .ipv4(let address), .ipv6(let address): refusal = destinations.refusal(of: address)
+        case .domain(let name): refusal = destinations.refusal(ofName: name)
+        }
+        if let refusal { throw APIError(.forbiddenDestination, refusal) }
+        return url
     }
 
     /// RFC 9110 token characters.

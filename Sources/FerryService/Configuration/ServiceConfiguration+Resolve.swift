@@ -25,6 +25,8 @@ extension ServiceConfiguration {
         case spoolQuota = "spool-quota"
         case retention
         case publicDirectory = "public"
+        case webhookURL = "webhook-url"
+        case webhookSecret = "webhook-secret"
 
         /// `FERRY_MAX_CONCURRENT` for `--max-concurrent`.
         public var environmentName: String {
@@ -112,6 +114,30 @@ extension ServiceConfiguration {
             configuration.retention = seconds
         }
         if let (_, dir) = value(.publicDirectory) { configuration.publicDirectory = dir }
+        if let (name, text) = value(.webhookURL) {
+            // Checked as a job's `notify` is: http(s), and no literal address the destination guard refuses.
+            guard let url = try? SubmittedURL.parse(text) else {
+                throw ConfigurationError(setting: name, value: text, expected: "an http or https URL")
+            }
+            let refusal: String? = switch url.host {
+            case .ipv4(let address), .ipv6(let address): configuration.destinations.refusal(of: address)
+            case .domain(let host): configuration.destinations.refusal(ofName: host)
+            }
+            if let refusal {
+                throw ConfigurationError(setting: name, value: text, expected: "a receiver the destination guard allows (\(refusal))")
+            }
+            configuration.webhookURL = url.normalized
+        }
+        if let (name, text) = value(.webhookSecret) {
+            guard text.hasPrefix("whsec_"), WebhookSecret(text) != nil else {
+                throw ConfigurationError(setting: name, value: "whsec_…", expected: "whsec_ followed by base64 (Standard Webhooks)")
+            }
+            configuration.webhookSecret = text
+        }
+        // Test-only: the first retry's delay, in seconds.
+        if let text = environment["FERRY_WEBHOOK_RETRY_BASE"], let seconds = Double(text), seconds > 0 {
+            configuration.webhookRetryBase = seconds
+        }
         return configuration
     }
 }

@@ -31,6 +31,12 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var retention: Double?
     /// Where the browser page lives; nil means "find `Public/` near the working directory or the executable".
     public var publicDirectory: String?
+    /// Receives every job's webhook notices (`--webhook-url`): an http(s) URL, normalized, userinfo kept.
+    public var webhookURL: String?
+    /// Signs webhook notices (`--webhook-secret`, `whsec_` + base64); nil: the one kept in the spool (made if none).
+    public var webhookSecret: String?
+    /// Seconds before a notice's first retry (5). Tests shorten it with `FERRY_WEBHOOK_RETRY_BASE` (no flag).
+    public var webhookRetryBase: Double = 5
     /// Longest a graceful stop may take before remaining work is abandoned (API.md: exit within 10 s).
     public var shutdownGrace: Double = 8
 

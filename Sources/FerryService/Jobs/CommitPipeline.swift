@@ -20,12 +20,15 @@ final class CommitPipeline: @unchecked Sendable {
         var upserts: [JobRecord] = []
         var deletions: [String] = []
         var events: [ServerEvent] = []
+        /// Webhook notices the change causes, written in the same transaction.
+        var notices: [WebhookNotice] = []
     }
 
     private let store: any JobStore
     private let publish: @Sendable ([ServerEvent]) -> Void
     private let beforePublish: @Sendable ([ServerEvent]) async throws -> Void
     private let makeRoom: @Sendable () -> Bool
+    private let noticesStored: @Sendable () -> Void
     private let logger: Logger
     private let lock = NSLock()
     private var pending: [(Change, Ticket?)] = []
@@ -39,13 +42,16 @@ final class CommitPipeline: @unchecked Sendable {
     ///     id high-water mark is kept ahead of the ids published).
     ///   - makeRoom: called when a write failed because the disk is full; true when it freed space
     ///     (`StoreBallast.release`), and the write is then tried once more.
+    ///   - noticesStored: called after a batch that held webhook notices is durable (the sender looks at once).
     init(store: any JobStore, logger: Logger,
          makeRoom: @escaping @Sendable () -> Bool = { false },
+         noticesStored: @escaping @Sendable () -> Void = {},
          beforePublish: @escaping @Sendable ([ServerEvent]) async throws -> Void = { _ in },
          publish: @escaping @Sendable ([ServerEvent]) -> Void) {
         self.store = store
         self.logger = logger
         self.makeRoom = makeRoom
+        self.noticesStored = noticesStored
         self.beforePublish = beforePublish
         self.publish = publish
     }
@@ -153,13 +159,16 @@ final class CommitPipeline: @unchecked Sendable {
                 deleted.append(id)
             }
         }
+        // Notices are never collapsed: each is its own delivery.
+        let notices = batch.flatMap { $0.0.notices }
         do {
             do {
-                try await store.apply(updates: order.compactMap { latest[$0] }, deletions: deleted)
+                try await store.apply(updates: order.compactMap { latest[$0] }, deletions: deleted, notices: notices)
             } catch let error as JobStoreError where error.isOutOfSpace && makeRoom() {
                 logger.warning("the disk is full: released the store's ballast and writing again", metadata: ["error": "\(error)"])
-                try await store.apply(updates: order.compactMap { latest[$0] }, deletions: deleted)
+                try await store.apply(updates: order.compactMap { latest[$0] }, deletions: deleted, notices: notices)
             }
+            if !notices.isEmpty { noticesStored() }
             try await beforePublish(batch.flatMap { $0.0.events })
             lock.withLock { lastFailure = nil }
         } catch {

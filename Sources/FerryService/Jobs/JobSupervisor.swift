@@ -25,6 +25,8 @@ actor JobSupervisor {
         /// The job table, shared with the spool quota (which reads it from the engine's queue).
         var table: JobTable
         var quota: SpoolQuota?
+        /// Makes the webhook notices of finished, failed and cancelled jobs, committed with the change.
+        var webhooks = WebhookOutbox()
         var now: @Sendable () -> Date = { Date() }
     }
 
@@ -43,6 +45,7 @@ actor JobSupervisor {
     private let metrics: ServiceMetrics
     private let logger: Logger
     private let quota: SpoolQuota?
+    private let webhooks: WebhookOutbox
     private let now: @Sendable () -> Date
 
     /// Jobs and live rates; written only here, readable from any thread (`peek`).
@@ -67,6 +70,7 @@ actor JobSupervisor {
         logger = dependencies.logger
         table = dependencies.table
         quota = dependencies.quota
+        webhooks = dependencies.webhooks
         now = dependencies.now
     }
 
@@ -174,6 +178,7 @@ actor JobSupervisor {
         let stored = try await store.all().sorted { $0.sequence < $1.sequence }
         var resubmit: [JobRecord] = []
         var changed: [JobRecord] = []
+        var notices: [WebhookNotice] = []
         let found = files.recoverFiles(stored.map { job in
             let standing: RecoveringJob.Standing = switch job.state {
             case .finished: .finished
@@ -190,6 +195,7 @@ actor JobSupervisor {
             case .finished(let finish):
                 adopt(finish, into: &job)
                 changed.append(job)
+                notices += webhooks.notices(.finished, for: job, at: now())
             case .partial(let bytes):
                 onDisk = bytes
             case nil:
@@ -216,7 +222,7 @@ actor JobSupervisor {
         }
         if !changed.isEmpty {
             do {
-                try await store.apply(updates: changed, deletions: [])
+                try await store.apply(updates: changed, deletions: [], notices: notices)
             } catch let error as JobStoreError where error.isOutOfSpace {
                 // Start anyway on a full disk: the table holds these changes, and each job's next
                 // change writes its whole record once there is room again.
@@ -289,6 +295,7 @@ actor JobSupervisor {
                 maxBytesPerSecond: draft.maxBytesPerSecond, connections: draft.connections,
                 headers: draft.headers, tags: draft.tags, dedupeKey: key, etag: nil, lastModified: nil,
                 createdAt: created, startedAt: nil, finishedAt: nil, updatedAt: created)
+            record.notify = draft.notify?.normalized
             if let requested = draft.filename {
                 record.filename = files.reserveFilename(requested, for: record.id)
             }
@@ -487,10 +494,12 @@ actor JobSupervisor {
         case .noOp: return job
         case .apply: break
         }
+        let before = job.state
         body(&job)
         job.updatedAt = now()
         jobs[id] = job
-        try await commitOrUnavailable(CommitPipeline.Change(upserts: [job], events: [jobEvent(job)]))
+        try await commitOrUnavailable(CommitPipeline.Change(upserts: [job], events: [jobEvent(job)],
+                                                            notices: notices(job, leaving: before)))
         return jobs[id] ?? job
     }
 
@@ -507,6 +516,7 @@ actor JobSupervisor {
     func apply(_ event: TransferEvent) {
         let id = event.id
         guard var job = jobs[id] else { return }
+        let before = job.state
         let userStopped = job.state == .paused || job.state == .cancelled || job.state == .finished
         var events: [ServerEvent] = []
         var persist = true
@@ -593,7 +603,8 @@ actor JobSupervisor {
         }
         job.updatedAt = now()
         jobs[id] = job
-        let change = CommitPipeline.Change(upserts: persist ? [job] : [], events: events)
+        let change = CommitPipeline.Change(upserts: persist ? [job] : [], events: events,
+                                           notices: notices(job, leaving: before))
         if case .finished = event, job.state == .finished {
             // Once the store knows the job is finished, the spool's finish record has done its work.
             let ticket = commits.submit(change), files = self.files
@@ -604,6 +615,12 @@ actor JobSupervisor {
     }
 
     // MARK: Helpers
+
+    /// The webhook notices of a job that has just entered a state that has them (finished, failed, cancelled).
+    private func notices(_ job: JobRecord, leaving before: JobState) -> [WebhookNotice] {
+        guard job.state != before, let type = WebhookOutbox.noticeType(entering: job.state) else { return [] }
+        return webhooks.notices(type, for: job, at: now())
+    }
 
     /// Hands the job's transfer to the engine. `url` is the one the request carried, parsed and checked once; a
     /// stored job's URL is its normalized text, parsed here (a row that does not parse fails with `invalid_url`).

@@ -45,6 +45,7 @@ enum JobView {
         json.field("startedAt", timestamp: job.startedAt)
         json.field("finishedAt", timestamp: job.finishedAt)
         json.field("contentUrl", contentURL(job.id))
+        json.field("notify", job.notify.map(SubmittedURL.redacting))
         if let restartReason {
             json.field("restarted", true)
             json.field("restartReason", restartReason)

@@ -31,7 +31,14 @@ extension RunningService {
         let ids = EventIDAllocator(startingAfter: highWater.startAfter)
         let metrics = ServiceMetrics()
         let hub = EventHub(ids: ids, logger: logger)
-        let commits = CommitPipeline(store: store, logger: logger, makeRoom: { ballast.release() }, beforePublish: { events in
+        // Webhooks: notices are committed with the job changes that cause them; the sender delivers them.
+        let webhookSecret = try WebhookSecret.resolve(configured: configuration.webhookSecret, spool: spool.root, logger: logger)
+        let requests = RequestRunner(limits: RequestRunner.Limits(destinations: configuration.destinations))
+        let webhooks = WebhookSender(store: store, send: { await requests.send($0) }, key: webhookSecret.key,
+                                     schedule: WebhookSchedule(base: configuration.webhookRetryBase),
+                                     metrics: metrics, logger: logger)
+        let commits = CommitPipeline(store: store, logger: logger, makeRoom: { ballast.release() },
+                                     noticesStored: { webhooks.wake() }, beforePublish: { events in
             try await highWater.cover(events.last?.id ?? 0)
         }, publish: { hub.publish($0) })
 
@@ -66,11 +73,12 @@ extension RunningService {
 
         let supervisor = JobSupervisor(.init(
             store: store, engine: engine, files: engine, ids: ids, commits: commits, metrics: metrics,
-            logger: logger, table: table, quota: quota))
+            logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL)))
         let eventPump = Task {
             for await event in events { await supervisor.apply(event) }
         }
         try await supervisor.recover()
+        await webhooks.start()
 
         let access = try await AccessGuard.open(token: token, readToken: configuration.readToken, port: configuration.port,
                                                 spool: spool.root, store: store, logger: logger)
@@ -112,7 +120,8 @@ extension RunningService {
         let chores = startChores(configuration: configuration, spool: spool, ballast: ballast, store: store,
                                  supervisor: supervisor, logger: logger)
         return RunningService(store: store, engine: engine, hub: hub, commits: commits, server: server,
-                              engineEvents: engineEvents, eventPump: eventPump, chores: chores)
+                              engineEvents: engineEvents, eventPump: eventPump, chores: chores,
+                              webhooks: webhooks, requests: requests)
     }
 
     /// The HTTP server (not started yet): `AccessGuard` first, then the router.

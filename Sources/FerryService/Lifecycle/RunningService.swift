@@ -16,6 +16,9 @@ struct RunningService: Sendable {
     let eventPump: Task<Void, Never>
     /// Loops that run until cancelled: idempotency-record purge, retention sweep, store ballast.
     let chores: [Task<Void, Never>]
+    /// Delivers webhook notices from the outbox, over `requests`.
+    let webhooks: WebhookSender
+    let requests: RequestRunner
 
     /// Stops accepting, closes event streams, stops transfers (bytes kept, jobs not marked paused),
     /// applies their last events, writes state, closes the store. Call once.
@@ -28,6 +31,8 @@ struct RunningService: Sendable {
         engineEvents.finish()
         await eventPump.value
         await commits.flush()
+        // Notices not yet delivered stay in the outbox for the next start.
+        await webhooks.stop(closingTransport: { await requests.close() })
         await serverDone
         await store.close()
     }

@@ -17,6 +17,8 @@ final class ServiceMetrics: @unchecked Sendable {
     private var transferErrors: [String: Int] = [:]
     private var downloadedBytes: Int64 = 0
     private var created: Int = 0
+    /// Webhook notice tries by result: every result listed, zero included.
+    private var notices: [WebhookResult: Int] = [:]
 
     func request(route: String, method: String, status: Int) {
         lock.lock(); defer { lock.unlock() }
@@ -38,6 +40,11 @@ final class ServiceMetrics: @unchecked Sendable {
         created += count
     }
 
+    func webhookNotice(_ result: WebhookResult) {
+        lock.lock(); defer { lock.unlock() }
+        notices[result, default: 0] += 1
+    }
+
     /// Gauges owned elsewhere, gathered by the caller just before rendering.
     struct Gauges {
         var jobsByState: [String: Int]
@@ -52,6 +59,7 @@ final class ServiceMetrics: @unchecked Sendable {
     func render(_ gauges: Gauges) -> String {
         lock.lock()
         let requests = self.requests, errors = transferErrors, downloaded = downloadedBytes, created = self.created
+        let notices = self.notices
         lock.unlock()
         var out = ""
         func family(_ name: String, _ type: String, _ help: String) {
@@ -82,6 +90,10 @@ final class ServiceMetrics: @unchecked Sendable {
         family("ferry_transfer_errors_total", "counter", "Transfer failures and waits by code.")
         for (code, count) in errors.sorted(by: { $0.key < $1.key }) {
             out += "ferry_transfer_errors_total{code=\"\(escape(code))\"} \(count)\n"
+        }
+        family("ferry_webhook_notices_total", "counter", "Webhook notice tries by result: delivered (2xx), retried, failed (given up), gone (410).")
+        for result in WebhookResult.allCases {
+            out += "ferry_webhook_notices_total{result=\"\(result.rawValue)\"} \(notices[result] ?? 0)\n"
         }
         return out
     }
