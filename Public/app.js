@@ -32,11 +32,19 @@
     connection: $('connection'),
     connectionText: $('connection-text'),
     logout: $('logout'),
+    readOnly: $('read-only'),
     login: $('login'),
     loginForm: $('login-form'),
     token: $('token'),
     loginError: $('login-error'),
     app: $('app'),
+    addSection: $('add'),
+    settingsForm: $('settings-form'),
+    maxSpeed: $('max-speed'),
+    maxConcurrent: $('max-concurrent'),
+    settingsSave: $('settings-save'),
+    settingsError: $('settings-error'),
+    settingsStatus: $('settings-status'),
     addForm: $('add-form'),
     url: $('url'),
     filename: $('filename'),
@@ -69,6 +77,7 @@
   const inFlight = new Set();
 
   let mode = null;            // 'open' (no token configured) or 'session' (logged in with a cookie)
+  let readOnly = false;       // logged in with the read-only token: nothing may be changed
   let source = null;          // the one EventSource
   let generation = 0;         // bumps on every (re)connect, so stale async work drops out
   let frame = 0;              // pending animation frame (or timer) id
@@ -134,12 +143,12 @@
     try {
       const anonymous = await api('GET', '/jobs?limit=1', undefined, { credentials: 'omit', authRedirect: false });
       void anonymous;
-      startApp('open');
+      await startApp('open');
     } catch (error) {
       if (error.status === 401) {
         try {
           await api('GET', '/jobs?limit=1', undefined, { authRedirect: false });
-          startApp('session');
+          await startApp('session');
         } catch (inner) {
           if (inner.status === 401) showLogin();
           else bootFailed(inner);
@@ -157,8 +166,13 @@
     reconnectTimer = setTimeout(boot, nextDelay());
   }
 
-  function startApp(newMode) {
+  async function startApp(newMode) {
     mode = newMode;
+    // Known before the app shows, so a read-only login never sees controls it may not use.
+    if (mode === 'session') await loadAccess();
+    else setReadOnly(false);
+    if (mode !== newMode) return; // logged out meanwhile
+    loadSettings();
     ui.loading.hidden = true;
     ui.login.hidden = true;
     ui.app.hidden = false;
@@ -174,6 +188,8 @@
     stopLive();
     clearJobs();
     mode = null;
+    setReadOnly(false);
+    ui.readOnly.hidden = true;
     listed = false;
     ui.loading.hidden = true;
     ui.app.hidden = true;
@@ -776,6 +792,94 @@
       ui.batchUrls.focus();
     } finally {
       button.disabled = false;
+    }
+  });
+
+  // MARK: Access and settings
+
+  /** Asks the server what this login may do (GET /api/v1/session) and shows the matching view. */
+  async function loadAccess() {
+    try {
+      const response = await api('GET', '/session', undefined, { authRedirect: false });
+      const body = await response.json();
+      setReadOnly(body.access === 'read-only');
+    } catch (error) {
+      setReadOnly(false); // the API refuses what this login may not do anyway
+    }
+  }
+
+  /** The read-only view: no add form, no job actions (CSS, `body.read-only`), settings shown but not changeable. */
+  function setReadOnly(value) {
+    readOnly = value;
+    document.body.classList.toggle('read-only', value);
+    ui.readOnly.hidden = !value;
+    ui.addSection.hidden = value;
+    ui.maxSpeed.disabled = value;
+    ui.maxConcurrent.disabled = value;
+    ui.settingsSave.hidden = value;
+  }
+
+  async function loadSettings() {
+    try {
+      const response = await api('GET', '/settings');
+      showSettings(await response.json());
+    } catch (error) {
+      if (error.status !== 401) ui.settingsStatus.textContent = `Could not load the settings: ${error.message}`;
+    }
+  }
+
+  function showSettings(settings, prefix = '') {
+    ui.maxSpeed.value = settings.maxBytesPerSecond == null ? '' : speedInput(settings.maxBytesPerSecond);
+    ui.maxConcurrent.value = String(settings.maxConcurrent);
+    const limit = settings.maxBytesPerSecond == null ? 'no speed limit' : `at most ${formatBytes(settings.maxBytesPerSecond)}/s`;
+    ui.settingsStatus.textContent = `${prefix}In force: ${limit}, ${settings.maxConcurrent} at once.`;
+  }
+
+  const SPEED_UNITS = [['GiB', 1 << 30], ['MiB', 1 << 20], ['KiB', 1024], ['G', 1e9], ['M', 1e6], ['K', 1e3]];
+
+  /** A speed as the field shows it: exact, in the largest unit that divides it (2097152 → "2MiB"). */
+  function speedInput(bytes) {
+    for (const [unit, size] of SPEED_UNITS) if (bytes % size === 0) return `${bytes / size}${unit}`;
+    return String(bytes);
+  }
+
+  /** Bytes per second from the field (`500K`, `10MiB`, `1.5M`, `2MiB/s`, `1048576`); null when empty; undefined when unreadable. */
+  function parseSpeed(text) {
+    const value = text.trim();
+    if (!value || /^none$/i.test(value)) return null;
+    const match = /^(\d+(?:\.\d+)?)\s*([KMG]i?)?B?(?:\/s)?$/i.exec(value);
+    if (!match) return undefined;
+    const unit = match[2] ? match[2][0].toUpperCase() + (match[2].length > 1 ? 'iB' : '') : '';
+    const size = unit ? SPEED_UNITS.find(([name]) => name === unit)[1] : 1;
+    const bytes = Math.round(Number(match[1]) * size);
+    return bytes >= 1 && Number.isSafeInteger(bytes) ? bytes : undefined;
+  }
+
+  ui.settingsForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    if (readOnly) return;
+    setFieldError(ui.settingsError, '', ui.maxSpeed);
+    ui.maxConcurrent.removeAttribute('aria-invalid');
+    const speed = parseSpeed(ui.maxSpeed.value);
+    if (speed === undefined) {
+      setFieldError(ui.settingsError, 'Give the speed limit in bytes per second, e.g. 500K or 10MiB, or leave it empty for none.', ui.maxSpeed);
+      ui.maxSpeed.focus();
+      return;
+    }
+    const concurrent = Number(ui.maxConcurrent.value);
+    if (!Number.isInteger(concurrent) || concurrent < 1 || concurrent > 1024) {
+      setFieldError(ui.settingsError, 'Downloads at once must be a whole number from 1 to 1024.', ui.maxConcurrent);
+      ui.maxConcurrent.focus();
+      return;
+    }
+    ui.settingsSave.disabled = true;
+    try {
+      const response = await api('PATCH', '/settings', { maxBytesPerSecond: speed, maxConcurrent: concurrent });
+      showSettings(await response.json(), 'Saved. ');
+    } catch (error) {
+      if (error.status !== 401) setFieldError(ui.settingsError, error.message);
+    } finally {
+      ui.settingsSave.disabled = false;
     }
   });
 

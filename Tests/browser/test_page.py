@@ -6,7 +6,9 @@ on 127.0.0.1 with free ports and everything in one temporary directory, then dri
 way a person would: log in with the token, add downloads (one URL and a pasted batch), watch the
 progress bar grow, pause and resume, download the finished file and compare its SHA-256, see a
 404 fail with its message, delete a job, filter, survive a server restart without losing or
-duplicating rows, log out. A second Ferry without a token checks open mode (no login).
+duplicating rows, log out; log in again with the read-only token (--read-token) and find nothing that
+changes state. A second Ferry without a token checks open mode (no login) and the settings control
+(the speed limit over all downloads and how many run at once).
 
 Environment:
   FERRY_BIN        the ferry executable (default: .build/debug/ferry under the repository root)
@@ -44,6 +46,7 @@ SCREENSHOT_DIR = Path(os.environ.get("SCREENSHOT_DIR") or "/tmp/ferry-page-shots
 CHROMIUM = os.environ.get("CHROMIUM_BIN") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER_BIN") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
 TOKEN = "browser-test-token-" + os.urandom(6).hex()
+READ_TOKEN = "browser-read-token-" + os.urandom(6).hex()
 
 STARTED = time.monotonic()
 PROCESSES = []  # every Popen we started, stopped by pid at exit
@@ -236,12 +239,13 @@ http {{
 # MARK: Ferry
 
 class Ferry:
-    def __init__(self, root, name, token):
+    def __init__(self, root, name, token, read_token=None):
         self.dir = Path(root) / name
         self.spool = self.dir / "spool"
         self.spool.mkdir(parents=True, exist_ok=True)
         self.log = self.dir / "ferry.log"
         self.token = token
+        self.read_token = read_token
         self.port = free_port()
         self.process = None
 
@@ -254,6 +258,8 @@ class Ferry:
                 "--allow-private-networks", "--min-free-space", "0", "--public", PUBLIC]
         if self.token:
             args += ["--token", self.token]
+        if self.read_token:
+            args += ["--read-token", self.read_token]
         self.process = start(args, self.log)
         wait_http(self.base + "/healthz", process=self.process)
 
@@ -662,6 +668,97 @@ def token_mode(page, origin, ferry):
                   status == 401 and not page.visible("app") and page.js(LIST_IDS_JS) == [], status)
 
 
+# Which of a row's controls a person can see (the read-only view hides the actions with CSS).
+ROW_CONTROLS_JS = r"""
+const li = document.querySelector(`#jobs > li[data-id='${arguments[0]}']`);
+if (!li) return null;
+const seen = {};
+for (const e of li.querySelectorAll('.actions [data-action]')) {
+  seen[e.dataset.action] = !e.hidden && getComputedStyle(e).display !== 'none' && e.offsetParent !== null;
+}
+return seen;
+"""
+
+
+def read_only_mode(page, origin, ferry):
+    """Logged in with --read-token: the list, progress and downloads, and nothing that changes state."""
+    status, done = ferry.api("POST", "/jobs", {"url": origin.url("/small.txt?read-only=1")})
+    require("read-only: a finished job to look at", status == 201, (status, done))
+    status, held = ferry.api("POST", "/jobs", {"url": origin.url("/small2.txt?read-only=1"), "paused": True})
+    require("read-only: a paused job to look at", status == 201, (status, held))
+
+    page.open(ferry.base + "/")
+    page.wait("the login form", lambda: page.visible("login"))
+    page.fill("token", ferry.read_token)
+    page.click("#login-form button[type=submit]")
+    page.wait("the app after logging in with the read token", lambda: page.visible("app"))
+    page.wait_row(origin.url("/small.txt?read-only=1"), "the finished job", lambda r: r["state"] == "finished", timeout=20)
+    page.wait_row(origin.url("/small2.txt?read-only=1"), "the paused job", lambda r: r["state"] == "paused")
+    RESULTS.check("read-only: the page says so and offers logging out", page.visible("read-only") and page.visible("logout"))
+    RESULTS.check("read-only: no add form", not page.visible("add") and not page.visible("url"))
+    page.wait("the settings", lambda: page.js("return document.getElementById('max-concurrent').value") != "")
+    disabled = page.js("return [document.getElementById('max-speed').disabled, document.getElementById('max-concurrent').disabled]")
+    RESULTS.check("read-only: the settings are shown but cannot be changed",
+                  page.visible("settings") and disabled == [True, True] and not page.visible("settings-save"), disabled)
+    paused = page.js(ROW_CONTROLS_JS, held["id"])
+    RESULTS.check("read-only: a paused job offers no resume, cancel or delete",
+                  paused is not None and not any(paused.values()), paused)
+    finished = page.js(ROW_CONTROLS_JS, done["id"])
+    RESULTS.check("read-only: a finished job offers its download and nothing else",
+                  finished is not None and finished.get("download") and not any(v for k, v in finished.items() if k != "download"),
+                  finished)
+    info = page.row(origin.url("/small.txt?read-only=1"))
+    got = page.fetch_sha(info["href"])
+    RESULTS.check("read-only: the download works", got.get("hex") == origin.sha256("/small.txt"), got)
+    refused = page.d.execute_async_script(
+        "const done = arguments[arguments.length - 1]; fetch('/api/v1/jobs/' + arguments[0] + '/resume', {method: 'POST', "
+        "headers: {'X-Requested-With': 'ferry'}}).then(r => done(r.status), e => done(String(e)));", held["id"])
+    status, job = ferry.api("GET", f"/jobs/{held['id']}")
+    RESULTS.check("read-only: the session's own request to resume is refused (403) and changes nothing",
+                  refused == 403 and job["state"] == "paused", (refused, job.get("state")))
+    page.js("window.scrollTo(0, 0)")
+    page.screenshot("ferry-page-read-only.png")
+
+    page.click("#logout")
+    page.wait("the login form after logout", lambda: page.visible("login"))
+    RESULTS.check("read-only: logging out clears the read-only mark", not page.visible("read-only"))
+
+
+def settings_control(page, ferry):
+    """The settings card: shows GET /api/v1/settings, saves with PATCH, refuses what it cannot read."""
+    page.open(ferry.base + "/")
+    page.wait("the settings", lambda: page.visible("settings") and page.js("return document.getElementById('max-concurrent').value") != "")
+    status, start = ferry.api("GET", "/settings")
+    shown = page.js("return [document.getElementById('max-speed').value, document.getElementById('max-concurrent').value]")
+    RESULTS.check("settings: the card shows the server's settings", shown == ["", str(start["maxConcurrent"])], (shown, start))
+
+    page.fill("max-speed", "2MiB")
+    page.fill("max-concurrent", "3")
+    page.click("#settings-save")
+    page.wait("the saved settings", lambda: ferry.api("GET", "/settings")[1] == {"maxBytesPerSecond": 2097152, "maxConcurrent": 3})
+    RESULTS.check("settings: saving sends them (2MiB is 2097152 B/s) and says so",
+                  "Saved" in (page.text("settings-status") or ""), page.text("settings-status"))
+
+    page.fill("max-speed", "fast")
+    page.click("#settings-save")
+    page.wait("the speed field's error", lambda: page.visible("settings-error"))
+    RESULTS.check("settings: an unreadable speed is caught before sending",
+                  ferry.api("GET", "/settings")[1]["maxBytesPerSecond"] == 2097152
+                  and page.js("return document.getElementById('max-speed').getAttribute('aria-invalid')") == "true")
+
+    status, _ = ferry.api("PATCH", "/settings", {"maxBytesPerSecond": 1500000, "maxConcurrent": 5})
+    require("settings: changed by another client", status == 200, status)
+    page.open(ferry.base + "/")
+    page.wait("the other client's settings after reloading",
+              lambda: page.js("return document.getElementById('max-concurrent').value") == "5")
+    RESULTS.check("settings: a reload shows the server's values (1500000 B/s as 1500K)",
+                  page.js("return document.getElementById('max-speed').value") == "1500K", page.js("return document.getElementById('max-speed').value"))
+    page.fill("max-speed", "")
+    page.click("#settings-save")
+    page.wait("no limit", lambda: ferry.api("GET", "/settings")[1]["maxBytesPerSecond"] is None)
+    RESULTS.check("settings: an empty speed removes the limit", True)
+
+
 def open_mode(page, origin, ferry):
     small = origin.url("/small2.txt")
 
@@ -761,7 +858,7 @@ def main():
     origin = Origin(TMP)
     origin.start()
     log(f"nginx origin on 127.0.0.1:{origin.port}")
-    secured = Ferry(TMP, "ferry-token", TOKEN)
+    secured = Ferry(TMP, "ferry-token", TOKEN, READ_TOKEN)
     secured.start()
     log(f"ferry (token) on 127.0.0.1:{secured.port}")
     open_ferry = Ferry(TMP, "ferry-open", None)
@@ -771,7 +868,10 @@ def main():
     page = Page(DRIVER)
     log(f"chromium {DRIVER.capabilities.get('browserVersion')}")
 
-    for name, scenario, ferry in (("token mode", token_mode, secured), ("open mode", open_mode, open_ferry)):
+    scenarios = (("token mode", token_mode, secured), ("read-only mode", read_only_mode, secured),
+                 ("open mode", open_mode, open_ferry),
+                 ("settings", lambda page, _origin, ferry: settings_control(page, ferry), open_ferry))
+    for name, scenario, ferry in scenarios:
         log(f"--- {name}")
         try:
             scenario(page, origin, ferry)
