@@ -71,12 +71,7 @@ extension DownloadEngine {
             transfer.phase = .stopping
             transfer.stopIntent = intent
         case .running:
-            if let easy = transfer.easy {
-                multi.remove(easy)
-                easy.cleanup()
-                transfer.easy = nil
-            }
-            disconnectSegments(transfer)
+            disconnectFetches(transfer)
             scheduling.remove(transfer.id)
             transfer.phase = .stopping
             transfer.stopIntent = intent
@@ -155,24 +150,6 @@ extension DownloadEngine {
         }
         pump()
         finishShutdownIfIdle()
-    }
-
-    func changeURL(id: String, _ url: SubmittedURL) {
-        guard let transfer = transfers[id] else { return }
-        transfer.spec.url = url
-        guard transfer.phase == .running else { return }
-        if transfer.segmented != nil {
-            changeSegmentsURL(transfer, url.normalized)
-            return
-        }
-        guard let easy = transfer.easy else { return }
-        multi.remove(easy)
-        easy.cleanup()
-        transfer.easy = nil
-        transfer.phase = .opening
-        transfer.writer.openPartial(keepExisting: true, validator: transfer.ifRangeValidator, total: transfer.bytesExpected) { result in
-            self.opened(transfer, result)
-        }
     }
 
     // MARK: shutdown
