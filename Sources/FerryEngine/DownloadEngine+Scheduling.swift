@@ -16,11 +16,7 @@ extension DownloadEngine {
             path: spool.partialPath(for: spec.id), segmentsPath: spool.segmentsPath(for: spec.id), label: spec.id,
             callbackQueue: queue)
         let transfer = Transfer(spec: spec, writer: writer)
-        if let requested = spec.requestedFilename.flatMap(Filename.sanitize) {
-            transfer.filename = spool.reserve(filename: requested, for: spec.id)
-        } else if let known = spec.resume?.filename.flatMap(Filename.sanitize) {
-            transfer.filename = spool.reserve(filename: known, for: spec.id)
-        }
+        transfer.filename = spec.filename
         setRateLimit(transfer, spec.maxBytesPerSecond)
         transfers[spec.id] = transfer
         enqueue(transfer)
