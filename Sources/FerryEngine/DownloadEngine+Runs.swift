@@ -126,7 +126,7 @@ extension DownloadEngine {
         transfer.finalURL = finalURL
         if transfer.filename == nil {
             let name = Filename.resolve(requested: nil, contentDisposition: head.contentDisposition, finalURL: finalURL)
-            transfer.filename = spool.reserve(filename: name, for: transfer.id)
+            transfer.filename = storage.reserve(filename: name, for: transfer.id)
         }
         emit(.responded(id: transfer.id, TransferMetadata(
             finalURL: finalURL, filename: transfer.filename ?? "download", contentType: transfer.contentType,
@@ -169,7 +169,7 @@ extension DownloadEngine {
                 }
                 let finalURL = transfer.finalURL ?? transfer.url.normalized
                 let name = transfer.filename ?? Filename.resolve(requested: nil, contentDisposition: nil, finalURL: finalURL)
-                let pending = PendingFinish(transfer: transfer, finish: Spool.Finish(jobID: transfer.id, filename: name, size: size, sha256: sha256))
+                let pending = PendingFinish(transfer: transfer, finish: FinishingFile(jobID: transfer.id, filename: name, size: size, sha256: sha256))
                 if let group = self.finishGroups.add(pending) { self.moveToFiles(group) }
             }
         }
@@ -178,17 +178,17 @@ extension DownloadEngine {
     /// A synced file waiting for its group's move into `files/`.
     struct PendingFinish {
         let transfer: Transfer
-        let finish: Spool.Finish
+        let finish: FinishingFile
     }
 
     /// Moves a group of synced files into `files/` (on `diskQueue`), reports each, then moves the group that
     /// gathered meanwhile.
     private func moveToFiles(_ group: [PendingFinish]) {
         dispatchPrecondition(condition: .onQueue(queue))
-        let spool = self.spool
+        let spool = self.spool, storage = self.storage
         let finishes = group.map(\.finish)
         diskQueue.async {
-            let results = spool.moveToFiles(finishes)
+            let results = storage.store(finishes)
             self.queue.async {
                 for pending in group {
                     let result = results[pending.finish.jobID] ?? .failure(SystemError("link", spool.partialPath(for: pending.finish.jobID), errno: EINVAL))
@@ -201,21 +201,21 @@ extension DownloadEngine {
 
     /// One file of a moved group: finished (or removed again when the job was cancelled meanwhile).
     private func moved(_ pending: PendingFinish, _ result: Result<String, SystemError>) {
-        let transfer = pending.transfer, id = transfer.id, spool = self.spool, finish = pending.finish
+        let transfer = pending.transfer, id = transfer.id, spool = self.spool, storage = self.storage, finish = pending.finish
         switch result {
         case .failure(let error):
             diskQueue.async { spool.removeFinishRecord(jobID: id) }  // the job is not finished: nothing to adopt
             giveUp(transfer, JobFailure(code: .internalError, message: "moving the finished file failed: \(error)"))
         case .success(let filename):
             if transfer.stopIntent == .cancel {
-                spool.release(jobID: id)
+                storage.release(jobID: id)
                 diskQueue.async {
-                    spool.removeFinished(filename: filename)
+                    storage.removeFinished(filename: filename)
                     spool.removeFinishRecord(jobID: id)
                 }
             } else {
                 emit(.finished(id: id, FinishedFile(
-                    filename: filename, path: spool.finishedPath(for: filename), size: finish.size, sha256: finish.sha256,
+                    filename: filename, path: storage.location(ofFinished: filename), size: finish.size, sha256: finish.sha256,
                     contentType: transfer.contentType, finalURL: transfer.finalURL ?? transfer.url.normalized,
                     etag: transfer.etag, lastModified: transfer.lastModified)))
             }

@@ -102,7 +102,7 @@ extension DownloadEngine {
             forget(transfer)
         case .cancel:
             let id = transfer.id
-            spool.release(jobID: id)
+            storage.release(jobID: id)
             forget(transfer)
             diskQueue.async { self.spool.removePartial(jobID: id) }
         case .diskFull:

@@ -167,19 +167,11 @@ public final class Spool: @unchecked Sendable {
         return total
     }
 
-    /// A finished download to move into `files/` (its partial file already fsynced).
-    struct Finish: Sendable {
-        let jobID: String
-        let filename: String
-        let size: Int64
-        let sha256: String
-    }
-
     /// Moves a job's (already fsynced) partial file into `files/` under its reserved name, never overwriting: on a
     /// clash the next free variant is taken and becomes the job's reservation. Returns the final filename.
     /// A group of one: see `moveToFiles(_:)`.
     public func moveToFiles(jobID: String, filename: String, size: Int64, sha256: String) throws(SystemError) -> String {
-        let results = moveToFiles([Finish(jobID: jobID, filename: filename, size: size, sha256: sha256)])
+        let results = moveToFiles([FinishingFile(jobID: jobID, filename: filename, size: size, sha256: sha256)])
         guard let result = results[jobID] else { throw SystemError("link", partialPath(for: jobID), errno: EINVAL) }
         return try result.get()
     }
@@ -197,9 +189,9 @@ public final class Spool: @unchecked Sendable {
     /// name in `files/` that is already a link to this very partial is taken as ours). The unlinks are not
     /// synced: a partial file that comes back after a crash sits next to its durable record (recovery adopts
     /// the file) or belongs to a job stored as finished (recovery removes it).
-    func moveToFiles(_ finishes: [Finish]) -> [String: Result<String, SystemError>] {
+    func moveToFiles(_ finishes: [FinishingFile]) -> [String: Result<String, SystemError>] {
         var results: [String: Result<String, SystemError>] = [:]
-        var linked: [(finish: Finish, name: String)] = []
+        var linked: [(finish: FinishingFile, name: String)] = []
         for finish in finishes {
             do throws(SystemError) {
                 linked.append((finish, try linkIntoFiles(jobID: finish.jobID, filename: finish.filename)))
@@ -330,4 +322,16 @@ public final class Spool: @unchecked Sendable {
         guard written == bytes.count, synced == 0 else { throw SystemError("write", temporary) }
         guard rename(temporary, path) == 0 else { throw SystemError("rename", path) }
     }
+}
+
+/// The local spool keeps finished files in `files/`.
+extension Spool: FileStorage {
+    public func store(_ finishes: [FinishingFile]) -> [String: Result<String, SystemError>] { moveToFiles(finishes) }
+
+    public func sizeOfFinished(filename: String) -> Int64? {
+        var info = stat()
+        return stat(finishedPath(for: filename), &info) == 0 ? Int64(info.st_size) : nil
+    }
+
+    public func location(ofFinished filename: String) -> String { finishedPath(for: filename) }
 }
