@@ -34,7 +34,7 @@ public final class Spool: @unchecked Sendable {
         }
         let tag = root + "/CACHEDIR.TAG"
         if access(tag, F_OK) != 0 {
-            try Self.writeFile(tag, Self.cacheDirTag)
+            try AtomicFile.write(tag, Self.cacheDirTag)
         }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: partialDirectory)) ?? []
         for name in names where name.hasSuffix(".tmp") {
@@ -105,21 +105,22 @@ public final class Spool: @unchecked Sendable {
     /// Bytes of a job's download on disk (0 when absent): the partial file's size, or for a segmented download
     /// (whose file is preallocated to full size) the bytes its segment state records as written.
     public func partialSize(jobID: String) -> Int64 {
-        var info = stat()
-        guard stat(partialPath(for: jobID), &info) == 0 else { return 0 }
-        if let sidecar = segmentState(jobID: jobID) {
-            return sidecar.table.total == Int64(info.st_size) ? sidecar.table.bytesWritten : 0
-        }
-        return Int64(info.st_size)
+        measurePartial(jobID: jobID, split: \.bytesWritten)
     }
 
     /// How many bytes from offset 0 of a job's partial file are written without a gap: what a reader may stream
     /// while the download runs (a segmented download's file has unwritten gaps of zeros). 0 when absent.
     public func partialPrefix(jobID: String) -> Int64 {
+        measurePartial(jobID: jobID, split: \.contiguousPrefix)
+    }
+
+    /// The partial file's size; for a split download (preallocated), `split` of its segment table. 0 when absent
+    /// or when the segment state does not match the file.
+    private func measurePartial(jobID: String, split: (SegmentTable) -> Int64) -> Int64 {
         var info = stat()
         guard stat(partialPath(for: jobID), &info) == 0 else { return 0 }
         if let sidecar = segmentState(jobID: jobID) {
-            return sidecar.table.total == Int64(info.st_size) ? sidecar.table.contiguousPrefix : 0
+            return sidecar.table.total == Int64(info.st_size) ? split(sidecar.table) : 0
         }
         return Int64(info.st_size)
     }
@@ -309,18 +310,6 @@ public final class Spool: @unchecked Sendable {
         guard fd >= 0 else { throw SystemError("open", path) }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw SystemError("fsync", path) }
-    }
-
-    private static func writeFile(_ path: String, _ text: String) throws(SystemError) {
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw SystemError("open", temporary) }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
-        guard written == bytes.count, synced == 0 else { throw SystemError("write", temporary) }
-        guard rename(temporary, path) == 0 else { throw SystemError("rename", path) }
     }
 }
 

@@ -26,12 +26,6 @@ struct SegmentTable: Equatable, Sendable {
         /// One past the last byte written: bytes `[start, next)` are in the file.
         var next: Int64
 
-        init(start: Int64, end: Int64, next: Int64) {
-            self.start = start
-            self.end = end
-            self.next = next
-        }
-
         var remaining: Int64 { end - next }
         var isComplete: Bool { next >= end }
         var written: Int64 { next - start }
