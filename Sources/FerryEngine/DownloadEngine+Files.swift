@@ -1,17 +1,18 @@
 import Foundation
 
-/// The engine is the only owner of the spool's files: it reserves names, deletes partial and finished files, and
-/// adopts what a crash left. The service asks through these methods (any thread; they act on the spool directly,
-/// whose own lock guards the name reservations) and never touches a spool path itself.
+/// The engine is the only owner of the jobs' files: it reserves names, deletes partial and finished files, and
+/// adopts what a crash left. Partial files are staged in the spool; finished ones are kept by `storage` (a
+/// `FileStorage`: the spool's `files/` now). The service asks through these methods (any thread; they act on the
+/// spool and the storage directly, whose own locks guard the name reservations) and never touches a path itself.
 extension DownloadEngine {
     /// Reserves a free name in `files/` for the job (`name (1).ext` when taken) and returns it.
     public func reserveFilename(_ requested: String, for jobID: String) -> String {
-        spool.reserve(filename: requested, for: jobID)
+        storage.reserve(filename: requested, for: jobID)
     }
 
     /// Gives back a name reserved for a job that was never created.
     public func releaseFilename(for jobID: String) {
-        spool.release(jobID: jobID)
+        storage.release(jobID: jobID)
     }
 
     /// Bytes of the job's partial file on disk.
@@ -21,7 +22,7 @@ extension DownloadEngine {
 
     /// Whether a finished file of that name is in `files/`.
     public func hasFinishedFile(named filename: String) -> Bool {
-        FileManager.default.fileExists(atPath: spool.finishedPath(for: filename))
+        storage.sizeOfFinished(filename: filename) != nil
     }
 
     /// Removes a job for good: stops its transfer, and deletes its partial file, its finished file `filename` (if it
@@ -29,8 +30,8 @@ extension DownloadEngine {
     public func discard(jobID: String, finishedFile filename: String?) {
         cancel(id: jobID)
         guard let filename else { return }
-        let spool = self.spool
-        diskQueue.async { spool.removeFinished(filename: filename) }
+        let storage = self.storage
+        diskQueue.async { storage.removeFinished(filename: filename) }
     }
 
     /// The store now records the job as finished: the spool's finish record has done its work.
@@ -55,7 +56,7 @@ extension DownloadEngine {
                     continue
                 }
             }
-            if let name = job.filename { spool.claim(filename: name, for: job.id) }
+            if let name = job.filename { storage.claim(filename: name, for: job.id) }
             if job.standing == .unfinished, partials.contains(job.id) {
                 unfinished.insert(job.id)
                 found[job.id] = .partial(bytes: spool.partialSize(jobID: job.id))
@@ -69,12 +70,11 @@ extension DownloadEngine {
 
     /// The finished file a record names, if it is there whole: its name is claimed and the partial file removed.
     private func adopt(_ finish: FinishRecord, jobID: String) -> FinishRecord? {
-        var info = stat()
-        guard stat(spool.finishedPath(for: finish.filename), &info) == 0, Int64(info.st_size) == finish.size else {
+        guard storage.sizeOfFinished(filename: finish.filename) == finish.size else {
             spool.removeFinishRecord(jobID: jobID)
             return nil
         }
-        spool.claim(filename: finish.filename, for: jobID)
+        storage.claim(filename: finish.filename, for: jobID)
         spool.removePartial(jobID: jobID)
         logger.notice("adopted a file finished just before a restart", metadata: ["job": "\(jobID)", "file": "\(finish.filename)"])
         return finish

@@ -2,16 +2,6 @@ import CCurl
 import Dispatch
 import FerryCore
 
-/// One connection of a transfer, as the speed limits see it: the single exchange (`Transfer`) or a segment's
-/// (`SegmentFetch`). Confined to the engine queue.
-protocol PacedConnection: AnyObject, Sendable {
-    var easy: CurlEasy? { get }
-    /// Paused by a speed limit; a wake-up is scheduled.
-    var waitingForRate: Bool { get set }
-    /// The `CURLOPT_LOW_SPEED_LIMIT` last set on its exchange (-1: not yet).
-    var appliedLowSpeedFloor: Int { get set }
-}
-
 /// Speed limits. Everything here runs on `queue`.
 ///
 /// libcurl's own limit (`CURLOPT_MAX_RECV_SPEED_LARGE`) is not used: it drains up to 100 receive buffers from a
@@ -25,7 +15,7 @@ protocol PacedConnection: AnyObject, Sendable {
 extension DownloadEngine {
     /// Whether `connection` may take a body chunk of `count` bytes now. When it may not, the caller returns
     /// `.pause`; the connection is unpaused once the limits allow (it then asks again).
-    func mayReceive(_ count: Int, for transfer: Transfer, on connection: PacedConnection) -> Bool {
+    func mayReceive(_ count: Int, for transfer: Transfer, on connection: SegmentFetch) -> Bool {
         dispatchPrecondition(condition: .onQueue(queue))
         guard transfer.rateBucket != nil || globalRateBucket != nil else { return true }
         let now = Self.monotonicSeconds()
@@ -40,7 +30,7 @@ extension DownloadEngine {
         return true
     }
 
-    private func scheduleRateWake(_ transfer: Transfer, _ connection: PacedConnection, now: Double) {
+    private func scheduleRateWake(_ transfer: Transfer, _ connection: SegmentFetch, now: Double) {
         guard !connection.waitingForRate else { return }
         connection.waitingForRate = true
         let delay = max(transfer.rateBucket?.delay(now: now) ?? 0, globalRateBucket?.delay(now: now) ?? 0)
@@ -87,8 +77,7 @@ extension DownloadEngine {
         let running = transfers.values.filter(\.isTransferring)
         let globalShare = configuration.globalMaxBytesPerSecond.map { max(1, $0 / Int64(max(1, running.count))) }
         for transfer in running {
-            let connections: [PacedConnection] = transfer.segmented.map { Array($0.fetches.values.filter(\.isConnected)) }
-                ?? [transfer]
+            let connections = transfer.segmented?.fetches.values.filter(\.isConnected) ?? []
             let limit = [transfer.spec.maxBytesPerSecond, globalShare].compactMap { $0 }.filter { $0 > 0 }.min()
             let each = limit.map { max(1, $0 / Int64(max(1, connections.count))) }
             let floor = each.map { max(1, min(configuration.lowSpeedLimit, Int($0 / 4))) } ?? configuration.lowSpeedLimit

@@ -18,12 +18,10 @@ extension DownloadEngine {
     private func tick() {
         dispatchPrecondition(condition: .onQueue(queue))
         let now = Self.monotonicSeconds()
-        for transfer in transfers.values where transfer.phase == .running && (transfer.decision != nil || transfer.segmented != nil) {
-            sample(transfer, now: now)
-        }
         for transfer in transfers.values where transfer.phase == .running {
-            guard let download = transfer.segmented else { continue }
-            for fetch in download.fetches.values where fetch.isConnected {
+            guard let run = transfer.segmented else { continue }
+            if run.responded || run.isSplit { sample(transfer, run, now: now) }
+            for fetch in run.fetches.values where fetch.isConnected {
                 fetch.meter.record(totalBytes: fetch.position, at: now)
                 fetch.speedSamples += 1
             }
@@ -38,17 +36,17 @@ extension DownloadEngine {
 
     /// Records a speed sample and emits progress at most once per `progressInterval` (and after a change, or once a
     /// second so a stalled transfer's speed decays).
-    private func sample(_ transfer: Transfer, now: Double) {
-        let received = transfer.bytesReceived
-        transfer.meter.record(totalBytes: received, at: now)
+    private func sample(_ transfer: Transfer, _ run: SegmentedDownload, now: Double) {
+        let received = run.bytesReceived
+        run.meter.record(totalBytes: received, at: now)
         guard now - transfer.lastReportTime >= configuration.progressInterval * 0.95 else { return }
-        guard received != transfer.lastReportedBytes || now - transfer.lastReportTime >= 1 else { return }
+        guard received != run.lastReportedBytes || now - transfer.lastReportTime >= 1 else { return }
         transfer.lastReportTime = now
-        transfer.lastReportedBytes = received
+        run.lastReportedBytes = received
         let remaining = transfer.bytesExpected.map { max(0, $0 - received) }
         emit(.progress(id: transfer.id, TransferProgress(
             bytesReceived: received, bytesExpected: transfer.bytesExpected,
-            bytesPerSecond: transfer.meter.bytesPerSecond, eta: transfer.meter.eta(remaining: remaining))))
+            bytesPerSecond: run.meter.bytesPerSecond, eta: run.meter.eta(remaining: remaining))))
     }
 
     /// Below the reserve, running transfers stop and wait (`.diskFull`); above it, waiting ones continue.

@@ -16,11 +16,7 @@ extension DownloadEngine {
             path: spool.partialPath(for: spec.id), segmentsPath: spool.segmentsPath(for: spec.id), label: spec.id,
             callbackQueue: queue)
         let transfer = Transfer(spec: spec, writer: writer)
-        if let requested = spec.requestedFilename.flatMap(Filename.sanitize) {
-            transfer.filename = spool.reserve(filename: requested, for: spec.id)
-        } else if let known = spec.resume?.filename.flatMap(Filename.sanitize) {
-            transfer.filename = spool.reserve(filename: known, for: spec.id)
-        }
+        transfer.filename = spec.filename
         setRateLimit(transfer, spec.maxBytesPerSecond)
         transfers[spec.id] = transfer
         enqueue(transfer)
@@ -71,12 +67,7 @@ extension DownloadEngine {
             transfer.phase = .stopping
             transfer.stopIntent = intent
         case .running:
-            if let easy = transfer.easy {
-                multi.remove(easy)
-                easy.cleanup()
-                transfer.easy = nil
-            }
-            disconnectSegments(transfer)
+            disconnectFetches(transfer)
             scheduling.remove(transfer.id)
             transfer.phase = .stopping
             transfer.stopIntent = intent
@@ -111,7 +102,7 @@ extension DownloadEngine {
             forget(transfer)
         case .cancel:
             let id = transfer.id
-            spool.release(jobID: id)
+            storage.release(jobID: id)
             forget(transfer)
             diskQueue.async { self.spool.removePartial(jobID: id) }
         case .diskFull:
@@ -155,24 +146,6 @@ extension DownloadEngine {
         }
         pump()
         finishShutdownIfIdle()
-    }
-
-    func changeURL(id: String, _ url: SubmittedURL) {
-        guard let transfer = transfers[id] else { return }
-        transfer.spec.url = url
-        guard transfer.phase == .running else { return }
-        if transfer.segmented != nil {
-            changeSegmentsURL(transfer, url.normalized)
-            return
-        }
-        guard let easy = transfer.easy else { return }
-        multi.remove(easy)
-        easy.cleanup()
-        transfer.easy = nil
-        transfer.phase = .opening
-        transfer.writer.openPartial(keepExisting: true, validator: transfer.ifRangeValidator, total: transfer.bytesExpected) { result in
-            self.opened(transfer, result)
-        }
     }
 
     // MARK: shutdown

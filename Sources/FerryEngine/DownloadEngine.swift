@@ -23,7 +23,10 @@ public final class DownloadEngine: @unchecked Sendable {
     let eventQueue = DispatchQueue(label: "ferry.engine.events")
     let diskQueue = DispatchQueue(label: "ferry.engine.disk", qos: .utility)
     var configuration: EngineConfiguration
+    /// The staging area: partial files, segment state, finish records, free space.
     let spool: Spool
+    /// Where finished files are kept and named (the spool's `files/` unless another storage is given).
+    let storage: any FileStorage
     let logger: Logger
     let onEvent: @Sendable (TransferEvent) -> Void
     /// The spool's quota, when one is set: asked before a file takes space (`claimSpace`).
@@ -42,11 +45,12 @@ public final class DownloadEngine: @unchecked Sendable {
     /// The speed limit shared by every transfer (`globalMaxBytesPerSecond`); see `DownloadEngine+Pacing`.
     var globalRateBucket: TokenBucket?
 
-    public init(configuration: EngineConfiguration, spool: Spool, logger: Logger, allowance: (any SpoolAllowance)? = nil,
-                onEvent: @escaping @Sendable (TransferEvent) -> Void) {
+    public init(configuration: EngineConfiguration, spool: Spool, storage: (any FileStorage)? = nil, logger: Logger,
+                allowance: (any SpoolAllowance)? = nil, onEvent: @escaping @Sendable (TransferEvent) -> Void) {
         self.configuration = configuration
         self.allowance = allowance
         self.spool = spool
+        self.storage = storage ?? spool
         self.logger = logger
         self.onEvent = onEvent
         Self.initializeCurl
@@ -113,7 +117,7 @@ public final class DownloadEngine: @unchecked Sendable {
                 self.stop(transfer, .cancel)
             } else {
                 self.diskQueue.async { self.spool.removePartial(jobID: id) }
-                self.spool.release(jobID: id)
+                self.storage.release(jobID: id)
             }
         }
     }

@@ -8,16 +8,13 @@ public struct ResumeValidators: Sendable, Equatable {
     public var lastModified: String?
     /// The full size of the file, when the origin said it.
     public var bytesExpected: Int64?
-    /// The filename already reserved for the job.
-    public var filename: String?
     /// The URL after redirects.
     public var finalURL: String?
 
-    public init(etag: String? = nil, lastModified: String? = nil, bytesExpected: Int64? = nil, filename: String? = nil, finalURL: String? = nil) {
+    public init(etag: String? = nil, lastModified: String? = nil, bytesExpected: Int64? = nil, finalURL: String? = nil) {
         self.etag = etag
         self.lastModified = lastModified
         self.bytesExpected = bytesExpected
-        self.filename = filename
         self.finalURL = finalURL
     }
 }

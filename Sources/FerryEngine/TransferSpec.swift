@@ -9,8 +9,9 @@ public struct TransferSpec: Sendable {
     /// Extra request headers for the origin. `Host`, `Range`, `Content-Length`, `Transfer-Encoding` and hop-by-hop
     /// headers are dropped (`RequestHeaderFilter`).
     public var headers: [(name: String, value: String)]
-    /// The filename the user asked for (sanitized here); reserved at submit.
-    public var requestedFilename: String?
+    /// The job's file name in `files/`, already reserved for it (`reserveFilename`, or claimed in recovery); nil
+    /// until known, when the engine reserves one from the first response (`Content-Disposition`, else the final URL).
+    public var filename: String?
     /// Expected SHA-256 of the whole file, hex (any case); a mismatch fails with `checksum_mismatch`.
     public var expectedSHA256: String?
     /// Speed limit for this transfer, bytes per second (for a segmented download, shared by its connections).
@@ -31,14 +32,14 @@ public struct TransferSpec: Sendable {
     public var resume: ResumeValidators?
 
     public init(
-        id: String, url: SubmittedURL, headers: [(name: String, value: String)] = [], requestedFilename: String? = nil,
+        id: String, url: SubmittedURL, headers: [(name: String, value: String)] = [], filename: String? = nil,
         expectedSHA256: String? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, priority: Int = 0,
         sequence: Int64 = 0, attempts: Int = 0, resume: ResumeValidators? = nil
     ) {
         self.id = id
         self.url = url
         self.headers = headers
-        self.requestedFilename = requestedFilename
+        self.filename = filename
         self.expectedSHA256 = expectedSHA256
         self.maxBytesPerSecond = maxBytesPerSecond
         self.connections = connections

@@ -118,8 +118,7 @@ extension EngineIntegrationTests {
             let metadata = try #require(events.compactMap(\.metadata).last)
 
             let resume = ResumeValidators(etag: metadata.etag, lastModified: metadata.lastModified,
-                                          bytesExpected: metadata.bytesExpected, filename: metadata.filename,
-                                          finalURL: metadata.finalURL)
+                                          bytesExpected: metadata.bytesExpected, finalURL: metadata.finalURL)
             let end = await h.download(TransferSpec(id: "p1", url: origin.url("/big.bin"), resume: resume))
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(file.sha256 == expected)
@@ -142,8 +141,8 @@ extension EngineIntegrationTests {
         try Fixture.writeFile(at: origin.root + "/a.bin", size: 5_000, seed: 1)
         try Fixture.writeFile(at: origin.root + "/b.bin", size: 6_000, seed: 2)
         try await EngineHarness.run { h in
-            h.engine.submit(TransferSpec(id: "n1", url: origin.url("/a.bin"), requestedFilename: "same.bin"))
-            h.engine.submit(TransferSpec(id: "n2", url: origin.url("/b.bin"), requestedFilename: "same.bin"))
+            h.engine.submit(TransferSpec(id: "n1", url: origin.url("/a.bin"), filename: h.engine.reserveFilename("same.bin", for: "n1")))
+            h.engine.submit(TransferSpec(id: "n2", url: origin.url("/b.bin"), filename: h.engine.reserveFilename("same.bin", for: "n2")))
             let first = try #require(await h.recorder.end(of: "n1")?.finishedFile)
             let second = try #require(await h.recorder.end(of: "n2")?.finishedFile)
             #expect(first.filename == "same.bin")
@@ -152,7 +151,7 @@ extension EngineIntegrationTests {
             #expect(try Fixture.sha256Hex(ofFile: first.path) == Fixture.sha256Hex(of: Fixture.content(size: 5_000, seed: 1)))
             #expect(try Fixture.sha256Hex(ofFile: second.path) == Fixture.sha256Hex(of: Fixture.content(size: 6_000, seed: 2)))
             // A third job finds both names taken, also on disk.
-            let third = try #require(await h.download(TransferSpec(id: "n3", url: origin.url("/a.bin"), requestedFilename: "same.bin"))?.finishedFile)
+            let third = try #require(await h.download(TransferSpec(id: "n3", url: origin.url("/a.bin"), filename: h.engine.reserveFilename("same.bin", for: "n3")))?.finishedFile)
             #expect(third.filename == "same (2).bin")
         }
     }
@@ -236,7 +235,7 @@ extension EngineIntegrationTests {
         try Fixture.writeFile(at: origin.root + "/slow.bin", size: 3 << 20, seed: 9)
         let before = Descriptors.snapshot()
         let h = try EngineHarness.make({ $0.maxConcurrent = 8 })
-        for i in 0..<5 { h.engine.submit(TransferSpec(id: "d\(i)", url: origin.url("/done.bin"), requestedFilename: "d\(i).bin")) }
+        for i in 0..<5 { h.engine.submit(TransferSpec(id: "d\(i)", url: origin.url("/done.bin"), filename: "d\(i).bin")) }
         h.engine.submit(TransferSpec(id: "slow", url: origin.url("/slow/slow.bin?rate=1048576")))
         await h.recorder.wait { events in
             events.filter(\.isEnd).count == 5 && events.contains { $0.id == "slow" && ($0.progress?.bytesReceived ?? 0) > 300_000 }

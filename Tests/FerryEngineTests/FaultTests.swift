@@ -221,7 +221,7 @@ extension EngineIntegrationTests {
             let onDisk = try #require(h.partialSize("ec"))
             #expect(onDisk > 0 && onDisk < 400_000)
             let resume = ResumeValidators(etag: metadata.etag, lastModified: metadata.lastModified,
-                                          bytesExpected: metadata.bytesExpected, filename: metadata.filename, finalURL: metadata.finalURL)
+                                          bytesExpected: metadata.bytesExpected, finalURL: metadata.finalURL)
             let fast = origin.url("/f/changing.bin?size=400000&seed=21&etag_change_after=1&key=" + Self.encoded("/f/changing.bin?size=400000&seed=21&etag_change_after=1&rate=400000"))
             let end = await h.download(TransferSpec(id: "ec", url: fast, resume: resume))
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
@@ -239,8 +239,8 @@ extension EngineIntegrationTests {
         defer { origin.stop() }
         try await EngineHarness.run { h in
             try Data(Fixture.content(size: 50_000, seed: 23)).write(to: URL(fileURLWithPath: h.spool.partialPath(for: "cp")))
-            let resume = ResumeValidators(etag: "\"s23-50000\"", bytesExpected: 50_000, filename: "whole.bin")
-            let end = await h.download(TransferSpec(id: "cp", url: origin.url("/f/whole.bin?size=50000&seed=23"), resume: resume))
+            let resume = ResumeValidators(etag: "\"s23-50000\"", bytesExpected: 50_000)
+            let end = await h.download(TransferSpec(id: "cp", url: origin.url("/f/whole.bin?size=50000&seed=23"), filename: "whole.bin", resume: resume))
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(file.sha256 == Self.sha(50_000, 23))
             #expect(try Fixture.sha256Hex(ofFile: file.path) == file.sha256)

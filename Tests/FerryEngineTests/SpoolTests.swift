@@ -89,7 +89,7 @@ struct SpoolTests {
                 try Data([1, 2]).write(to: URL(fileURLWithPath: spool.partialPath(for: id)))
             }
             let results = spool.moveToFiles(["a", "b", "c"].map {
-                Spool.Finish(jobID: $0, filename: $0 == "c" ? "c.bin" : "same.bin", size: 2, sha256: sha)
+                FinishingFile(jobID: $0, filename: $0 == "c" ? "c.bin" : "same.bin", size: 2, sha256: sha)
             })
             #expect(try results["a"]?.get() == "same.bin")
             #expect(try results["b"]?.get() == "same (1).bin")
@@ -115,8 +115,8 @@ struct SpoolTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: spool.root + "/partial").isEmpty, "gone with its last record")
             // A job whose partial file is missing fails alone; no record is kept for it.
             try Data([3]).write(to: URL(fileURLWithPath: spool.partialPath(for: "d")))
-            let mixed = reopened.moveToFiles([Spool.Finish(jobID: "e", filename: "e.bin", size: 1, sha256: sha),
-                                              Spool.Finish(jobID: "d", filename: "d.bin", size: 1, sha256: sha)])
+            let mixed = reopened.moveToFiles([FinishingFile(jobID: "e", filename: "e.bin", size: 1, sha256: sha),
+                                              FinishingFile(jobID: "d", filename: "d.bin", size: 1, sha256: sha)])
             #expect(throws: SystemError.self) { try mixed["e"]?.get() }
             #expect(try mixed["d"]?.get() == "d.bin")
             #expect(reopened.partialJobIDs() == ["d"])

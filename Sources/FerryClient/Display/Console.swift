@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 
 /// Where the client writes: one file descriptor (stdout or stderr), written with `write(2)` directly so nothing
@@ -31,17 +32,7 @@ public struct Console: Sendable {
 
     /// Writes `text` as is. Errors (a closed pipe) are ignored: there is nowhere left to report them.
     public func write(_ text: String) {
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += n
-        }
-        bytes.removeAll()
+        _ = DescriptorWriter.writeAll(fd, text)
     }
 
     /// Writes `text` and a line break.

@@ -3,36 +3,30 @@ enum PercentEncoding {
     /// `text` with every `%XX` (two hex digits) replaced by its byte; other `%` signs are kept as they are
     /// (as the WHATWG URL standard does).
     static func decode<S: Sequence>(_ text: S) -> [UInt8] where S.Element == UInt8 {
-        let bytes = Array(text)
-        var result: [UInt8] = []
-        result.reserveCapacity(bytes.count)
-        var i = 0
-        while i < bytes.count {
-            if bytes[i] == 37, i + 2 < bytes.count, let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) {
-                result.append(high << 4 | low)
-                i += 3
-            } else {
-                result.append(bytes[i])
-                i += 1
-            }
-        }
-        return result
+        decode(Array(text), strict: false) ?? []
     }
 
     /// Strict decoding for RFC 8187 values: `nil` when a `%` is not followed by two hex digits.
     static func decodeStrict<S: Sequence>(_ text: S) -> [UInt8]? where S.Element == UInt8 {
-        let bytes = Array(text)
+        decode(Array(text), strict: true)
+    }
+
+    /// The one decoder: a `%` without two hex digits is kept (lenient) or makes the whole value invalid (strict).
+    private static func decode(_ bytes: [UInt8], strict: Bool) -> [UInt8]? {
         var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
         var i = 0
         while i < bytes.count {
             if bytes[i] == 37 {
-                guard i + 2 < bytes.count, let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) else { return nil }
-                result.append(high << 4 | low)
-                i += 3
-            } else {
-                result.append(bytes[i])
-                i += 1
+                if i + 2 < bytes.count, let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) {
+                    result.append(high << 4 | low)
+                    i += 3
+                    continue
+                }
+                if strict { return nil }
             }
+            result.append(bytes[i])
+            i += 1
         }
         return result
     }

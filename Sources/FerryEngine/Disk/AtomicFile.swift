@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 
 /// Small files replaced crash-safely: write a temp file (`<path>.tmp`), fsync it, rename it over the old one,
@@ -8,18 +9,11 @@ enum AtomicFile {
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw SystemError("open", temporary) }
-        let bytes = Array(text.utf8)
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + done, $0.count - done) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let error = SystemError("write", temporary)
-                close(fd)
-                unlink(temporary)
-                throw error
-            }
-            done += n
+        guard DescriptorWriter.writeAll(fd, text) else {
+            let error = SystemError("write", temporary)
+            close(fd)
+            unlink(temporary)
+            throw error
         }
         guard fsync(fd) == 0 else {
             let error = SystemError("fsync", temporary)

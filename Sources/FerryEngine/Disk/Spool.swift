@@ -34,7 +34,7 @@ public final class Spool: @unchecked Sendable {
         }
         let tag = root + "/CACHEDIR.TAG"
         if access(tag, F_OK) != 0 {
-            try Self.writeFile(tag, Self.cacheDirTag)
+            try AtomicFile.write(tag, Self.cacheDirTag)
         }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: partialDirectory)) ?? []
         for name in names where name.hasSuffix(".tmp") {
@@ -105,21 +105,22 @@ public final class Spool: @unchecked Sendable {
     /// Bytes of a job's download on disk (0 when absent): the partial file's size, or for a segmented download
     /// (whose file is preallocated to full size) the bytes its segment state records as written.
     public func partialSize(jobID: String) -> Int64 {
-        var info = stat()
-        guard stat(partialPath(for: jobID), &info) == 0 else { return 0 }
-        if let sidecar = segmentState(jobID: jobID) {
-            return sidecar.table.total == Int64(info.st_size) ? sidecar.table.bytesWritten : 0
-        }
-        return Int64(info.st_size)
+        measurePartial(jobID: jobID, split: \.bytesWritten)
     }
 
     /// How many bytes from offset 0 of a job's partial file are written without a gap: what a reader may stream
     /// while the download runs (a segmented download's file has unwritten gaps of zeros). 0 when absent.
     public func partialPrefix(jobID: String) -> Int64 {
+        measurePartial(jobID: jobID, split: \.contiguousPrefix)
+    }
+
+    /// The partial file's size; for a split download (preallocated), `split` of its segment table. 0 when absent
+    /// or when the segment state does not match the file.
+    private func measurePartial(jobID: String, split: (SegmentTable) -> Int64) -> Int64 {
         var info = stat()
         guard stat(partialPath(for: jobID), &info) == 0 else { return 0 }
         if let sidecar = segmentState(jobID: jobID) {
-            return sidecar.table.total == Int64(info.st_size) ? sidecar.table.contiguousPrefix : 0
+            return sidecar.table.total == Int64(info.st_size) ? split(sidecar.table) : 0
         }
         return Int64(info.st_size)
     }
@@ -167,19 +168,11 @@ public final class Spool: @unchecked Sendable {
         return total
     }
 
-    /// A finished download to move into `files/` (its partial file already fsynced).
-    struct Finish: Sendable {
-        let jobID: String
-        let filename: String
-        let size: Int64
-        let sha256: String
-    }
-
     /// Moves a job's (already fsynced) partial file into `files/` under its reserved name, never overwriting: on a
     /// clash the next free variant is taken and becomes the job's reservation. Returns the final filename.
     /// A group of one: see `moveToFiles(_:)`.
     public func moveToFiles(jobID: String, filename: String, size: Int64, sha256: String) throws(SystemError) -> String {
-        let results = moveToFiles([Finish(jobID: jobID, filename: filename, size: size, sha256: sha256)])
+        let results = moveToFiles([FinishingFile(jobID: jobID, filename: filename, size: size, sha256: sha256)])
         guard let result = results[jobID] else { throw SystemError("link", partialPath(for: jobID), errno: EINVAL) }
         return try result.get()
     }
@@ -197,9 +190,9 @@ public final class Spool: @unchecked Sendable {
     /// name in `files/` that is already a link to this very partial is taken as ours). The unlinks are not
     /// synced: a partial file that comes back after a crash sits next to its durable record (recovery adopts
     /// the file) or belongs to a job stored as finished (recovery removes it).
-    func moveToFiles(_ finishes: [Finish]) -> [String: Result<String, SystemError>] {
+    func moveToFiles(_ finishes: [FinishingFile]) -> [String: Result<String, SystemError>] {
         var results: [String: Result<String, SystemError>] = [:]
-        var linked: [(finish: Finish, name: String)] = []
+        var linked: [(finish: FinishingFile, name: String)] = []
         for finish in finishes {
             do throws(SystemError) {
                 linked.append((finish, try linkIntoFiles(jobID: finish.jobID, filename: finish.filename)))
@@ -318,16 +311,16 @@ public final class Spool: @unchecked Sendable {
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw SystemError("fsync", path) }
     }
+}
 
-    private static func writeFile(_ path: String, _ text: String) throws(SystemError) {
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw SystemError("open", temporary) }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
-        guard written == bytes.count, synced == 0 else { throw SystemError("write", temporary) }
-        guard rename(temporary, path) == 0 else { throw SystemError("rename", path) }
+/// The local spool keeps finished files in `files/`.
+extension Spool: FileStorage {
+    public func store(_ finishes: [FinishingFile]) -> [String: Result<String, SystemError>] { moveToFiles(finishes) }
+
+    public func sizeOfFinished(filename: String) -> Int64? {
+        var info = stat()
+        return stat(finishedPath(for: filename), &info) == 0 ? Int64(info.st_size) : nil
     }
+
+    public func location(ofFinished filename: String) -> String { finishedPath(for: filename) }
 }

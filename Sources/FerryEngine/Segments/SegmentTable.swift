@@ -1,13 +1,19 @@
-/// The byte ranges of one segmented download, and how far each range has been written.
+/// The byte ranges of one download, and how far each range has been written.
 ///
 /// Pure value, owned by whoever owns the transfer (the engine queue). Offsets are absolute byte offsets in the
 /// file, ends are exclusive. The segments are sorted by `start` and cover `[0, total)` exactly, without gaps or
 /// overlaps; each one is filled from its start, so "written" is one number per segment (`next`). A segment's
 /// `start` never changes, so it names the segment; only its `end` moves, when another connection takes over the
-/// tail (`split`).
+/// tail (`split`, `divide`).
+///
+/// Every download starts as one segment from the bytes already on disk to the end of the file (`open(from:)`),
+/// open-ended (`openEnd`) until a response gives the file's size (`close(total:)`); a download over several
+/// connections then divides it.
 ///
 /// ```swift
-/// var table = SegmentTable.plan(total: 32 << 20, from: 0, count: 4)   // 4 ranges of 8 MiB
+/// var table = SegmentTable.open(from: 0)                              // [0, open)
+/// table.close(total: 32 << 20)                                        // [0, 32 MiB)
+/// table.divide(start: 0, into: 4)                                     // 4 ranges of 8 MiB
 /// table.recordWritten(start: 0, upTo: 1 << 20)
 /// let stolen = table.split(start: 8 << 20, at: 12 << 20)              // [12 MiB, 16 MiB) for another connection
 /// ```
@@ -20,19 +26,16 @@ struct SegmentTable: Equatable, Sendable {
         /// One past the last byte written: bytes `[start, next)` are in the file.
         var next: Int64
 
-        init(start: Int64, end: Int64, next: Int64) {
-            self.start = start
-            self.end = end
-            self.next = next
-        }
-
         var remaining: Int64 { end - next }
         var isComplete: Bool { next >= end }
         var written: Int64 { next - start }
     }
 
-    /// The size of the file.
-    let total: Int64
+    /// The end of the last segment while the file's size is unknown.
+    static let openEnd = Int64.max
+
+    /// The size of the file (`openEnd` while unknown: see `knownTotal`).
+    private(set) var total: Int64
     /// Sorted by `start`, covering `[0, total)`.
     private(set) var segments: [Segment]
 
@@ -58,23 +61,61 @@ struct SegmentTable: Equatable, Sendable {
         return Int(max(1, min(Int64(max(1, connections)), bySize)))
     }
 
-    /// A fresh table: `[0, offset)` already written (one complete segment, when `offset` > 0), then
-    /// `[offset, total)` split into `count` ranges of near-equal size (the first ones one byte longer).
-    static func plan(total: Int64, from offset: Int64, count: Int) -> SegmentTable {
-        precondition(total > 0 && offset >= 0 && offset < total, "plan needs 0 ≤ offset < total")
+    private init(total: Int64, checkedSegments: [Segment]) {
+        self.total = total
+        self.segments = checkedSegments
+    }
+
+    /// A file of unknown size whose bytes `[0, offset)` are on disk (one complete segment, when `offset` > 0),
+    /// then one open-ended segment from `offset`.
+    static func open(from offset: Int64) -> SegmentTable {
+        precondition(offset >= 0, "open needs 0 ≤ offset")
         var segments: [Segment] = []
         if offset > 0 { segments.append(Segment(start: 0, end: offset, next: offset)) }
-        let remaining = total - offset
-        let parts = Int64(max(1, min(Int64(count), remaining)))
+        segments.append(Segment(start: offset, end: openEnd, next: offset))
+        return SegmentTable(total: openEnd, checkedSegments: segments)
+    }
+
+    /// A fresh table: `[0, offset)` already written, then `[offset, total)` split into `count` ranges of
+    /// near-equal size (the first ones one byte longer).
+    static func plan(total: Int64, from offset: Int64, count: Int) -> SegmentTable {
+        precondition(total > 0 && offset >= 0 && offset < total, "plan needs 0 ≤ offset < total")
+        var table = open(from: offset)
+        table.close(total: total)
+        table.divide(start: offset, into: count)
+        return table
+    }
+
+    /// The file's size, or nil while the last segment is open-ended.
+    var knownTotal: Int64? { total == Self.openEnd ? nil : total }
+
+    /// The size is now known: segments at or past `total` are dropped and the last one ends there (a file that
+    /// ends where the bytes on disk end is complete).
+    mutating func close(total: Int64) {
+        precondition(total >= 0, "a file's size is never negative")
+        segments.removeAll { $0.start >= total }
+        if let last = segments.indices.last {
+            segments[last].end = total
+            segments[last].next = min(segments[last].next, total)
+        }
+        self.total = total
+    }
+
+    /// Splits the unwritten part of a segment into `count` ranges of near-equal size (the first ones one byte
+    /// longer); the segment keeps its written bytes and the first range. No-op for an open-ended segment.
+    mutating func divide(start: Int64, into count: Int) {
+        guard let segment = segment(startingAt: start), segment.end != Self.openEnd else { return }
+        let remaining = segment.remaining
+        let parts = max(1, min(Int64(count), remaining))
         let base = remaining / parts
         let longer = remaining % parts
-        var start = offset
-        for index in 0..<parts {
-            let length = base + (index < longer ? 1 : 0)
-            segments.append(Segment(start: start, end: start + length, next: start))
-            start += length
+        var pieceStart = start
+        var boundary = segment.next
+        for index in 0..<(parts - 1) {
+            boundary += base + (index < longer ? 1 : 0)
+            guard let tail = split(start: pieceStart, at: boundary) else { return }
+            pieceStart = tail.start
         }
-        return SegmentTable(total: total, segments: segments)!
     }
 
     /// The segment starting at `start`, if any.
@@ -91,11 +132,12 @@ struct SegmentTable: Equatable, Sendable {
 
     /// Gives the tail of a segment to another connection: the segment now ends at `offset`, and a new segment
     /// `[offset, old end)` is returned (and inserted). Nil when `offset` is not strictly inside the segment's
-    /// unwritten part.
+    /// unwritten part, or the segment is open-ended.
+    @discardableResult
     mutating func split(start: Int64, at offset: Int64) -> Segment? {
         guard let index = index(of: start) else { return nil }
         let victim = segments[index]
-        guard offset > victim.next, offset < victim.end else { return nil }
+        guard victim.end != Self.openEnd, offset > victim.next, offset < victim.end else { return nil }
         let tail = Segment(start: offset, end: victim.end, next: offset)
         segments[index].end = offset
         segments.insert(tail, at: index + 1)
@@ -128,7 +170,7 @@ struct SegmentTable: Equatable, Sendable {
                 merged.append(segment)
             }
         }
-        return SegmentTable(total: total, segments: merged)!
+        return SegmentTable(total: total, checkedSegments: merged)
     }
 
     /// Binary search by start.

@@ -1,20 +1,27 @@
 import Dispatch
 import FerryCore
 
-/// The segmented state of one transfer: the table of ranges, the fetches filling them, and the bookkeeping for
-/// saving the table.
+/// One run of a transfer's download, from the opened partial file to the finish or a stop: the table of ranges,
+/// the fetches filling them, and the bookkeeping for saving the table.
 ///
-/// Confined to the engine queue. Replaced by a fresh instance whenever the download starts again from zero, so
-/// late completions of the old one are recognised (`transfer.segmented !== self`) and ignored.
+/// Every download is a segmented one. A run begins with one fetch asking for the rest of the file (one
+/// open-ended segment, `SegmentTable.open(from:)`); when the answer shows the file can be split, the segment is
+/// divided and more fetches ask for the other ranges (`split`). A partial file with saved segment state resumes
+/// split at once.
+///
+/// Confined to the engine queue. Replaced by a fresh instance whenever the download starts again (from zero, or
+/// after the writer was reopened), so late completions of the old one are recognised (`transfer.segmented !==
+/// self`) and ignored.
 final class SegmentedDownload: @unchecked Sendable {
     /// What has been written where; updated only when the writer confirms a write.
     var table: SegmentTable
-    /// The `If-Range` value every segment request carries.
-    let validator: String
+    /// The `If-Range` value every segment request carries; nil until the file is split, while the one fetch asks
+    /// for the rest of the file.
+    private(set) var validator: String?
     /// Connections wanted.
     var target: Int
-    /// The URL segment requests go to: the first exchange's URL after redirects (so every segment reaches the
-    /// same server), or the transfer's URL when resuming or after a URL change.
+    /// The URL requests go to: the first exchange's URL after redirects once split (so every segment reaches the
+    /// same server), else the transfer's URL.
     var requestURL: String
     /// Bytes already written when this run began (the offset `.started` and `.responded` report).
     let startBytes: Int64
@@ -32,8 +39,11 @@ final class SegmentedDownload: @unchecked Sendable {
     var savedBytes: Int64 = -1
     var lastSave: Double = 0
     var saving = false
+    /// Progress sampling of the run (`DownloadEngine+Sampling`).
+    var meter = SpeedMeter()
+    var lastReportedBytes: Int64 = -1
 
-    init(table: SegmentTable, validator: String, target: Int, requestURL: String) {
+    init(table: SegmentTable, validator: String?, target: Int, requestURL: String) {
         self.table = table
         self.validator = validator
         self.target = max(1, target)
@@ -42,16 +52,36 @@ final class SegmentedDownload: @unchecked Sendable {
         self.bytesReceived = table.bytesWritten
     }
 
-    var sidecar: SegmentSidecar { SegmentSidecar(validator: validator, table: table) }
+    /// A run that fetches the rest of the file from `offset` over one connection.
+    static func rest(from offset: Int64, requestURL: String) -> SegmentedDownload {
+        let run = SegmentedDownload(table: .open(from: offset), validator: nil, target: 1, requestURL: requestURL)
+        run.fetches[offset] = SegmentFetch(segmentStart: offset, position: offset)
+        return run
+    }
+
+    /// Whether the file is split into ranges fetched with their own requests (and its state saved in a sidecar).
+    var isSplit: Bool { validator != nil }
+
+    /// The segment state to save; nil while not split (the file on disk is then one contiguous run of bytes).
+    var sidecar: SegmentSidecar? { validator.map { SegmentSidecar(validator: $0, table: table) } }
+
+    /// Divides the first fetch's segment into `count` ranges validated by `validator`, wanting `target`
+    /// connections and sending segment requests to `requestURL`.
+    func split(_ fetch: SegmentFetch, into count: Int, validator: String, target: Int, requestURL: String) {
+        table.divide(start: fetch.segmentStart, into: count)
+        self.validator = validator
+        self.target = max(1, target)
+        self.requestURL = requestURL
+    }
 
     /// Fetches with an exchange in the multi.
     var connectedCount: Int { fetches.values.filter(\.isConnected).count }
-
-    /// Fetches that still have bytes to receive (connected, or waiting to retry).
-    var busyCount: Int { fetches.values.filter { !$0.finishedReceiving }.count }
 
     /// Incomplete segments no fetch is assigned to, lowest first.
     var unassigned: [SegmentTable.Segment] {
         table.segments.filter { !$0.isComplete && fetches[$0.start] == nil }
     }
+
+    /// Whether `fetch` works for this run.
+    func owns(_ fetch: SegmentFetch) -> Bool { fetches[fetch.segmentStart] === fetch }
 }

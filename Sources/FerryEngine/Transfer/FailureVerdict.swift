@@ -10,3 +10,12 @@ enum FailureVerdict: Equatable, Sendable {
     /// Stop for good.
     case giveUp(JobFailure)
 }
+
+extension FailureVerdict {
+    /// The failure itself, whatever is done about it.
+    var failure: JobFailure {
+        switch self {
+        case .retry(let failure, _), .waitForSpace(let failure), .giveUp(let failure): return failure
+        }
+    }
+}

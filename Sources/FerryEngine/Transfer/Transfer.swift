@@ -4,10 +4,9 @@ import FerryCore
 /// One job inside the engine: its spec, what the origin said about the file, and the current attempt.
 ///
 /// Confined to the engine queue (every property is read and written there, by `DownloadEngine`). The partial file
-/// belongs to `writer`, whose queue does the disk I/O. A transfer downloads over one connection (the attempt
-/// state below) until the first response shows that the file can be split; from then on `segmented` holds the
-/// ranges and the connections filling them, and the single-attempt state is unused.
-final class Transfer: PacedConnection, @unchecked Sendable {
+/// belongs to `writer`, whose queue does the disk I/O. While it downloads, `segmented` holds the current run: the
+/// ranges of the file and the fetches filling them (one fetch, until the file is split).
+final class Transfer: @unchecked Sendable {
     /// Where the transfer is in its life.
     enum Phase: Equatable {
         /// In the scheduling queue, behind the limits.
@@ -49,7 +48,7 @@ final class Transfer: PacedConnection, @unchecked Sendable {
     var hasAcceptedResponse = false
     /// The next attempt starts from zero (the bytes on disk are discarded).
     var discardOnNextStart = false
-    /// Present while the transfer downloads over several connections.
+    /// The current run, from the opened partial file to the finish or a stop.
     var segmented: SegmentedDownload?
     /// The origin misbehaved with ranges: use one connection for the rest of this submission.
     var singleConnectionOnly = false
@@ -67,27 +66,7 @@ final class Transfer: PacedConnection, @unchecked Sendable {
     /// Called once with the bytes on disk when the transfer stops (or with nil when it ends another way).
     var stopObservers: [@Sendable (Int64?) -> Void] = []
 
-    // The current attempt.
-    var easy: CurlEasy?
-    var requestOffset: Int64 = 0
-    /// Offset of the next body byte: bytes of the file received so far, including the resume offset.
-    var writeOffset: Int64 = 0
-    var headReader = ResponseHeadReader()
-    var head: ResponseHead? { headReader.head }
-    var decision: ResumeDecision?
-    var retryAfter: Double?
-    var abortCause: FailureCause?
-    var restartReason: String?
-    var refusal: String?
-    var writeFailure: SystemError?
-    var pendingWriteBytes = 0
-    var pausedForBackpressure = false
-    var waitingForRate = false
-    var appliedLowSpeedFloor = -1
-
-    // Progress sampling.
-    var meter = SpeedMeter()
-    var lastReportedBytes: Int64 = -1
+    /// When the last progress event went out (monotonic seconds).
     var lastReportTime: Double = 0
 
     init(spec: TransferSpec, writer: FileWriter) {
@@ -118,36 +97,17 @@ final class Transfer: PacedConnection, @unchecked Sendable {
         return lastModified
     }
 
-    /// Bytes of the file received so far, over all connections.
-    var bytesReceived: Int64 { segmented?.bytesReceived ?? writeOffset }
+    /// Bytes of the file received so far in the current run, over all connections.
+    var bytesReceived: Int64 { segmented?.bytesReceived ?? 0 }
 
-    /// Whether it is downloading now (an exchange, or segments, in the multi).
-    var isTransferring: Bool { phase == .running && (easy != nil || segmented != nil) }
+    /// Whether it is downloading now.
+    var isTransferring: Bool { phase == .running && segmented != nil }
 
-    /// Connections to its host it holds: its scheduling slot while active (one), or each connected segment.
+    /// Connections to its host it holds: its scheduling slot while active (one), or each connected fetch.
     var connectionsInUse: Int {
         switch phase {
         case .opening, .running, .finishing: return max(1, segmented?.connectedCount ?? 1)
         case .queued, .retryWait, .diskWait, .stopping: return 0
         }
-    }
-
-    /// Forgets the current attempt's per-response state before a new request.
-    func resetAttempt(offset: Int64) {
-        requestOffset = offset
-        writeOffset = offset
-        headReader = ResponseHeadReader()
-        decision = nil
-        retryAfter = nil
-        abortCause = nil
-        restartReason = nil
-        refusal = nil
-        writeFailure = nil
-        pendingWriteBytes = 0
-        pausedForBackpressure = false
-        waitingForRate = false
-        appliedLowSpeedFloor = -1
-        meter = SpeedMeter()
-        lastReportedBytes = -1
     }
 }

@@ -635,14 +635,13 @@ actor JobSupervisor {
 
     func spec(for job: JobRecord, url: SubmittedURL) -> TransferSpec {
         var resume: ResumeValidators?
-        if job.bytesReceived > 0 || job.etag != nil || job.lastModified != nil || job.filename != nil {
+        if job.bytesReceived > 0 || job.etag != nil || job.lastModified != nil {
             resume = ResumeValidators(
-                etag: job.etag, lastModified: job.lastModified, bytesExpected: job.bytesExpected,
-                filename: job.filename, finalURL: job.finalURL)
+                etag: job.etag, lastModified: job.lastModified, bytesExpected: job.bytesExpected, finalURL: job.finalURL)
         }
         return TransferSpec(
             id: job.id, url: url, headers: job.headers.map { (name: $0.name, value: $0.value) },
-            requestedFilename: job.requestedFilename, expectedSHA256: job.expectedSHA256,
+            filename: job.filename, expectedSHA256: job.expectedSHA256,
             maxBytesPerSecond: job.maxBytesPerSecond, connections: job.connections, priority: job.priority, sequence: job.sequence,
             attempts: job.attempts, resume: resume)
     }

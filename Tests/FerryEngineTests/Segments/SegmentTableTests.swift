@@ -94,4 +94,39 @@ struct SegmentTableTests {
         #expect(SegmentTable(total: 10, segments: [Segment(start: 1, end: 10, next: 1)]) == nil)
         #expect(SegmentTable(total: 0, segments: []) == nil)
     }
+
+    @Test func aDownloadBeginsAsOneOpenEndedSegmentFromTheBytesOnDisk() {
+        var table = SegmentTable.open(from: 40)
+        #expect(table.knownTotal == nil)
+        #expect(table.segments.map(\.start) == [0, 40])
+        #expect(table.bytesWritten == 40)
+        #expect(!table.isComplete)
+        #expect(table.split(start: 40, at: 100) == nil)  // an open-ended segment cannot be split
+        table.recordWritten(start: 40, upTo: 70)
+        table.close(total: 70)
+        #expect(table.knownTotal == 70)
+        #expect(table.isComplete)
+    }
+
+    @Test func closingAtTheBytesOnDiskCompletesTheFile() {
+        var table = SegmentTable.open(from: 100)
+        table.close(total: 100)
+        #expect(table.segments == [.init(start: 0, end: 100, next: 100)])
+        #expect(table.isComplete)
+        var empty = SegmentTable.open(from: 0)
+        empty.close(total: 0)
+        #expect(empty.segments.isEmpty)
+        #expect(empty.isComplete)
+    }
+
+    @Test func dividingASegmentMatchesAFreshPlan() {
+        var table = SegmentTable.open(from: 40)
+        table.close(total: 100)
+        table.divide(start: 40, into: 3)
+        #expect(table == SegmentTable.plan(total: 100, from: 40, count: 3))
+        #expect(table.segments.map(\.start) == [0, 40, 60, 80])
+        var open = SegmentTable.open(from: 0)
+        open.divide(start: 0, into: 4)
+        #expect(open.segments.count == 1)
+    }
 }

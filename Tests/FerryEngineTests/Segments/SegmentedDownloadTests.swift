@@ -19,7 +19,7 @@ extension EngineIntegrationTests {
 
     static func validators(_ metadata: TransferMetadata) -> ResumeValidators {
         ResumeValidators(etag: metadata.etag, lastModified: metadata.lastModified, bytesExpected: metadata.bytesExpected,
-                         filename: metadata.filename, finalURL: metadata.finalURL)
+                         finalURL: metadata.finalURL)
     }
 
     static func isPaused(_ event: TransferEvent) -> Bool {
@@ -115,7 +115,7 @@ extension EngineIntegrationTests {
                 let began = Date()
                 let end = await h.download(TransferSpec(
                     id: "rl\(connections)", url: origin.url("/slow/rl.bin?rate=\(2 * Self.mib)"),
-                    requestedFilename: "rl\(connections).bin", connections: connections), timeout: 30)
+                    filename: "rl\(connections).bin", connections: connections), timeout: 30)
                 elapsed[connections] = Date().timeIntervalSince(began)
                 let file = try #require(end?.finishedFile, "\(String(describing: end))")
                 #expect(file.sha256 == expected)

@@ -1,0 +1,470 @@
+import CCurl
+import Dispatch
+import FerryCore
+import Foundation
+
+/// The fetches of a run: one path for every HTTP exchange, whether it asks for the rest of the file or for a
+/// segment. Everything here runs on `queue`; what a response means is decided by each fetch's `Exchange` (pure),
+/// and this file carries its verdicts out with libcurl and the writer.
+///
+/// How a download becomes split: its first exchange asks for the rest of the file (from zero, or `Range: bytes=N-`
+/// when resuming a contiguous partial file). When that response shows the origin serves ranges (a 206, or
+/// `Accept-Ranges: bytes`), gives the length and a validator (strong ETag, else Last-Modified), and the file is
+/// worth splitting (`wantedConnections`), its segment is divided into near-equal ranges: the running exchange
+/// keeps the first one (it is cut at that range's end) and new fetches ask for the others with `Range: bytes=a-b`
+/// and `If-Range`. No probe request is spent. A partial file with saved segment state resumes split at once.
+///
+/// Rules:
+/// - Every segment response must be a 206 whose `Content-Range` is exactly the range asked for and whose
+///   validators equal the known ones; otherwise the file changed and the download starts over from zero (a 200
+///   with unchanged validators means the origin ignores ranges: start over with one connection).
+/// - A fetch whose segment is received is released; a connection is then given, in order: a fetch waiting for
+///   one, an unassigned segment, or half of the slowest segment's remainder (`WorkStealing`).
+/// - A retryable failure of a split download retries that segment alone after the `RetryPolicy` back-off (its
+///   own attempt count); any other failure, and any failure of a download that is not split, ends the run
+///   (`attemptFailed`), which retries as a job, waits for space or gives up.
+/// - Connections count against `maxPerHost`; a transfer always keeps one (its scheduling slot), and takes more
+///   only while its host has room and no waiting transfer for that host could start instead.
+/// - Segment requests use HTTP/1.1, so each is a TCP connection of its own (HTTP/2 would multiplex them onto one,
+///   defeating the point: origins and networks limit speed per connection).
+/// - The table is saved (`FileWriter.saveSegments`) at most every `segmentStateInterval` while running, and
+///   exactly when the transfer stops; it only counts writes the writer confirmed.
+extension DownloadEngine {
+    // MARK: assigning work to connections
+
+    /// Connections wanted for a file of `total` bytes: the spec's (1-16), else the default for big files, else 1.
+    func wantedConnections(_ transfer: Transfer, total: Int64) -> Int {
+        if transfer.singleConnectionOnly { return 1 }
+        if let asked = transfer.spec.connections { return min(max(asked, 1), 16) }
+        return total >= configuration.segmentationThreshold ? max(1, configuration.defaultConnections) : 1
+    }
+
+    /// Connects fetches while the run wants more connections and its host has room: first a fetch waiting for a
+    /// connection (its back-off is over), then an unassigned segment, then half of the slowest segment.
+    func fillConnections(_ transfer: Transfer) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let now = Self.monotonicSeconds()
+        while transfer.phase == .running, let run = transfer.segmented, run.connectedCount < run.target {
+            if run.connectedCount > 0 {
+                guard connectionsInUse(host: transfer.host) < configuration.maxPerHost, !hostIsContended(transfer.host) else { return }
+            }
+            if let waiting = run.fetches.values.filter({ $0.mayConnect(now: now) }).min(by: { $0.segmentStart < $1.segmentStart }) {
+                launch(transfer, run, waiting)
+            } else if let segment = run.unassigned.first {
+                let fetch = SegmentFetch(segmentStart: segment.start, position: segment.next)
+                run.fetches[segment.start] = fetch
+                launch(transfer, run, fetch)
+            } else if run.isSplit,
+                      let steal = WorkStealing.steal(from: stealCandidates(run), minimumPiece: configuration.minimumSegmentSize),
+                      let tail = run.table.split(start: steal.victim, at: steal.at) {
+                logger.debug("segment split", metadata: ["id": "\(transfer.id)", "victim": "\(steal.victim)", "at": "\(steal.at)"])
+                let fetch = SegmentFetch(segmentStart: tail.start, position: tail.start)
+                run.fetches[tail.start] = fetch
+                launch(transfer, run, fetch)
+            } else {
+                return
+            }
+        }
+    }
+
+    private func stealCandidates(_ run: SegmentedDownload) -> [WorkStealing.Candidate] {
+        run.fetches.values.filter { !$0.finishedReceiving }.compactMap { fetch in
+            guard let segment = run.table.segment(startingAt: fetch.segmentStart) else { return nil }
+            return WorkStealing.Candidate(
+                start: fetch.segmentStart, position: fetch.position, end: segment.end,
+                bytesPerSecond: fetch.measuredSpeed)
+        }
+    }
+
+    /// Sends the request for the rest of a fetch's segment: a segment request once the file is split, else the
+    /// rest of the file.
+    private func launch(_ transfer: Transfer, _ run: SegmentedDownload, _ fetch: SegmentFetch) {
+        guard let segment = run.table.segment(startingAt: fetch.segmentStart), fetch.position < segment.end else {
+            fetch.finishedReceiving = true
+            release(fetch, of: run)
+            return
+        }
+        fetch.retryAt = nil
+        let known = Exchange.Known(
+            total: run.table.knownTotal ?? transfer.bytesExpected, etag: transfer.etag, lastModified: transfer.lastModified,
+            maxFileSize: configuration.maxFileSize)
+        let request: Exchange.Request
+        var lines = RequestHeaderFilter.lines(transfer.spec.headers)
+        if let validator = run.validator {
+            request = .range(fetch.position..<segment.end)
+            lines.append("Range: bytes=\(fetch.position)-\(segment.end - 1)")
+            lines.append("If-Range: \(validator)")
+        } else {
+            request = .rest(from: fetch.position)
+            if fetch.position > 0 {
+                lines.append("Range: bytes=\(fetch.position)-")
+                if let validator = transfer.ifRangeValidator { lines.append("If-Range: \(validator)") }
+            }
+        }
+        fetch.begin(Exchange(request, known: known), at: Self.monotonicSeconds())
+        let easy: CurlEasy
+        do {
+            easy = try CurlEasy()
+        } catch {
+            _ = fetch.endExchange()
+            attemptFailed(transfer, .internalError("\(error)"))
+            return
+        }
+        do {
+            try configureRequest(easy, for: transfer, url: run.requestURL)
+            // Each range its own TCP connection: HTTP/2 would multiplex them onto one.
+            if run.isSplit { try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1)) }
+            try easy.setHeaders(lines)
+            easy.onHeaderLine = { [unowned self] line in headerLine(transfer, fetch, line) }
+            easy.onBody = { [unowned self] bytes in body(transfer, fetch, bytes) }
+            easy.onConnect = { [unowned self] bytes in admits(bytes) { fetch.exchange?.refuse($0) } }
+            fetch.easy = easy
+            try multi.add(easy) { [unowned self] code in exchangeEnded(transfer, fetch, code) }
+        } catch {
+            fetch.easy = nil
+            _ = fetch.endExchange()
+            easy.cleanup()
+            attemptFailed(transfer, .internalError("\(error)"))
+            return
+        }
+        applyRateLimits()
+    }
+
+    /// The options every request of a transfer shares (URL, protocols, redirects, timeouts, buffer, limits).
+    private func configureRequest(_ easy: CurlEasy, for transfer: Transfer, url: String) throws(CurlError) {
+        let c = configuration
+        try easy.set(CURLOPT_URL, url)
+        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_FOLLOWLOCATION, 1)
+        try easy.set(CURLOPT_MAXREDIRS, c.maxRedirects)
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(c.connectTimeout * 1000))
+        try easy.set(CURLOPT_LOW_SPEED_LIMIT, c.lowSpeedLimit)
+        try easy.set(CURLOPT_LOW_SPEED_TIME, c.lowSpeedTime)
+        // 512 KiB by default (see `receiveBufferSize` for the measurement); smaller under a speed limit.
+        try easy.set(CURLOPT_BUFFERSIZE, receiveBufferSize(for: transfer))
+        try easy.set(CURLOPT_HTTP_VERSION, ferry_http_version_2tls())
+        try easy.set(CURLOPT_USERAGENT, c.userAgent)
+        try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
+        // Never a proxy from `http_proxy`/`https_proxy`/`ALL_PROXY`: the destination guard would see only the proxy's
+        // address while the proxy fetched whatever name it was given.
+        try easy.set(CURLOPT_PROXY, "")
+        if let max = c.maxFileSize { try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: max) }
+    }
+
+    // MARK: libcurl callbacks (inside a libcurl call: never add or remove a handle here)
+
+    /// The run `fetch` works for, while the transfer runs it.
+    private func currentRun(_ transfer: Transfer, _ fetch: SegmentFetch) -> SegmentedDownload? {
+        guard transfer.phase == .running, let run = transfer.segmented, run.owns(fetch) else { return nil }
+        return run
+    }
+
+    private func headerLine(_ transfer: Transfer, _ fetch: SegmentFetch, _ line: String) -> Bool {
+        guard let run = currentRun(transfer, fetch), fetch.exchange != nil else { return false }
+        guard let verdict = fetch.exchange?.read(headerLine: line, now: Date()) else { return true }
+        return carryOut(verdict, transfer, run, fetch)
+    }
+
+    /// Acts on the verdict on a final response head, before any body byte: claims the file's room, records
+    /// what the origin said, and splits the file when that is worth it. False stops the exchange.
+    private func carryOut(_ verdict: HeadVerdict, _ transfer: Transfer, _ run: SegmentedDownload, _ fetch: SegmentFetch) -> Bool {
+        guard let exchange = fetch.exchange, let head = exchange.head else { return false }
+        switch verdict {
+        case .accept(let offset, let total, let discarding):
+            // Before the first body byte and before a split preallocates: a file that cannot fit takes no space.
+            if let refusal = claimSpace(transfer, size: total) {
+                fetch.exchange?.abort(.quotaExceeded(refusal))
+                return false
+            }
+            var run = run
+            if let reason = discarding {
+                transfer.writer.truncate { _ in }
+                announceRestart(transfer, reason: reason)
+                run = replaceFromZero(transfer, run, fetch)
+            }
+            if let total, run.table.knownTotal == nil { run.table.close(total: total) }
+            let first = !run.responded
+            accepted(transfer, run, fetch, head, total: total ?? run.table.knownTotal, offset: run.isSplit ? run.startBytes : offset)
+            if first, case .rest = exchange.request { splitIfWorthIt(transfer, run, fetch, head) }
+        case .complete(let total):
+            run.table.close(total: total)
+            transfer.hasAcceptedResponse = true
+            if !run.responded {
+                run.responded = true
+                announce(transfer, head, total: total, effectiveURL: fetch.easy?.effectiveURL, offset: total)
+            }
+        case .httpError, .restart, .tooLarge:
+            break
+        }
+        return verdict.continues
+    }
+
+    /// The response continues the file: records the origin's validators and type (from the answer to the rest
+    /// of the file; a segment's equal them) and announces the file once per run.
+    private func accepted(_ transfer: Transfer, _ run: SegmentedDownload, _ fetch: SegmentFetch, _ head: ResponseHead, total: Int64?, offset: Int64) {
+        transfer.hasAcceptedResponse = true
+        if case .rest = fetch.exchange?.request {
+            transfer.etag = head.etag
+            transfer.lastModified = head.lastModified
+        }
+        transfer.contentType = head.contentType ?? transfer.contentType
+        guard !run.responded else { return }
+        run.responded = true
+        announce(transfer, head, total: total, effectiveURL: fetch.easy?.effectiveURL, offset: offset)
+    }
+
+    /// The origin sent the whole file to a request for the rest of it: a fresh run from zero, with the same fetch
+    /// (earlier writes still on their way are the old run's, so they no longer count).
+    private func replaceFromZero(_ transfer: Transfer, _ old: SegmentedDownload, _ fetch: SegmentFetch) -> SegmentedDownload {
+        let run = SegmentedDownload(table: .open(from: 0), validator: nil, target: 1, requestURL: old.requestURL)
+        fetch.segmentStart = 0
+        run.fetches[0] = fetch
+        run.savedBytes = 0
+        run.lastSave = old.lastSave
+        transfer.segmented = run
+        return run
+    }
+
+    /// Splits the file when the accepted answer to the rest of it allows that; its exchange keeps the first range.
+    /// Called inside the header callback: the other fetches connect on the next turn of the queue.
+    private func splitIfWorthIt(_ transfer: Transfer, _ run: SegmentedDownload, _ fetch: SegmentFetch, _ head: ResponseHead) {
+        guard let total = run.table.knownTotal, fetch.position < total, let easy = fetch.easy,
+              head.status == 206 || head.acceptsByteRanges,
+              let validator = Transfer.ifRangeValidator(etag: head.etag, lastModified: head.lastModified) else { return }
+        // Splitting preallocates the rest of the file at once: only when that still leaves the free-space
+        // reserve. Otherwise one connection writes as bytes arrive and waits with `disk_full`, keeping them.
+        if let free = spool.freeBytes(), free - (total - fetch.position) < configuration.minFreeSpace { return }
+        let wanted = wantedConnections(transfer, total: total)
+        let room = 1 + max(0, configuration.maxPerHost - connectionsInUse(host: transfer.host))
+        let count = min(room, SegmentTable.segmentCount(
+            remaining: total - fetch.position, connections: wanted, minimumSize: configuration.minimumSegmentSize))
+        guard count > 1 else { return }
+        run.split(fetch, into: count, validator: validator, target: wanted, requestURL: easy.effectiveURL ?? run.requestURL)
+        run.savedBytes = run.table.bytesWritten
+        run.lastSave = Self.monotonicSeconds()
+        if let sidecar = run.sidecar {
+            transfer.writer.prepareSegments(sidecar) { error in
+                guard let error else { return }
+                self.writeFailed(transfer, run, error)
+            }
+        }
+        logger.debug("segmented", metadata: ["id": "\(transfer.id)", "segments": "\(count)", "total": "\(total)"])
+        queue.async {
+            self.fillConnections(transfer)
+            self.applyRateLimits()
+        }
+    }
+
+    /// Hands a chunk to the writer at the fetch's position, never past its segment's end (which moves when a
+    /// connection takes over the tail); reaching the end before the response's end cuts the exchange there.
+    private func body(_ transfer: Transfer, _ fetch: SegmentFetch, _ bytes: UnsafeRawBufferPointer) -> CurlEasy.BodyDisposition {
+        guard var run = currentRun(transfer, fetch), run.writeFailure == nil, fetch.exchange != nil else { return .abort }
+        if fetch.exchange?.verdict == nil {
+            // A response without a header block end (HTTP/0.9-like): judge what we have.
+            guard let verdict = fetch.exchange?.judgeUnfinishedHead(now: Date()), carryOut(verdict, transfer, run, fetch),
+                  let current = currentRun(transfer, fetch) else { return .abort }
+            run = current
+        }
+        guard let exchange = fetch.exchange else { return .abort }
+        let segmentEnd = run.table.segment(startingAt: fetch.segmentStart)?.end ?? exchange.position
+        let step = exchange.step(forBody: bytes.count, segmentEnd: segmentEnd, ceiling: ceiling(transfer))
+        guard case .write(let at, let count, let last) = step else {
+            fetch.exchange?.take(step)
+            return step == .discard ? .consumed : .abort
+        }
+        if run.pendingWriteBytes >= configuration.writeBufferLimit {
+            fetch.pausedForBackpressure = true
+            return .pause
+        }
+        guard mayReceive(count, for: transfer, on: fetch) else { return .pause }
+        fetch.exchange?.take(step)
+        run.bytesReceived += Int64(count)
+        run.pendingWriteBytes += count
+        stage(UnsafeRawBufferPointer(rebasing: bytes[..<count]), at: at, in: transfer.writer) { [run] error in
+            self.written(transfer, run, fetch, at: at, count: count, error: error)
+        }
+        return last ? .abort : .consumed
+    }
+
+    /// The most bytes the file may reach while its size is not known up front: the size limit, or the room the
+    /// spool's quota left, whichever is smaller.
+    private func ceiling(_ transfer: Transfer) -> ByteCeiling? {
+        var ceilings: [ByteCeiling] = []
+        if let max = configuration.maxFileSize {
+            ceilings.append(ByteCeiling(bytes: max, failure: .tooLarge("the file is larger than the limit of \(max) bytes")))
+        }
+        if let room = transfer.spoolLimit {
+            ceilings.append(ByteCeiling(bytes: room, failure: .quotaExceeded("the file grew past \(room) bytes, the room left under the spool's quota")))
+        }
+        return ceilings.min { $0.bytes < $1.bytes }
+    }
+
+    // MARK: completions
+
+    /// The writer wrote a chunk (or failed): record it, release back-pressure, finish when all is written.
+    private func written(_ transfer: Transfer, _ run: SegmentedDownload, _ fetch: SegmentFetch, at: Int64, count: Int, error: SystemError?) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard transfer.segmented === run else { return }
+        run.pendingWriteBytes -= count
+        if let error {
+            writeFailed(transfer, run, error)
+            return
+        }
+        // Still recorded while stopping: the final save must count every confirmed write.
+        run.table.recordWritten(start: fetch.segmentStart, upTo: at + Int64(count))
+        guard transfer.phase == .running else { return }
+        release(fetch, of: run)
+        if run.pendingWriteBytes <= configuration.writeBufferLimit / 2 {
+            for paused in run.fetches.values where paused.pausedForBackpressure {
+                guard transfer.segmented === run, transfer.phase == .running else { break }
+                paused.pausedForBackpressure = false
+                if let easy = paused.easy { multi.unpause(easy) }
+            }
+        }
+        finishIfDone(transfer)
+    }
+
+    private func writeFailed(_ transfer: Transfer, _ run: SegmentedDownload, _ error: SystemError) {
+        guard transfer.segmented === run, run.writeFailure == nil else { return }
+        run.writeFailure = error
+        if transfer.phase == .running { attemptFailed(transfer, .write(error)) }
+    }
+
+    /// libcurl finished an exchange (the handle is already out of the multi).
+    private func exchangeEnded(_ transfer: Transfer, _ fetch: SegmentFetch, _ code: CURLcode) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let easy = fetch.easy else { return }
+        let detail = easy.errorDetail
+        fetch.easy = nil
+        easy.cleanup()
+        guard let exchange = fetch.endExchange(), let run = currentRun(transfer, fetch) else { return }
+        let segmentEnd = run.table.segment(startingAt: fetch.segmentStart)?.end
+        switch exchange.ended(code: Int32(code.rawValue), detail: detail, segmentEnd: segmentEnd) {
+        case .received:
+            // A file of unknown size ends where its body ended.
+            if run.table.knownTotal == nil { run.table.close(total: exchange.position) }
+            fetch.finishedReceiving = true
+            fetch.failures = 0
+            release(fetch, of: run)
+            fillConnections(transfer)
+            applyRateLimits()
+            pump()  // a released connection may let a waiting transfer to the same host start
+            finishIfDone(transfer)
+        case .restart(let reason, let singleConnection):
+            restart(transfer, reason: reason, singleConnection: singleConnection)
+        case .failed(let cause):
+            fetchFailed(transfer, run, fetch, cause)
+        }
+    }
+
+    /// A failed exchange: a split download retries that segment alone; otherwise the run ends (`attemptFailed`).
+    private func fetchFailed(_ transfer: Transfer, _ run: SegmentedDownload, _ fetch: SegmentFetch, _ cause: FailureCause) {
+        guard run.isSplit, case .retry(let failure, let retryAfter) = FailureClassifier.classify(cause) else {
+            attemptFailed(transfer, cause)
+            return
+        }
+        fetch.failures += 1
+        guard configuration.retry.shouldRetry(afterAttempt: fetch.failures) else {
+            attemptFailed(transfer, verdict: .giveUp(failure))
+            return
+        }
+        let delay = configuration.retry.delay(afterAttempt: fetch.failures, retryAfter: retryAfter, jitter: Double.random(in: 0...1))
+        logger.info("segment retrying", metadata: [
+            "id": "\(transfer.id)", "from": "\(fetch.position)", "attempt": "\(fetch.failures)", "code": "\(failure.code)",
+            "message": "\(failure.message)", "delay": "\(String(format: "%.2f", delay))",
+        ])
+        fetch.retryAt = Self.monotonicSeconds() + delay
+        queue.asyncAfter(deadline: .now() + delay) { [weak self, weak transfer] in
+            guard let self, let transfer else { return }
+            self.fillConnections(transfer)
+        }
+        fillConnections(transfer)
+        applyRateLimits()
+        pump()
+    }
+
+    /// Forgets a fetch once its whole segment is received and written.
+    private func release(_ fetch: SegmentFetch, of run: SegmentedDownload) {
+        guard fetch.finishedReceiving, run.owns(fetch),
+              run.table.segment(startingAt: fetch.segmentStart)?.isComplete == true else { return }
+        run.fetches[fetch.segmentStart] = nil
+    }
+
+    // MARK: stopping and changing
+
+    /// Removes every exchange of the run from the multi; pending back-offs lapse with the run.
+    func disconnectFetches(_ transfer: Transfer) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let run = transfer.segmented else { return }
+        for fetch in run.fetches.values {
+            fetch.retryAt = nil
+            fetch.pausedForBackpressure = false
+            if let easy = fetch.easy {
+                multi.remove(easy)
+                easy.cleanup()
+                fetch.easy = nil
+            }
+            _ = fetch.endExchange()
+        }
+    }
+
+    /// Saves the table of a running split download when it changed and the interval passed.
+    func saveSegmentsIfDue(_ transfer: Transfer, now: Double) {
+        guard transfer.phase == .running, let run = transfer.segmented, !run.saving,
+              run.table.bytesWritten != run.savedBytes,
+              now - run.lastSave >= configuration.segmentStateInterval, let sidecar = run.sidecar else { return }
+        run.saving = true
+        run.lastSave = now
+        run.savedBytes = sidecar.table.bytesWritten
+        transfer.writer.saveSegments(sidecar) { error in
+            run.saving = false
+            if let error {
+                run.savedBytes = -1
+                self.logger.warning("saving segment state failed", metadata: ["id": "\(transfer.id)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Points the run at a new URL. A split run's exchanges reconnect and each continues its segment from where it
+    /// is; otherwise the partial file is opened again and the rest of it asked for (validated by If-Range).
+    func changeURL(id: String, _ url: SubmittedURL) {
+        guard let transfer = transfers[id] else { return }
+        transfer.spec.url = url
+        guard transfer.phase == .running, let run = transfer.segmented else { return }
+        guard run.isSplit else {
+            disconnectFetches(transfer)
+            transfer.segmented = nil
+            transfer.phase = .opening
+            transfer.writer.openPartial(keepExisting: true, validator: transfer.ifRangeValidator, total: transfer.bytesExpected) { result in
+                self.opened(transfer, result)
+            }
+            return
+        }
+        disconnectFetches(transfer)
+        run.requestURL = url.normalized
+        for fetch in run.fetches.values { fetch.failures = 0 }
+        fillConnections(transfer)
+    }
+
+    // MARK: connections per host
+
+    /// Connections the engine holds to `host`: one per active transfer, or each connected fetch.
+    func connectionsInUse(host: String) -> Int {
+        let key = host.lowercased()
+        // Most transfers of a big batch are queued and hold nothing: skip them before spelling out their host
+        // (an address's text is formatted on each call), since this runs for every transfer that starts.
+        return transfers.values.reduce(0) { sum, transfer in
+            let held = transfer.connectionsInUse
+            return held > 0 && transfer.host.lowercased() == key ? sum + held : sum
+        }
+    }
+
+    /// A waiting transfer to `host` could start if a connection to it were released (neither the global limit
+    /// nor the scheduler's own count of transfers to the host holds it back).
+    func hostIsContended(_ host: String) -> Bool {
+        guard scheduling.activeCount < scheduling.maxActive, scheduling.activeCount(host: host) < configuration.maxPerHost else { return false }
+        let key = host.lowercased()
+        return scheduling.waitingIDs.contains { transfers[$0]?.host.lowercased() == key }
+    }
+}

@@ -1,0 +1,207 @@
+import CCurl
+import Foundation
+
+/// One HTTP exchange of one connection, as a pure state machine: it reads the response head, judges it against
+/// what is known of the file, says what to do with each body chunk, and says how the exchange ended.
+///
+/// Events in: header lines (`read(headerLine:now:)`), body chunks (`step(forBody:…)` then `take(_:)`), the
+/// refused address or an abort from the driver (`refuse(_:)`, `abort(_:)`), and the end (`ended(…)`). Actions out:
+/// `HeadVerdict`, `BodyStep`, `ExchangeEnd`. No I/O and no clock (the time is passed in), so every rule is
+/// unit-tested without sockets (`ExchangeTests`); `DownloadEngine+Fetches` carries the actions out with libcurl
+/// and the writer. Every kind of request goes through it: the first request of a download (the rest of the file
+/// from an offset), a segment, and the request after a retry.
+///
+/// The rule it keeps: bytes are never spliced across versions of a file. A body is written after the bytes on
+/// disk only when the origin confirms that it continues the same representation (`ResumeDecision` for the rest
+/// of a file, `SegmentResponse` for a segment).
+struct Exchange: Sendable {
+    /// What was asked for.
+    enum Request: Equatable, Sendable {
+        /// The rest of the file from `offset` (`Range: bytes=N-` with `If-Range` when N > 0, nothing at 0).
+        case rest(from: Int64)
+        /// The bytes of a segment, `[a, b)` (`Range: bytes=a-(b-1)` with `If-Range`); the file's size is known.
+        case range(Range<Int64>)
+    }
+
+    /// What was known of the file when the request was sent; the response is judged against it.
+    struct Known: Equatable, Sendable {
+        var total: Int64?
+        var etag: String?
+        var lastModified: String?
+        var maxFileSize: Int64?
+    }
+
+    let request: Request
+    let known: Known
+    /// The next byte of the file this exchange delivers.
+    private(set) var position: Int64
+    private var reader = ResponseHeadReader()
+    /// The judgement of the final head; nil until it was read.
+    private(set) var verdict: HeadVerdict?
+    /// Why the exchange was stopped from outside (a refused address, the quota, a limit); the first one wins.
+    private var stopCause: FailureCause?
+    /// The segment's end was reached and the exchange cut there on purpose.
+    private var cutAtEnd = false
+
+    init(_ request: Request, known: Known) {
+        self.request = request
+        self.known = known
+        switch request {
+        case .rest(let offset): position = offset
+        case .range(let range): position = range.lowerBound
+        }
+    }
+
+    /// The head read so far (the final one once read).
+    var head: ResponseHead? { reader.head }
+
+    /// The first byte asked for.
+    var firstByte: Int64 {
+        switch request {
+        case .rest(let offset): return offset
+        case .range(let range): return range.lowerBound
+        }
+    }
+
+    /// The response was judged usable: its body is written.
+    var isAccepted: Bool {
+        if case .accept = verdict { return true }
+        return false
+    }
+
+    // MARK: events
+
+    /// Feeds one header line; returns the verdict when this line ends the final response's head.
+    mutating func read(headerLine line: String, now: Date) -> HeadVerdict? {
+        guard verdict == nil, let head = reader.read(line) else { return nil }
+        return judge(head, now: now)
+    }
+
+    /// Judges a head that never got its end (a response without a header block end, HTTP/0.9-like), when the
+    /// first body byte arrives before any verdict; nil when there is no head at all.
+    mutating func judgeUnfinishedHead(now: Date) -> HeadVerdict? {
+        guard verdict == nil, let head = reader.head else { return nil }
+        return judge(head, now: now)
+    }
+
+    /// What to do with a body chunk of `count` bytes, given where the connection's segment ends now (it moves
+    /// when another connection takes over the tail) and the most bytes the file may reach. Changes nothing: the
+    /// driver may still pause the chunk (back-pressure, speed limits) and `take`s the step when it acts on it.
+    func step(forBody count: Int, segmentEnd: Int64, ceiling: ByteCeiling?) -> BodyStep {
+        if let stopCause { return .fail(stopCause) }
+        switch verdict {
+        case .accept: break
+        case .complete, .httpError: return .discard
+        case .restart, .tooLarge, nil: return .fail(.internalError("a body without a usable response head"))
+        }
+        let room = segmentEnd - position
+        guard room > 0 else { return .cut }
+        let taken = Int(min(Int64(count), room))
+        if let ceiling, position + Int64(taken) > ceiling.bytes { return .fail(ceiling.failure) }
+        let end = position + Int64(taken)
+        let last = end == segmentEnd && (end < requestEnd || taken < count)
+        return .write(offset: position, count: taken, last: last)
+    }
+
+    /// Records a body step the driver carried out.
+    mutating func take(_ step: BodyStep) {
+        switch step {
+        case .write(_, let count, let last):
+            position += Int64(count)
+            if last { cutAtEnd = true }
+        case .cut:
+            cutAtEnd = true
+        case .fail(let cause):
+            abort(cause)
+        case .discard:
+            break
+        }
+    }
+
+    /// The address libcurl was about to connect to was refused (the destination guard).
+    mutating func refuse(_ reason: String) { abort(.forbiddenDestination(reason)) }
+
+    /// Stops the exchange for `cause` (the driver then has libcurl abort it); the first cause wins.
+    mutating func abort(_ cause: FailureCause) {
+        if stopCause == nil { stopCause = cause }
+    }
+
+    /// How the exchange ended, from libcurl's result `code` (and its message). `segmentEnd` is where the
+    /// connection's segment ends now; nil when it no longer exists (the file turned out to end before it).
+    func ended(code: Int32, detail: String, segmentEnd: Int64?) -> ExchangeEnd {
+        if cutAtEnd { return .received }
+        if case .restart(let reason, let single) = verdict { return .restart(reason: reason, singleConnection: single) }
+        if code == Int32(CURLE_RANGE_ERROR.rawValue) {
+            return .restart(reason: "the origin did not honour the range request", singleConnection: false)
+        }
+        if let stopCause { return .failed(stopCause) }
+        switch verdict {
+        case .tooLarge(let total, let limit):
+            return .failed(.tooLarge("the file has \(total) bytes, more than the limit of \(limit)"))
+        case .httpError(let status, let retryAfter):
+            return .failed(.httpStatus(status, retryAfter: retryAfter))
+        default:
+            break
+        }
+        if code != Int32(CURLE_OK.rawValue) { return .failed(.curl(code: code, detail: detail)) }
+        switch verdict {
+        case nil:
+            return .failed(.internalError("the origin's answer ended before its headers"))
+        case .complete:
+            return .received
+        default:
+            guard let segmentEnd, segmentEnd != SegmentTable.openEnd, position < segmentEnd else { return .received }
+            return .failed(.unusableResponse("the answer for bytes \(firstByte)-\(segmentEnd - 1) ended at \(position)"))
+        }
+    }
+
+    // MARK: judging
+
+    /// One past the last byte the response can deliver: the range's end, the file's size, or open.
+    private var requestEnd: Int64 {
+        switch request {
+        case .range(let range): return range.upperBound
+        case .rest:
+            if case .accept(_, let total?, _) = verdict { return total }
+            return SegmentTable.openEnd
+        }
+    }
+
+    private mutating func judge(_ head: ResponseHead, now: Date) -> HeadVerdict {
+        let verdict: HeadVerdict
+        switch request {
+        case .rest(let offset):
+            verdict = Self.verdict(ResumeDecision.decide(
+                requestedOffset: offset, knownTotal: offset > 0 ? known.total : nil, status: head.status,
+                contentRange: head.contentRange, contentLength: head.contentLength, maxFileSize: known.maxFileSize),
+                offset: offset, head: head, now: now)
+        case .range(let range):
+            verdict = Self.verdict(SegmentResponse.judge(
+                requested: range, total: known.total ?? range.upperBound, etag: known.etag,
+                lastModified: known.lastModified, head: head), range: range, total: known.total, head: head, now: now)
+        }
+        if case .accept(let offset, _, _) = verdict { position = offset }
+        self.verdict = verdict
+        return verdict
+    }
+
+    private static func verdict(_ decision: ResumeDecision, offset: Int64, head: ResponseHead, now: Date) -> HeadVerdict {
+        switch decision {
+        case .append(let at, let total): return .accept(offset: at, total: total, discarding: nil)
+        case .replace(let total, let reason): return .accept(offset: 0, total: total, discarding: reason)
+        case .complete: return .complete(total: offset)
+        case .restart(let reason): return .restart(reason: reason, singleConnection: false)
+        case .httpError(let status): return .httpError(status: status, retryAfter: head.retryAfter(now: now))
+        case .tooLarge(let total, let limit): return .tooLarge(total: total, limit: limit)
+        }
+    }
+
+    private static func verdict(_ response: SegmentResponse, range: Range<Int64>, total: Int64?, head: ResponseHead, now: Date) -> HeadVerdict {
+        switch response {
+        case .accept: return .accept(offset: range.lowerBound, total: total, discarding: nil)
+        case .changed(let reason): return .restart(reason: reason, singleConnection: false)
+        case .rangesIgnored(let reason): return .restart(reason: reason, singleConnection: true)
+        case .httpError(let status): return .httpError(status: status, retryAfter: head.retryAfter(now: now))
+        }
+    }
+}
