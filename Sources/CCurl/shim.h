@@ -13,6 +13,7 @@ static inline CURLcode ferry_easy_setopt_ptr(CURL *h, CURLoption o, void *v) { r
 static inline CURLcode ferry_easy_setopt_string(CURL *h, CURLoption o, const char *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode ferry_easy_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode ferry_easy_setopt_write_cb(CURL *h, CURLoption o, curl_write_callback v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode ferry_easy_setopt_read_cb(CURL *h, curl_read_callback v) { return curl_easy_setopt(h, CURLOPT_READFUNCTION, v); }
 static inline CURLcode ferry_easy_setopt_xferinfo_cb(CURL *h, curl_xferinfo_callback v) { return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, v); }
 static inline CURLcode ferry_easy_setopt_opensocket_cb(CURL *h, curl_opensocket_callback v) { return curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, v); }
 static inline CURLcode ferry_easy_setopt_closesocket_cb(CURL *h, curl_closesocket_callback v) { return curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, v); }
@@ -43,6 +44,10 @@ static inline int ferry_cselect_in(void) { return CURL_CSELECT_IN; }
 static inline int ferry_cselect_out(void) { return CURL_CSELECT_OUT; }
 static inline int ferry_cselect_err(void) { return CURL_CSELECT_ERR; }
 static inline int ferry_pause_cont(void) { return CURLPAUSE_CONT; }
+static inline size_t ferry_readfunc_pause(void) { return CURL_READFUNC_PAUSE; }
+static inline size_t ferry_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
+static inline int ferry_seekfunc_cantseek(void) { return CURL_SEEKFUNC_CANTSEEK; }
+static inline CURLcode ferry_mime_data_string(curl_mimepart *part, const char *data) { return curl_mime_data(part, data, CURL_ZERO_TERMINATED); }
 static inline int ferry_pause_recv(void) { return CURLPAUSE_RECV; }
 static inline int ferry_prereqfunc_ok(void) { return CURL_PREREQFUNC_OK; }
 static inline int ferry_prereqfunc_abort(void) { return CURL_PREREQFUNC_ABORT; }

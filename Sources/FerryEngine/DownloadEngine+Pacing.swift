@@ -16,24 +16,30 @@ extension DownloadEngine {
     /// Whether `connection` may take a body chunk of `count` bytes now. When it may not, the caller returns
     /// `.pause`; the connection is unpaused once the limits allow (it then asks again).
     func mayReceive(_ count: Int, for transfer: Transfer, on connection: SegmentFetch) -> Bool {
-        dispatchPrecondition(condition: .onQueue(queue))
-        guard transfer.rateBucket != nil || globalRateBucket != nil else { return true }
-        let now = Self.monotonicSeconds()
-        let ownAllows = transfer.rateBucket?.mayPass(now: now) ?? true
-        let globalAllows = globalRateBucket?.mayPass(now: now) ?? true
-        guard ownAllows && globalAllows else {
-            scheduleRateWake(transfer, connection, now: now)
-            return false
-        }
-        transfer.rateBucket?.take(count, now: now)
-        globalRateBucket?.take(count, now: now)
-        return true
+        guard let delay = rateDelay(count, own: &transfer.rateBucket) else { return true }
+        scheduleRateWake(transfer, connection, after: delay)
+        return false
     }
 
-    private func scheduleRateWake(_ transfer: Transfer, _ connection: SegmentFetch, now: Double) {
+    /// Takes `count` bytes from the job's bucket (`own`) and the engine's when both allow them now, and returns nil;
+    /// otherwise takes nothing and returns the seconds until they may. Downloads and deliveries both ask it.
+    func rateDelay(_ count: Int, own bucket: inout TokenBucket?) -> Double? {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard bucket != nil || globalRateBucket != nil else { return nil }
+        let now = Self.monotonicSeconds()
+        let ownAllows = bucket?.mayPass(now: now) ?? true
+        let globalAllows = globalRateBucket?.mayPass(now: now) ?? true
+        guard ownAllows && globalAllows else {
+            return max(bucket?.delay(now: now) ?? 0, globalRateBucket?.delay(now: now) ?? 0)
+        }
+        bucket?.take(count, now: now)
+        globalRateBucket?.take(count, now: now)
+        return nil
+    }
+
+    private func scheduleRateWake(_ transfer: Transfer, _ connection: SegmentFetch, after delay: Double) {
         guard !connection.waitingForRate else { return }
         connection.waitingForRate = true
-        let delay = max(transfer.rateBucket?.delay(now: now) ?? 0, globalRateBucket?.delay(now: now) ?? 0)
         queue.asyncAfter(deadline: .now() + max(0.001, delay)) { [weak self, weak transfer, weak connection] in
             guard let self, let transfer, let connection, connection.waitingForRate else { return }
             connection.waitingForRate = false

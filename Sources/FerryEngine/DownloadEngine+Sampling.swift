@@ -28,6 +28,7 @@ extension DownloadEngine {
             saveSegmentsIfDue(transfer, now: now)
             fillConnections(transfer)
         }
+        sampleUploads(now: now)
         if now - lastDiskCheck >= configuration.diskCheckInterval {
             lastDiskCheck = now
             checkFreeSpace()

@@ -161,6 +161,7 @@ extension DownloadEngine {
         }
         shuttingDown = true
         shutdownDone = done
+        for upload in Array(uploads.values) { end(upload) }  // sent again from the first byte after the restart
         for transfer in Array(transfers.values) { stop(transfer, .shutdown) }
         finishShutdownIfIdle()
     }

@@ -33,6 +33,8 @@ public final class DownloadEngine: @unchecked Sendable {
     let allowance: (any SpoolAllowance)?
     let multi: CurlMulti
     var transfers: [String: Transfer] = [:]
+    /// Deliveries running or waiting to retry (`DownloadEngine+Deliveries`).
+    var uploads: [String: Upload] = [:]
     var scheduling: SchedulingQueue<String>
     var ticker: DispatchSourceTimer?
     var lastDiskCheck: Double = 0

@@ -26,11 +26,24 @@ public enum TransferEvent: Sendable {
     /// Stopped by `shutdown()` (not a user pause); the bytes on disk are kept.
     case stopped(id: String, bytesOnDisk: Int64)
 
+    // A delivery (`deliver(_:)`): `.delivering`* → `.delivered`, `.deliveryFailed`, or `.deliveryWaiting` and
+    // `.delivering` again later; `stopDelivery` produces no further event.
+
+    /// The upload runs (first with 0 bytes sent, then at most one per `progressInterval`).
+    case delivering(id: String, DeliveryProgress)
+    /// The upload failed in a way worth retrying; it starts again from the first byte at `at`.
+    case deliveryWaiting(id: String, at: Date, attempt: Int, failure: JobFailure)
+    /// The target answered 2xx.
+    case delivered(id: String, status: Int)
+    /// The target refused the file, or the retries ran out.
+    case deliveryFailed(id: String, JobFailure)
+
     /// The job the event is about.
     public var id: String {
         switch self {
         case .started(let id, _), .responded(let id, _), .restarted(let id, _), .progress(let id, _),
-             .waiting(let id, _), .finished(let id, _), .failed(let id, _), .paused(let id, _), .stopped(let id, _):
+             .waiting(let id, _), .finished(let id, _), .failed(let id, _), .paused(let id, _), .stopped(let id, _),
+             .delivering(let id, _), .deliveryWaiting(let id, _, _, _), .delivered(let id, _), .deliveryFailed(let id, _):
             return id
         }
     }

@@ -30,6 +30,8 @@ public struct FailureCode: RawRepresentable, Hashable, Sendable, Codable, Custom
     public static let unsupportedScheme = FailureCode(rawValue: "unsupported_scheme")
     public static let invalidURL = FailureCode(rawValue: "invalid_url")
     public static let internalError = FailureCode(rawValue: "internal")
+    /// The onward delivery failed: the target refused the file, or the retries ran out.
+    public static let deliveryFailed = FailureCode(rawValue: "delivery_failed")
     /// A waiting job's reason: free space is below the reserve.
     public static let diskFull = FailureCode(rawValue: "disk_full")
     /// A waiting job's reason: a back-off after a retryable failure.
@@ -38,6 +40,6 @@ public struct FailureCode: RawRepresentable, Hashable, Sendable, Codable, Custom
     /// Every code the service sends today.
     public static let known: [FailureCode] = [
         .httpError, .networkError, .timeout, .tooManyRedirects, .checksumMismatch, .fileTooLarge, .quotaExceeded,
-        .forbiddenDestination, .unsupportedScheme, .invalidURL, .internalError, .diskFull, .retrying,
+        .forbiddenDestination, .unsupportedScheme, .invalidURL, .internalError, .deliveryFailed, .diskFull, .retrying,
     ]
 }

@@ -29,6 +29,19 @@ final class CurlEasy: @unchecked Sendable {
     var onBody: ((UnsafeRawBufferPointer) -> BodyDisposition)?
     /// The address libcurl is about to connect to (4 or 16 bytes; empty for other families). False refuses it.
     var onConnect: (([UInt8]) -> Bool)?
+    /// What an upload sends next (the request body, or a multipart's file part): fill the buffer.
+    var onRead: ((UnsafeMutableRawBufferPointer) -> ReadDisposition)?
+    private var mime: OpaquePointer?
+
+    /// What the read callback did with libcurl's buffer.
+    enum ReadDisposition {
+        /// This many bytes were put in (0: the body is complete).
+        case filled(Int)
+        /// Nothing now: libcurl asks again after `CurlMulti.unpause`.
+        case pause
+        /// Stop the transfer (`CURLE_ABORTED_BY_CALLBACK`); the caller remembers why.
+        case abort
+    }
 
     init() throws(CurlError) {
         guard let handle = curl_easy_init() else { throw CurlError(easy: CURLE_FAILED_INIT, call: "curl_easy_init") }
@@ -80,6 +93,34 @@ final class CurlEasy: @unchecked Sendable {
         headerList = list
     }
 
+    /// Makes the request an upload of `size` bytes that `onRead` provides: with `CURLOPT_UPLOAD` (a PUT).
+    func setUpload(size: Int64) throws(CurlError) {
+        try check(ferry_easy_setopt_read_cb(handle, Self.readCallback), "CURLOPT_READFUNCTION")
+        try check(ferry_easy_setopt_ptr(handle, CURLOPT_READDATA, Unmanaged.passUnretained(self).toOpaque()), "CURLOPT_READDATA")
+        try set(CURLOPT_UPLOAD, 1)
+        try set(CURLOPT_INFILESIZE_LARGE, offset: size)
+    }
+
+    /// Makes the request a `multipart/form-data` POST: the text `fields` in order, then the file part named
+    /// `field` (`size` bytes that `onRead` provides), kept alive until `cleanup()`.
+    func setMultipart(fields: [(name: String, value: String)], field: String, filename: String, contentType: String?, size: Int64) throws(CurlError) {
+        guard let mime = curl_mime_init(handle) else { throw CurlError(easy: CURLE_OUT_OF_MEMORY, call: "curl_mime_init") }
+        if let old = self.mime { curl_mime_free(old) }
+        self.mime = mime
+        for (name, value) in fields {
+            guard let part = curl_mime_addpart(mime) else { throw CurlError(easy: CURLE_OUT_OF_MEMORY, call: "curl_mime_addpart") }
+            try check(curl_mime_name(part, name), "curl_mime_name")
+            try check(ferry_mime_data_string(part, value), "curl_mime_data")
+        }
+        guard let part = curl_mime_addpart(mime) else { throw CurlError(easy: CURLE_OUT_OF_MEMORY, call: "curl_mime_addpart") }
+        try check(curl_mime_name(part, field), "curl_mime_name")
+        try check(curl_mime_filename(part, filename), "curl_mime_filename")
+        try check(curl_mime_type(part, contentType ?? "application/octet-stream"), "curl_mime_type")
+        try check(curl_mime_data_cb(part, curl_off_t(size), Self.readCallback, Self.seekCallback, nil,
+                                    Unmanaged.passUnretained(self).toOpaque()), "curl_mime_data_cb")
+        try check(ferry_easy_setopt_ptr(handle, CURLOPT_MIMEPOST, UnsafeMutableRawPointer(mime)), "CURLOPT_MIMEPOST")
+    }
+
     /// CURLINFO_EFFECTIVE_URL: the URL of the last request, after redirects.
     var effectiveURL: String? {
         var pointer: UnsafePointer<CChar>?
@@ -99,7 +140,10 @@ final class CurlEasy: @unchecked Sendable {
         onHeaderLine = nil
         onBody = nil
         onConnect = nil
+        onRead = nil
         curl_easy_cleanup(handle)
+        if let mime { curl_mime_free(mime) }
+        mime = nil
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
     }
@@ -128,6 +172,18 @@ final class CurlEasy: @unchecked Sendable {
         case .abort: return 0
         }
     }
+
+    private static let readCallback: curl_read_callback = { buffer, size, count, userdata in
+        guard let easy = easy(userdata), let onRead = easy.onRead, let buffer else { return ferry_readfunc_abort() }
+        switch onRead(UnsafeMutableRawBufferPointer(start: buffer, count: size * count)) {
+        case .filled(let bytes): return bytes
+        case .pause: return ferry_readfunc_pause()
+        case .abort: return ferry_readfunc_abort()
+        }
+    }
+
+    /// The body is read once, front to back: libcurl may not rewind it (a redirect or an auth round would need to).
+    private static let seekCallback: curl_seek_callback = { _, _, _ in ferry_seekfunc_cantseek() }
 
     private static let headerCallback: curl_write_callback = { data, size, count, userdata in
         let length = size * count

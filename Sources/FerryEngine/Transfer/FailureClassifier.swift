@@ -29,6 +29,24 @@ enum FailureClassifier {
         }
     }
 
+    /// An upload's failure, classified by the same rules; giving up is `delivery_failed` (with the target's status),
+    /// except for a refused destination. The retry's failure says what went wrong for the job's `retrying` wait.
+    static func classifyDelivery(_ cause: FailureCause) -> FailureVerdict {
+        let verdict = classify(cause)
+        if case .forbiddenDestination = cause { return verdict }
+        let message: String
+        if case .httpStatus(let status, _) = cause {
+            message = "the delivery target answered \(status)"
+        } else {
+            message = "the upload failed: \(verdict.failure.message)"
+        }
+        let failure = JobFailure(code: .deliveryFailed, message: message, httpStatus: verdict.failure.httpStatus)
+        switch verdict {
+        case .retry(_, let retryAfter): return .retry(failure, retryAfter: retryAfter)
+        case .waitForSpace, .giveUp: return .giveUp(failure)
+        }
+    }
+
     private static func classify(curlCode code: Int32, detail: String) -> FailureVerdict {
         let text = detail.isEmpty ? CurlError.text(CURLcode(UInt32(code))) : detail
         let message = "\(text) (curl \(code))"

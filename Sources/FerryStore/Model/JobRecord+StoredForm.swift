@@ -9,6 +9,7 @@ extension JobRecord {
         // Only dates a job has: setting a detail makes a new box for the record's details.
         if let startedAt = self.startedAt { copy.startedAt = StoredDate.normalize(startedAt) }
         if let finishedAt = self.finishedAt { copy.finishedAt = StoredDate.normalize(finishedAt) }
+        if let deliveredAt = self.delivery?.deliveredAt { copy.delivery?.deliveredAt = StoredDate.normalize(deliveredAt) }
         return copy
     }
 }

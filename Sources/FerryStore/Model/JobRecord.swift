@@ -54,6 +54,8 @@ public struct JobRecord: Sendable, Equatable, Codable {
         /// Where this job's completion notices go (API `notify`, an http or https URL, userinfo kept: the view
         /// redacts it); nil when the job has none.
         public var notify: String?
+        /// Where the finished file goes next (API `deliver`), and how far it got; nil for jobs without one.
+        public var delivery: Delivery?
         /// Validators for resuming with `If-Range`.
         public var etag: String?
         public var lastModified: String?
@@ -96,6 +98,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
         headers: [HeaderField] = [],
         tags: [String] = [],
         notify: String? = nil,
+        delivery: Delivery? = nil,
         dedupeKey: String,
         etag: String? = nil,
         lastModified: String? = nil,
@@ -116,7 +119,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
         self.details = DetailsBox.make(Details(
             finalURL: finalURL, filename: filename, requestedFilename: requestedFilename, contentType: contentType,
             sha256: sha256, expectedSHA256: expectedSHA256, error: error, maxBytesPerSecond: maxBytesPerSecond,
-            connections: connections, headers: headers, tags: tags, notify: notify, etag: etag, lastModified: lastModified,
+            connections: connections, headers: headers, tags: tags, notify: notify, delivery: delivery, etag: etag, lastModified: lastModified,
             startedAt: startedAt, finishedAt: finishedAt))
         self.bytesExpected = bytesExpected
         self.state = state

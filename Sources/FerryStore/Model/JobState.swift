@@ -4,6 +4,8 @@ public enum JobState: String, Codable, Sendable, CaseIterable {
     case waiting
     /// A transfer is running.
     case downloading
+    /// The file is complete and verified; it is being uploaded to the job's `deliver` target.
+    case delivering
     /// Stopped by a user; partial bytes kept.
     case paused
     /// The file is complete, verified and in place.
@@ -17,7 +19,7 @@ public enum JobState: String, Codable, Sendable, CaseIterable {
     public var isTerminal: Bool {
         switch self {
         case .finished, .cancelled: true
-        case .waiting, .downloading, .paused, .failed: false
+        case .waiting, .downloading, .delivering, .paused, .failed: false
         }
     }
 }

@@ -10,7 +10,7 @@ enum SQLiteJobRow {
         "bytes_received", "bytes_expected", "content_type", "sha256", "expected_sha256",
         "error_code", "error_message", "error_http_status", "attempts", "priority", "max_bytes_per_second",
         "connections", "headers", "etag", "last_modified",
-        "created_at", "started_at", "finished_at", "updated_at", "tags", "notify",
+        "created_at", "started_at", "finished_at", "updated_at", "tags", "notify", "delivery",
     ]
 
     static let selectColumns = columns.joined(separator: ", ")
@@ -30,7 +30,7 @@ enum SQLiteJobRow {
         case bytesReceived, bytesExpected, contentType, sha256, expectedSHA256
         case errorCode, errorMessage, errorHTTPStatus, attempts, priority, maxBytesPerSecond
         case connections, headers, etag, lastModified
-        case createdAt, startedAt, finishedAt, updatedAt, tags, notify
+        case createdAt, startedAt, finishedAt, updatedAt, tags, notify, delivery
     }
 
     static let insertSQL = """
@@ -75,6 +75,7 @@ enum SQLiteJobRow {
         try statement.bind(StoredDate.seconds(job.updatedAt), to: ":updated_at")
         try statement.bind(try encodeTags(job.tags), to: ":tags")
         try statement.bind(job.notify, to: ":notify")
+        try statement.bind(try job.delivery.map(encodeDelivery), to: ":delivery")
         try statement.bind(JobFilter.searchText(of: job), to: ":search_text")
     }
 
@@ -104,6 +105,11 @@ enum SQLiteJobRow {
         guard let tags = try decodeTags(need(text(.tags), .tags)) else {
             throw JobStoreError.corrupt("job \(id): tags are not a JSON list of strings")
         }
+        var delivery: Delivery?
+        if let json = text(.delivery) {
+            guard let decoded = decodeDelivery(json) else { throw JobStoreError.corrupt("job \(id): delivery is not a delivery object") }
+            delivery = decoded
+        }
         let url = strings.intern(try need(text(.url), .url))
         let dedupeKey = strings.intern(try need(text(.dedupeKey), .dedupeKey))
         let error = text(.errorCode).map {
@@ -130,6 +136,7 @@ enum SQLiteJobRow {
             headers: headers,
             tags: tags,
             notify: text(.notify),
+            delivery: delivery,
             dedupeKey: dedupeKey,
             etag: text(.etag),
             lastModified: text(.lastModified),
@@ -172,6 +179,24 @@ enum SQLiteJobRow {
             return String(decoding: try encoder.encode(tags), as: UTF8.self)
         } catch {
             throw JobStoreError.corrupt("tags cannot be encoded as JSON: \(error)")
+        }
+    }
+
+    /// A delivery as JSON (dates as milliseconds since 1970, like every stored date); nil when unreadable.
+    static func decodeDelivery(_ text: String) -> Delivery? {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        return try? decoder.decode(Delivery.self, from: Data(text.utf8))
+    }
+
+    static func encodeDelivery(_ delivery: Delivery) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        do {
+            return String(decoding: try encoder.encode(delivery), as: UTF8.self)
+        } catch {
+            throw JobStoreError.corrupt("a delivery cannot be encoded as JSON: \(error)")
         }
     }
 

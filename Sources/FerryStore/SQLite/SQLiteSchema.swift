@@ -136,6 +136,11 @@ enum SQLiteSchema {
             );
             CREATE INDEX webhook_notices_due ON webhook_notices (due_at, created_at, id);
             """),
+        // Onward delivery (API.md, "Onward delivery"): a job's `deliver` target and how far its upload got, as one
+        // JSON object (`Delivery`; NULL for jobs without one).
+        Migration(version: 6, sql: """
+            ALTER TABLE jobs ADD COLUMN delivery TEXT;
+            """),
     ]
 
     /// Brings the database up to `currentVersion` (or to `target`: tests make the databases older versions left).
