@@ -58,6 +58,11 @@
     list: $('jobs'),
     empty: $('empty'),
     filter: $('filter'),
+    search: $('search'),
+    tagFilter: $('tag-filter'),
+    tagFilterName: $('tag-filter-name'),
+    tagFilterClear: $('tag-filter-clear'),
+    tags: $('tags'),
     heading: $('jobs-heading'),
     totalActive: $('total-active'),
     totalWaiting: $('total-waiting'),
@@ -86,6 +91,13 @@
   let reconnectDelay = 1000;
   let noticeTimer = 0;
   let filter = '';
+  // Tag and search filters are answered by the server (GET /api/v1/jobs?tag=&q=, from its index): `matching`
+  // holds the ids it listed for them, refreshed after changes; null while none is set or the answer is awaited.
+  let tagFilter = '';
+  let search = '';
+  let matching = null;
+  let matchingGen = 0;
+  let matchingTimer = 0;
   let totalsShown = '';
   let listed = false;         // the first full list has arrived (until then the list says it is loading)
 
@@ -397,6 +409,7 @@
     delete next.restarted;
     jobs.set(job.id, next);
     markDirty(job.id);
+    scheduleMatching();
   }
 
   function applyProgress(update) {
@@ -410,6 +423,7 @@
     if (!jobs.has(id) && !rows.has(id)) return;
     jobs.delete(id);
     markDirty(id);
+    scheduleMatching();
   }
 
   function clearJobs() {
@@ -468,6 +482,7 @@
       host: q('.host'),
       badge: q('.badge'),
       restarted: q('.restarted'),
+      tags: q('.tags'),
       progress: q('progress'),
       bytes: q('.bytes'),
       speed: q('.speed'),
@@ -548,6 +563,8 @@
       row.badge.dataset.state = state;
     });
     put(row, 'restarted', !!job.restartedFromZero && state === 'downloading', (v) => { row.restarted.hidden = !v; });
+    const tags = Array.isArray(job.tags) ? job.tags.filter((tag) => typeof tag === 'string') : [];
+    put(row, 'tags', JSON.stringify([tags, tagFilter]), () => drawTags(row, tags));
 
     // Progress: indeterminate (no value attribute) while the size is unknown.
     const expected = job.bytesExpected == null ? null : num(job.bytesExpected);
@@ -597,7 +614,7 @@
       if (v) row.download.href = v;
       else row.download.removeAttribute('href');
     });
-    put(row, 'filtered', !matchesFilter(state), (v) => { row.li.hidden = v; });
+    put(row, 'filtered', !matchesFilter(job), (v) => { row.li.hidden = v; });
     put(row, 'active', active, (v) => { row.li.classList.toggle('is-active', v); });
 
     // Keep keyboard focus in the row when the focused action just disappeared (Pause → Resume).
@@ -625,10 +642,10 @@
       } else if (job.state === 'waiting') {
         waiting++;
       }
-      if (matchesFilter(job.state)) visible++;
+      if (matchesFilter(job)) visible++;
     }
     const speedText = `${formatBytes(speed)}/s`;
-    const key = `${downloading}|${waiting}|${speedText}|${visible}|${jobs.size}|${filter}|${listed}|${ui.connection.dataset.state}`;
+    const key = `${downloading}|${waiting}|${speedText}|${visible}|${jobs.size}|${filter}|${tagFilter}|${search}|${matching === null}|${listed}|${ui.connection.dataset.state}`;
     if (key === totalsShown) return;
     totalsShown = key;
     ui.totalActive.textContent = String(downloading);
@@ -643,6 +660,9 @@
     } else if (jobs.size === 0) {
       ui.empty.textContent = 'No downloads yet. Add a URL above.';
       ui.empty.hidden = false;
+    } else if (visible === 0 && serverFiltered() && matching === null) {
+      ui.empty.textContent = 'Searching…';
+      ui.empty.hidden = false;
     } else if (visible === 0) {
       ui.empty.textContent = 'No downloads match this filter.';
       ui.empty.hidden = false;
@@ -652,16 +672,113 @@
     document.title = downloading > 0 ? `Ferry · ${downloading} active · ${speedText}` : 'Ferry';
   }
 
-  function matchesFilter(state) {
-    if (!filter) return true;
-    if (filter === 'active') return state === 'waiting' || state === 'downloading';
-    return state === filter;
+  function matchesFilter(job) {
+    const state = job.state;
+    if (filter === 'active' && state !== 'waiting' && state !== 'downloading') return false;
+    if (filter && filter !== 'active' && state !== filter) return false;
+    if (!serverFiltered()) return true;
+    return matching !== null && matching.has(job.id);
   }
 
   ui.filter.addEventListener('change', () => {
     filter = ui.filter.value;
     for (const id of jobs.keys()) dirty.add(id);
     scheduleRender();
+  });
+
+  // MARK: Tag and search filters (answered by the server)
+
+  const serverFiltered = () => tagFilter !== '' || search !== '';
+
+  /** The job's tags as chips; a click shows only that tag's downloads. */
+  function drawTags(row, tags) {
+    const chips = [...new Set(tags)].map((tag) => {
+      const item = document.createElement('li');
+      const chip = document.createElement('button');
+      chip.type = 'button';
+      chip.className = 'tag-chip';
+      chip.dataset.tag = tag;
+      chip.textContent = tag;
+      chip.title = `Show only downloads tagged ${tag}`;
+      chip.setAttribute('aria-pressed', String(tag === tagFilter));
+      item.append(chip);
+      return item;
+    });
+    row.tags.replaceChildren(...chips);
+    row.tags.hidden = chips.length === 0;
+  }
+
+  function setTagFilter(tag) {
+    tagFilter = tag;
+    ui.tagFilterName.textContent = tag;
+    ui.tagFilter.hidden = !tag;
+    filtersChanged();
+  }
+
+  function filtersChanged() {
+    matching = null;
+    for (const id of jobs.keys()) dirty.add(id);
+    scheduleRender();
+    refreshMatching();
+  }
+
+  /** Asks the server which jobs pass the tag and search filters (every page), then redraws. */
+  async function refreshMatching() {
+    clearTimeout(matchingTimer);
+    matchingTimer = 0;
+    const gen = ++matchingGen;
+    if (!serverFiltered()) return;
+    const ids = new Set();
+    let cursor = null;
+    try {
+      do {
+        const query = new URLSearchParams({ limit: '1000' });
+        if (tagFilter) query.set('tag', tagFilter);
+        if (search) query.set('q', search);
+        if (cursor) query.set('after', cursor);
+        const response = await api('GET', '/jobs?' + query);
+        const page = await response.json();
+        if (gen !== matchingGen) return;
+        for (const job of page.jobs || []) ids.add(job.id);
+        cursor = page.next || null;
+      } while (cursor);
+    } catch (error) {
+      if (gen !== matchingGen || error.status === 401) return;
+      showNotice(`Could not filter the downloads: ${error.message}`);
+      return;
+    }
+    matching = ids;
+    for (const id of jobs.keys()) dirty.add(id);
+    scheduleRender();
+  }
+
+  /** After a job changed or went: ask again soon (a new name or tag may now match). */
+  function scheduleMatching() {
+    if (!serverFiltered()) return;
+    clearTimeout(matchingTimer);
+    matchingTimer = setTimeout(refreshMatching, 300);
+  }
+
+  let searchTimer = 0;
+  ui.search.addEventListener('input', () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => {
+      const text = ui.search.value.trim();
+      if (text === search) return;
+      search = text;
+      filtersChanged();
+    }, 250);
+  });
+
+  ui.list.addEventListener('click', (event) => {
+    const chip = event.target.closest('button[data-tag]');
+    if (!chip || !ui.list.contains(chip)) return;
+    setTagFilter(chip.dataset.tag === tagFilter ? '' : chip.dataset.tag);
+  });
+
+  ui.tagFilterClear.addEventListener('click', () => {
+    setTagFilter('');
+    ui.heading.focus();
   });
 
   // MARK: Row actions (one delegated listener for every row)
@@ -708,7 +825,7 @@
   ui.addForm.addEventListener('submit', async (event) => {
     event.preventDefault();
     setFieldError(ui.addError, '');
-    for (const input of [ui.url, ui.filename, ui.sha256]) input.removeAttribute('aria-invalid');
+    for (const input of [ui.url, ui.filename, ui.sha256, ui.tags]) input.removeAttribute('aria-invalid');
     const url = ui.url.value.trim();
     if (!url) return fieldProblem(ui.url, 'Enter the URL to download.');
     const body = { url };
@@ -719,6 +836,8 @@
       if (!/^[0-9a-fA-F]{64}$/.test(sha)) return fieldProblem(ui.sha256, 'The SHA-256 must be 64 hexadecimal digits.');
       body.sha256 = sha.toLowerCase();
     }
+    const tags = ui.tags.value.split(',').map((tag) => tag.trim()).filter(Boolean);
+    if (tags.length) body.tags = tags;
     const button = ui.addForm.querySelector('button[type=submit]');
     button.disabled = true;
     try {
@@ -731,7 +850,8 @@
       ui.url.focus();
     } catch (error) {
       if (error.status === 401) return;
-      const field = { invalid_url: ui.url, unsupported_scheme: ui.url, forbidden_destination: ui.url }[error.code];
+      const field = { invalid_url: ui.url, unsupported_scheme: ui.url, forbidden_destination: ui.url }[error.code]
+        || (error.code === 'invalid_request' && error.message.startsWith("'tags") ? ui.tags : undefined);
       fieldProblem(field || ui.url, error.message, field ? undefined : false);
     } finally {
       button.disabled = false;
