@@ -33,6 +33,8 @@ import Foundation
 /// - publish changes with `NOTIFY ferry_jobs, '<id>'` in the same transaction (delivered only on commit) and have
 ///   each node `LISTEN` to refresh its view and fan events out to its SSE subscribers; the event id would come from
 ///   a `SEQUENCE` too (kept under `value(forKey:)` today);
+/// - keep tags in a `job_tags (tag, sequence)` table too (or a `text[]` column with a GIN index) and `search_text`
+///   under a `pg_trgm` GIN index, so `tag` and `q` stay indexed;
 /// - keep idempotency records in a table keyed by `key` with `INSERT ... ON CONFLICT DO NOTHING`, so two nodes
 ///   racing on one key agree on the first answer; purge with `DELETE ... WHERE created_at < $1`;
 /// - keep revoked sessions in a table too; each node loads them at start, so a logout made on another node would
