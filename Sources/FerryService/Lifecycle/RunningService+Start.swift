@@ -34,7 +34,7 @@ extension RunningService {
         // Webhooks: notices are committed with the job changes that cause them; the sender delivers them.
         let webhookSecret = try WebhookSecret.resolve(configured: configuration.webhookSecret, spool: spool.root, logger: logger)
         let requests = RequestRunner(limits: RequestRunner.Limits(destinations: configuration.destinations))
-        let webhooks = WebhookSender(store: store, send: { await requests.send($0) }, key: webhookSecret.key,
+        let webhooks = WebhookSender(store: JobStoreNotices(store: store), send: { await requests.send($0) }, key: webhookSecret.key,
                                      schedule: WebhookSchedule(base: configuration.webhookRetryBase),
                                      metrics: metrics, logger: logger)
         let commits = CommitPipeline(store: store, logger: logger, makeRoom: { ballast.release() },

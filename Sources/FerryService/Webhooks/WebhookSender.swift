@@ -16,7 +16,7 @@ import Logging
 actor WebhookSender {
     typealias Send = @Sendable (OutgoingRequest) async -> RequestOutcome
 
-    private let store: any JobStore
+    private let store: any WebhookNoticeStore
     private let send: Send
     private let key: [UInt8]
     private let schedule: WebhookSchedule
@@ -27,12 +27,15 @@ actor WebhookSender {
     private let concurrency: Int
 
     private var inFlight: Set<String> = []
+    /// While the loop reads the outbox: the notices whose try ended meanwhile. The read may predate their
+    /// deletion or new due time, so that copy is stale and must not be sent again.
+    private var settledWhileReading: Set<String>?
     private var doorbell: CheckedContinuation<Void, Never>?
     private var rung = false
     private var stopped = false
     private var loop: Task<Void, Never>?
 
-    init(store: any JobStore, send: @escaping Send, key: [UInt8], schedule: WebhookSchedule, metrics: ServiceMetrics,
+    init(store: any WebhookNoticeStore, send: @escaping Send, key: [UInt8], schedule: WebhookSchedule, metrics: ServiceMetrics,
          logger: Logger, concurrency: Int = 16, now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.send = send
@@ -86,9 +89,12 @@ actor WebhookSender {
     /// Starts a try of every due notice not already in flight (up to `concurrency`); returns when the next one
     /// not in flight is due (nil: none waiting).
     private func sendDue() async throws -> Date? {
+        settledWhileReading = []
+        defer { settledWhileReading = nil }
         let pending = try await store.pendingNotices(limit: concurrency + inFlight.count)
+        let stale = settledWhileReading ?? []
         let current = now()
-        for notice in pending where !inFlight.contains(notice.id) {
+        for notice in pending where !inFlight.contains(notice.id) && !stale.contains(notice.id) {
             guard notice.dueAt <= current else { return notice.dueAt }
             guard inFlight.count < concurrency else { return nil }  // a finished try rings the doorbell
             inFlight.insert(notice.id)
@@ -125,6 +131,7 @@ actor WebhookSender {
     private func attempt(_ notice: WebhookNotice) async {
         defer {
             inFlight.remove(notice.id)
+            settledWhileReading?.insert(notice.id)
             ring()
         }
         let attempt = notice.attempts + 1
@@ -150,15 +157,15 @@ actor WebhookSender {
         do {
             switch verdict {
             case .delivered:
-                try await store.deleteNotice(id: notice.id)
+                _ = try await store.deleteNotice(id: notice.id)
                 metrics.webhookNotice(.delivered)
                 logger.info("webhook notice delivered", metadata: metadata)
             case .gone:
-                try await store.deleteNotice(id: notice.id)
+                _ = try await store.deleteNotice(id: notice.id)
                 metrics.webhookNotice(.gone)
                 logger.notice("webhook receiver answered 410: notice dropped", metadata: metadata)
             case .failed:
-                try await store.deleteNotice(id: notice.id)
+                _ = try await store.deleteNotice(id: notice.id)
                 metrics.webhookNotice(.failed)
                 logger.warning("webhook notice given up", metadata: metadata)
             case .retry(let at):
