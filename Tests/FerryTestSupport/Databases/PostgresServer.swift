@@ -74,9 +74,10 @@ public final class PostgresServer: @unchecked Sendable {
         try? administer("DROP DATABASE IF EXISTS \(database) WITH (FORCE)")
     }
 
-    /// Runs one administrative statement (no parameters: `CREATE DATABASE` takes none) in the `postgres` database.
-    private func administer(_ sql: String) throws {
-        guard let connection = PQconnectdb(Self.conninfo(port: port, database: "postgres")) else {
+    /// Runs one administrative statement as the superuser (no parameters: `CREATE DATABASE` takes none), in the
+    /// `postgres` database unless another is named; rows it returns are ignored.
+    public func administer(_ sql: String, database: String = "postgres") throws {
+        guard let connection = PQconnectdb(Self.conninfo(port: port, database: database)) else {
             throw FixtureError.startFailed("PostgreSQL connection", detail: "out of memory")
         }
         defer { PQfinish(connection) }
@@ -88,7 +89,7 @@ public final class PostgresServer: @unchecked Sendable {
             throw FixtureError.malformedResponse("\(sql): \(String(cString: PQerrorMessage(connection)))")
         }
         defer { PQclear(result) }
-        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+        guard PQresultStatus(result) == PGRES_COMMAND_OK || PQresultStatus(result) == PGRES_TUPLES_OK else {
             throw FixtureError.malformedResponse("\(sql): \(String(cString: PQresultErrorMessage(result)))")
         }
     }
