@@ -121,3 +121,17 @@ struct RequestRunnerTests {
         guard case .failed = outcome else { Issue.record("expected a failure, got \(outcome)"); return }
     }
 }
+
+extension RequestRunnerTests {
+    /// `localhost` may resolve to ::1 first: with only 127.0.0.1/32 allowed, that address is refused and the next
+    /// one answers; the outcome is the answer.
+    @Test func aRefusedAddressFollowedByAnAllowedOneIsAnAnswer() async throws {
+        let listener = try OneShotListener(response: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        let runner = RequestRunner(limits: .init(destinations: Self.loopback))
+        let url = try SubmittedURL.parse("http://localhost:\(listener.port)/hook")
+        let outcome = await runner.send(OutgoingRequest(url: url, headers: [], body: Array("{}".utf8)))
+        await runner.close()
+        _ = listener.request()
+        #expect(outcome == .answered(status: 200))
+    }
+}
