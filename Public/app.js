@@ -680,7 +680,6 @@
     let stateText = DELIVERY_STATES[dstate] || dstate;
     if (job.state === 'delivering' && job.error && job.error.code === 'retrying') stateText = 'retrying';
     else if (job.state === 'paused' && dstate !== 'delivered') stateText = dstate === 'pending' ? stateText : 'paused';
-    if (fileGone.has(job.id)) stateText += ' · local copy removed';
     put(row, 'deliveryState', `${dstate}|${stateText}`, () => {
       row.deliveryState.textContent = stateText;
       row.deliveryState.dataset.state = dstate;
@@ -707,6 +706,7 @@
     else if (dstate === 'pending' && sent === 0) bytesText = total ? `${formatBytes(total)} to send` : 'not started';
     else if (total !== null) bytesText = `${formatBytes(sent)} of ${formatBytes(total)} sent (${percent}%)`;
     else bytesText = `${formatBytes(sent)} sent`;
+    if (fileGone.has(job.id)) bytesText += ' · local copy removed';
     put(row, 'deliveryBytes', bytesText, (v) => { row.deliveryBytes.textContent = v; });
     const speedText = sending ? `${formatBytes(num(delivery.speed))}/s` : '';
     put(row, 'deliverySpeed', speedText, (v) => { row.deliverySpeed.textContent = v; row.deliverySpeed.hidden = !v; });
