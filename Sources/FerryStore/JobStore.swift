@@ -22,9 +22,9 @@ import Foundation
 ///
 /// ## A PostgreSQL store shared by several Ferry nodes
 /// Nothing here is SQLite-specific: the calls are async, ids are strings, cursors are opaque, dates have a fixed
-/// precision, and there is no transaction handle in the protocol. `PostgresJobStore` does the first and last two
-/// points below (sequences, idempotency records as rows replaced with `ON CONFLICT`, SQLSTATEs as
-/// `JobStoreError.postgres`); claims, leases and `NOTIFY` are still to come. The design:
+/// precision, and there is no transaction handle in the protocol. `PostgresJobStore` does the first point and the
+/// last three below (a `SEQUENCE`, idempotency records and revoked sessions in tables, upserted with `ON CONFLICT`,
+/// SQLSTATEs as `JobStoreError.postgres`); claims, leases and `NOTIFY` are still to come. The design:
 /// - take `sequence` from a database `SEQUENCE` (`bigint DEFAULT nextval('job_sequence')`, read back with
 ///   `INSERT ... RETURNING sequence`); sequences from concurrent transactions may commit out of order, so a
 ///   gapless list for event replay would page on a commit-ordered column or hold the cursor behind the oldest
