@@ -34,6 +34,28 @@ struct PostgresJobStoreTests {
         }
     }
 
+    @Test func searchUsesATrigramIndexWhenTheServerOffersPgTrgm() async throws {
+        try await withDatabase { server, name, location in
+            let store = try PostgresJobStore(location: location)
+            _ = try await store.insert((0..<300).map { JobRecord.make("j\($0)", filename: $0 == 123 ? "Needle.iso" : "hay-\($0).bin") })
+            #expect(try await store.list(JobFilter(text: "needle"), after: nil, limit: 10).jobs.map(\.id) == ["j123"])
+            await store.close()
+            // The test server has pg_trgm (Debian's server package ships it): the index must be there.
+            try server.administer("""
+                DO $$ BEGIN
+                    IF NOT EXISTS (SELECT 1 FROM pg_indexes WHERE indexname = 'jobs_search_text_trigram') THEN
+                        RAISE EXCEPTION 'no trigram index';
+                    END IF;
+                END $$
+                """, database: name)
+        }
+    }
+
+    @Test func likePatternsAreLiteral() {
+        #expect(PostgresJobQuery.escapedForLike(#"100%_done\x"#) == #"100\%\_done\\x"#)
+        #expect(PostgresJobQuery.escapedForLike("plain ünï") == "plain ünï")
+    }
+
     @Test func aSchemaFromANewerFerryIsRefused() async throws {
         try await withDatabase { server, name, location in
             let store = try PostgresJobStore(location: location)

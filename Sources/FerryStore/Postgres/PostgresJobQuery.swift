@@ -2,8 +2,9 @@
 ///
 /// Like `SQLiteJobQuery`: with a tag, the walk starts in `job_tags`' primary key (tag, sequence), which gives that
 /// tag's jobs in list order, and joins each to its row; without one, it walks `jobs` by sequence. States
-/// (`state = ANY($n::text[])`) and the search text (`strpos` on `search_text`, literal, as `JobFilter.matches`
-/// compares) narrow the walk, which stops after `LIMIT` matching rows. A pure value.
+/// (`state = ANY($n::text[])`) and the search text (`LIKE '%text%'` on `search_text`, the text's `%`, `_` and `\`
+/// escaped, so a literal substring as `JobFilter.matches` compares) narrow the walk, which stops after `LIMIT`
+/// matching rows; the planner may instead start from the trigram index (schema 2) when matches look rare. A pure value.
 struct PostgresJobQuery {
     let sql: String
     let parameters: [PostgresParameter]
@@ -19,8 +20,8 @@ struct PostgresJobQuery {
             conditions.append("jobs.state = ANY($\(parameters.count)::text[])")
         }
         if let text = filter.text, !text.isEmpty {
-            parameters.append(.text(JobFilter.folded(text)))
-            conditions.append("strpos(jobs.search_text, $\(parameters.count)) > 0")
+            parameters.append(.text("%" + Self.escapedForLike(JobFilter.folded(text)) + "%"))
+            conditions.append("jobs.search_text LIKE $\(parameters.count)")
         }
         let narrowing = conditions.map { " AND " + $0 }.joined()
         if let tag = filter.tag {
@@ -37,5 +38,15 @@ struct PostgresJobQuery {
                 """
         }
         self.parameters = parameters
+    }
+
+    /// `text` as a literal `LIKE` pattern: `\`, `%` and `_` escaped with `\` (LIKE's default escape character).
+    static func escapedForLike(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if character == "\\" || character == "%" || character == "_" { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
     }
 }

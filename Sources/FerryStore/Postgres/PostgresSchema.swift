@@ -9,6 +9,8 @@ enum PostgresSchema {
     struct Migration {
         var version: Int
         var sql: String
+        /// Steps only Swift can decide, after `sql`, in the same transaction.
+        var then: (@Sendable (PostgresConnection) throws -> Void)? = nil
     }
 
     /// The version this build writes. A database at a higher version is refused (a newer Ferry wrote it).
@@ -114,7 +116,29 @@ enum PostgresSchema {
             );
             CREATE INDEX webhook_notices_due ON webhook_notices (due_at, created_at, id);
             """),
+        // Search (`q`) through a trigram index, when the server offers `pg_trgm` (a trusted extension shipped with
+        // PostgreSQL's contrib modules, in Debian's server package): lists then find rare matches without walking
+        // every job. Without it (or without the right to create it) the schema is the same minus the index, and
+        // the search walks `jobs` in list order as SQLite's does.
+        Migration(version: 2, sql: "", then: addTrigramIndexIfPossible),
     ]
+
+    /// Schema 2: `jobs_search_text_trigram`, in a savepoint, so a server without `pg_trgm` keeps the rest.
+    private static func addTrigramIndexIfPossible(_ connection: PostgresConnection) throws {
+        let offered = try connection.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'",
+                                             operation: "look for pg_trgm").rowCount > 0
+        guard offered else { return }
+        try connection.executeScript("SAVEPOINT trigram", operation: "migrate to schema 2")
+        do {
+            try connection.executeScript("""
+                CREATE EXTENSION IF NOT EXISTS pg_trgm;
+                CREATE INDEX jobs_search_text_trigram ON jobs USING gin (search_text gin_trgm_ops);
+                """, operation: "create the search index")
+            try connection.executeScript("RELEASE SAVEPOINT trigram", operation: "migrate to schema 2")
+        } catch let error as JobStoreError where !error.isUnavailable {
+            try connection.executeScript("ROLLBACK TO SAVEPOINT trigram", operation: "migrate to schema 2")
+        }
+    }
 
     /// Brings the database up to `currentVersion` in one transaction holding `migrationLock`, so nodes starting
     /// together migrate once and a crash mid-migration leaves the previous version intact.
@@ -137,6 +161,7 @@ enum PostgresSchema {
             }
             for migration in migrations where migration.version > found {
                 try connection.executeScript(migration.sql, operation: "migrate to schema \(migration.version)")
+                try migration.then?(connection)
                 try connection.execute("INSERT INTO schema_migrations (version) VALUES ($1)",
                                        [PostgresParameter(migration.version)],
                                        operation: "record schema version \(migration.version)")
