@@ -51,6 +51,36 @@ struct PostgresJobStoreTests {
         }
     }
 
+    /// Figures to compare with `SQLiteJobStoreTests.twoThousandJobsInsertAndUpdate` (the test server runs with
+    /// `fsync=off`, so they show round trips and statement costs, not disk syncs).
+    @Test func twoThousandJobsInsertUpdateAndGroupCommit() async throws {
+        try await withDatabase { _, _, location in
+            let store = try PostgresJobStore(location: location)
+            let count = 2000
+            let clock = ContinuousClock()
+            var inserted: [JobRecord] = []
+            let insertTime = try await clock.measure { inserted = try await store.insert((0..<count).map { JobRecord.make("job-\($0)") }) }
+            #expect(inserted.count == count)
+            let updateTime = try await clock.measure {
+                for var job in inserted {
+                    job.state = .downloading
+                    job.bytesReceived = 1000
+                    try await store.update(job)
+                }
+            }
+            let groupTime = try await clock.measure {
+                try await store.apply(updates: inserted.map { job in
+                    var finished = job
+                    finished.state = .finished
+                    return finished
+                }, deletions: [])
+            }
+            print("PostgresJobStore: one batch of \(count) inserts in \(insertTime); \(count) single updates in \(updateTime); one group commit of \(count) updates in \(groupTime)")
+            #expect(try await store.counts()[.finished] == count)
+            await store.close()
+        }
+    }
+
     @Test func likePatternsAreLiteral() {
         #expect(PostgresJobQuery.escapedForLike(#"100%_done\x"#) == #"100\%\_done\\x"#)
         #expect(PostgresJobQuery.escapedForLike("plain ünï") == "plain ünï")
