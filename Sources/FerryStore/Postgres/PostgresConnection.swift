@@ -5,10 +5,12 @@ import Foundation
 /// One libpq connection (`PGconn`) to the PostgreSQL server, and the statements run on it.
 ///
 /// Confined to the serial queue its owner passes in (`PostgresJobStore`'s queue): every method checks that it runs
-/// there. Calls use libpq's blocking API (`PQexecParams`): each waits for the server's answer on that queue, which
+/// there. Calls use libpq's blocking API (`PQexecParams`, `PQexecPrepared`): each waits for the server's answer on that queue, which
 /// is acceptable because the queue is the store's own and callers suspend on a continuation meanwhile. Values are
 /// always sent as parameters, never spliced into SQL. A connection found broken between statements is re-established
-/// once (`PQreset`) before the next one; a break inside a transaction fails that transaction. Every failure is a
+/// once (`PQreset`) before the next one; a break inside a transaction fails that transaction.
+/// The statements run for every job change are prepared once per connection (`reuse`), so behind PgBouncer it needs
+/// session pooling (transaction pooling does not keep prepared statements). Every failure is a
 /// `JobStoreError.postgres` carrying the SQLSTATE (`08001`/`08006` when libpq gives none because the server could not
 /// be reached), the server's message on one line, and the operation that failed.
 final class PostgresConnection: @unchecked Sendable {
@@ -16,6 +18,8 @@ final class PostgresConnection: @unchecked Sendable {
     let location: String
     private let queue: DispatchQueue
     private var handle: OpaquePointer?
+    /// Names of the statements prepared on this connection, by SQL text (lost, so cleared, when it is re-established).
+    private var prepared: [String: String] = [:]
 
     /// Connects to `url` (a `postgres://` URI libpq understands), with a 10 s connect timeout unless the URL sets one,
     /// UTF-8 as the client encoding, and `application_name=ferry`. Blocks until connected or refused.
@@ -47,8 +51,12 @@ final class PostgresConnection: @unchecked Sendable {
     }
 
     /// Runs one statement with `parameters` bound to `$1`, `$2`, ... and returns its rows.
+    /// - Parameter reuse: prepare the statement once per connection and run it by name afterwards (the server parses
+    ///   and plans it once): for the statements run for every job change. Not for lists, whose best plan depends
+    ///   on the values.
     @discardableResult
-    func execute(_ sql: String, _ parameters: [PostgresParameter] = [], operation: String) throws -> PostgresResult {
+    func execute(_ sql: String, _ parameters: [PostgresParameter] = [], reuse: Bool = false,
+                 operation: String) throws -> PostgresResult {
         let connection = try usableConnection(operation: operation)
         var types: [Oid] = []
         var formats: [Int32] = []
@@ -78,13 +86,28 @@ final class PostgresConnection: @unchecked Sendable {
                 values.append(nil)
             }
         }
+        let name = reuse ? try preparedName(sql, types: types, connection: connection, operation: operation) : nil
         let result = values.withUnsafeBufferPointer { valuePointers in
             valuePointers.withMemoryRebound(to: UnsafePointer<CChar>?.self) { constValues in
-                PQexecParams(connection, sql, Int32(parameters.count), types, constValues.baseAddress,
-                             lengths, formats, 0)
+                if let name {
+                    PQexecPrepared(connection, name, Int32(parameters.count), constValues.baseAddress, lengths, formats, 0)
+                } else {
+                    PQexecParams(connection, sql, Int32(parameters.count), types, constValues.baseAddress,
+                                 lengths, formats, 0)
+                }
             }
         }
         return try checked(result, connection: connection, operation: operation)
+    }
+
+    /// The name `sql` is prepared under on this connection, preparing it first if needed.
+    private func preparedName(_ sql: String, types: [Oid], connection: OpaquePointer, operation: String) throws -> String {
+        if let name = prepared[sql] { return name }
+        let name = "ferry_\(prepared.count + 1)"
+        _ = try checked(PQprepare(connection, name, sql, Int32(types.count), types), connection: connection,
+                        operation: "\(operation): prepare")
+        prepared[sql] = name
+        return name
     }
 
     /// Runs SQL without parameters, possibly several statements separated by `;` (migrations).
@@ -113,6 +136,7 @@ final class PostgresConnection: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         if let handle { PQfinish(handle) }
         handle = nil
+        prepared = [:]
     }
 
     // MARK: Private
@@ -124,6 +148,7 @@ final class PostgresConnection: @unchecked Sendable {
             throw JobStoreError.postgres(sqlstate: "08003", message: "the job store is closed", operation: operation)
         }
         if PQstatus(handle) != CONNECTION_OK {
+            prepared = [:]
             PQreset(handle)
             guard PQstatus(handle) == CONNECTION_OK else {
                 throw JobStoreError.postgres(sqlstate: "08001", message: Self.oneLine(String(cString: PQerrorMessage(handle))),

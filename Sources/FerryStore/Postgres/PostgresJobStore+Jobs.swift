@@ -15,7 +15,7 @@ extension PostgresJobStore {
                     let result: PostgresResult
                     do {
                         result = try connection.execute(PostgresJobRow.insertSQL, try PostgresJobRow.parameters(record),
-                                                        operation: "insert job")
+                                                        reuse: true, operation: "insert job")
                     } catch JobStoreError.postgres(let sqlstate, _, _) where sqlstate == "23505" {
                         throw JobStoreError.duplicateID(record.id)  // unique_violation: the id is taken
                     }
@@ -34,7 +34,7 @@ extension PostgresJobStore {
     public func update(_ job: JobRecord) async throws {
         try await perform { connection in
             let result = try connection.execute(PostgresJobRow.updateSQL, try PostgresJobRow.parameters(job.storedForm),
-                                                operation: "update job")
+                                                reuse: true, operation: "update job")
             guard result.affectedRows > 0 else { throw JobStoreError.notFound(job.id) }
         }
     }
@@ -45,7 +45,7 @@ extension PostgresJobStore {
             try connection.transaction("apply \(updates.count) update(s), \(deletions.count) deletion(s), \(notices.count) notice(s)") {
                 for job in updates {
                     try connection.execute(PostgresJobRow.updateSQL, try PostgresJobRow.parameters(job.storedForm),
-                                           operation: "update job")
+                                           reuse: true, operation: "update job")
                 }
                 if !deletions.isEmpty {
                     try connection.execute("DELETE FROM jobs WHERE id = ANY($1::text[])", [.textArray(deletions)],
