@@ -5,9 +5,9 @@ import Foundation
 /// One libpq connection (`PGconn`) to the PostgreSQL server, and the statements run on it.
 ///
 /// Confined to the serial queue its owner passes in (`PostgresJobStore`'s queue): every method checks that it runs
-/// there. Calls use libpq's blocking API (`PQexecParams`, `PQexecPrepared`): each waits for the server's answer on that queue, which
-/// is acceptable because the queue is the store's own and callers suspend on a continuation meanwhile. Values are
-/// always sent as parameters, never spliced into SQL. A connection found broken between statements is re-established
+/// there. Calls use libpq's blocking API (`PQexecParams`, `PQexecPrepared`): each waits for the server's answer on
+/// that queue, which is acceptable because the queue is the store's own and callers suspend on a continuation
+/// meanwhile. Values are always sent as parameters, never spliced into SQL. A connection found broken between statements is re-established
 /// once (`PQreset`) before the next one; a break inside a transaction fails that transaction.
 /// The statements run for every job change are prepared once per connection (`reuse`), so behind PgBouncer it needs
 /// session pooling (transaction pooling does not keep prepared statements). Every failure is a
@@ -21,15 +21,18 @@ final class PostgresConnection: @unchecked Sendable {
     /// Names of the statements prepared on this connection, by SQL text (lost, so cleared, when it is re-established).
     private var prepared: [String: String] = [:]
 
-    /// Connects to `url` (a `postgres://` URI libpq understands), with a 10 s connect timeout unless the URL sets one,
-    /// UTF-8 as the client encoding, and `application_name=ferry`. Blocks until connected or refused.
+    /// Connects to `url` (a `postgres://` URI libpq understands), with UTF-8 as the client encoding and, unless the URL
+    /// says otherwise, a 10 s connect timeout, `application_name=ferry`, and TCP keepalives with a 30 s user timeout
+    /// so a server that vanished fails the statement waiting for it within about a minute instead of blocking the
+    /// store's queue. Blocks until connected or refused.
     init(url: String, location: String, queue: DispatchQueue) throws {
         dispatchPrecondition(condition: .onQueue(queue))
         self.location = location
         self.queue = queue
         // Keywords before `dbname` are defaults the URL may override; those after it are forced.
-        let keywords = ["connect_timeout", "application_name", "dbname", "client_encoding"]
-        let values = ["10", "ferry", url, "UTF8"]
+        let keywords = ["connect_timeout", "application_name", "keepalives", "keepalives_idle", "keepalives_interval",
+                        "keepalives_count", "tcp_user_timeout", "dbname", "client_encoding"]
+        let values = ["10", "ferry", "1", "30", "10", "3", "30000", url, "UTF8"]
         let connection = Self.withCStrings(keywords) { keywordPointers in
             Self.withCStrings(values) { valuePointers in
                 PQconnectdbParams(keywordPointers, valuePointers, 1)
