@@ -81,6 +81,19 @@ struct PostgresJobStoreTests {
         }
     }
 
+    @Test func missingServerProgramsSayWhatToInstall() {
+        #expect {
+            _ = try PostgresServer.binaryDirectory(environment: ["PATH": "/nonexistent"], candidates: ["/nonexistent/bin"])
+        } throws: { error in
+            let message = "\(error)"
+            return message.contains("apt-get install postgresql") && message.contains("FERRY_SKIP_POSTGRES=1")
+                && message.contains("/nonexistent/bin")
+        }
+        #expect(throws: (any Error).self) {
+            try PostgresServer.binaryDirectory(environment: ["FERRY_POSTGRES_BIN": "/nonexistent"])
+        }
+    }
+
     @Test func likePatternsAreLiteral() {
         #expect(PostgresJobQuery.escapedForLike(#"100%_done\x"#) == #"100\%\_done\\x"#)
         #expect(PostgresJobQuery.escapedForLike("plain ünï") == "plain ünï")

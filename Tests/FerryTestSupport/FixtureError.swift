@@ -29,8 +29,8 @@ public enum FixtureError: Error, CustomStringConvertible, Sendable {
                 + "install it with `apt-get install python3`"
         case let .postgresNotInstalled(searched):
             return "PostgreSQL's initdb and postgres not found (looked in \(searched.joined(separator: ", ")) and PATH); "
-                + "install them with `apt-get install postgresql` (Debian/Ubuntu), "
-                + "or set FERRY_SKIP_POSTGRES=1 to leave out the tests that need a PostgreSQL server"
+                + "install them with `apt-get install postgresql` (Debian/Ubuntu) or point FERRY_POSTGRES_BIN at their "
+                + "directory, or set FERRY_SKIP_POSTGRES=1 to leave out the tests that need a PostgreSQL server"
         case let .startFailed(what, detail):
             return "\(what) did not start: \(detail)"
         case let .timedOut(what):

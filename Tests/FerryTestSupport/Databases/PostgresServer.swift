@@ -119,14 +119,17 @@ public final class PostgresServer: @unchecked Sendable {
     }
 
     /// Where Debian and Ubuntu put the server programs, newest first.
-    static let binaryDirectories = (12...18).reversed().map { "/usr/lib/postgresql/\($0)/bin" }
+    public static let binaryDirectories = (12...18).reversed().map { "/usr/lib/postgresql/\($0)/bin" }
 
-    /// The directory holding both `initdb` and `postgres`.
-    static func binaryDirectory() throws -> String {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        let candidates = binaryDirectories + path.split(separator: ":").map(String.init)
-        guard let found = candidates.first(where: { access($0 + "/initdb", X_OK) == 0 && access($0 + "/postgres", X_OK) == 0 })
-        else { throw FixtureError.postgresNotInstalled(searched: binaryDirectories) }
+    /// The directory holding both `initdb` and `postgres`: `FERRY_POSTGRES_BIN` when set (e.g. `/usr/pgsql-16/bin`),
+    /// else the first of `candidates` and `PATH` that has both.
+    /// - Throws: `FixtureError.postgresNotInstalled`, whose message says what to install.
+    public static func binaryDirectory(environment: [String: String] = ProcessInfo.processInfo.environment,
+                                       candidates: [String] = binaryDirectories) throws -> String {
+        let searched = environment["FERRY_POSTGRES_BIN"].map { [$0] }
+            ?? candidates + (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":").map(String.init)
+        guard let found = searched.first(where: { access($0 + "/initdb", X_OK) == 0 && access($0 + "/postgres", X_OK) == 0 })
+        else { throw FixtureError.postgresNotInstalled(searched: environment["FERRY_POSTGRES_BIN"].map { [$0] } ?? candidates) }
         return found
     }
 
