@@ -94,6 +94,9 @@ public protocol JobStore: Sendable {
     /// Removes a notice (delivered or given up); whether it was there.
     @discardableResult
     func deleteNotice(id: String) async throws -> Bool
+    /// Settles many tries at once, in one transaction where the store has them: deletes the notices `deleting`
+    /// names and reschedules those of `rescheduling` (notices no longer stored are skipped).
+    func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) async throws
     /// Releases resources. Calls made afterwards fail (SQLite) or keep working (memory).
     func close() async
 }
@@ -102,6 +105,12 @@ extension JobStore {
     /// Stores new jobs in one transaction (no idempotency record).
     public func insert(_ jobs: [JobRecord]) async throws -> [JobRecord] {
         try await insert(jobs, idempotencyRecord: nil)
+    }
+
+    /// One call per notice; stores that can do it in one transaction (SQLite, memory) implement it themselves.
+    public func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) async throws {
+        for id in deleting { try await deleteNotice(id: id) }
+        for retry in rescheduling { try await rescheduleNotice(id: retry.id, dueAt: retry.dueAt, attempts: retry.attempts) }
     }
 
     /// Replaces and deletes jobs in one transaction (no notices).

@@ -4,8 +4,7 @@ import Foundation
 /// The part of the job store the webhook sender uses: the outbox's reads and settlements.
 protocol WebhookNoticeStore: Sendable {
     func pendingNotices(limit: Int) async throws -> [WebhookNotice]
-    func rescheduleNotice(id: String, dueAt: Date, attempts: Int) async throws
-    func deleteNotice(id: String) async throws -> Bool
+    func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) async throws
 }
 
 /// A `JobStore`'s outbox as a `WebhookNoticeStore`.
@@ -13,8 +12,7 @@ struct JobStoreNotices: WebhookNoticeStore {
     let store: any JobStore
 
     func pendingNotices(limit: Int) async throws -> [WebhookNotice] { try await store.pendingNotices(limit: limit) }
-    func rescheduleNotice(id: String, dueAt: Date, attempts: Int) async throws {
-        try await store.rescheduleNotice(id: id, dueAt: dueAt, attempts: attempts)
+    func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) async throws {
+        try await store.settleNotices(deleting: deleting, rescheduling: rescheduling)
     }
-    func deleteNotice(id: String) async throws -> Bool { try await store.deleteNotice(id: id) }
 }

@@ -30,6 +30,9 @@ actor WebhookSender {
     /// While the loop reads the outbox: the notices whose try ended meanwhile. The read may predate their
     /// deletion or new due time, so that copy is stale and must not be sent again.
     private var settledWhileReading: Set<String>?
+    /// Verdicts of ended tries not yet stored, and whether the writer storing them runs.
+    private var unsettled: [Settlement] = []
+    private var settling = false
     private var doorbell: CheckedContinuation<Void, Never>?
     private var rung = false
     private var stopped = false
@@ -129,11 +132,6 @@ actor WebhookSender {
     // MARK: One try
 
     private func attempt(_ notice: WebhookNotice) async {
-        defer {
-            inFlight.remove(notice.id)
-            settledWhileReading?.insert(notice.id)
-            ring()
-        }
         let attempt = notice.attempts + 1
         let answer: WebhookSchedule.Answer
         var detail = ""
@@ -150,33 +148,78 @@ actor WebhookSender {
             detail = "the receiver's URL cannot be parsed"
         }
         let verdict = schedule.verdict(answer, attempt: attempt, createdAt: notice.createdAt, now: now())
+        settle(Settlement(notice: notice, attempt: attempt, verdict: verdict, detail: detail))
+    }
+
+    // MARK: Settling tries
+
+    /// A try's verdict, waiting to be stored.
+    private struct Settlement {
+        var notice: WebhookNotice
+        var attempt: Int
+        var verdict: WebhookSchedule.Verdict
+        var detail: String
+    }
+
+    /// Queues a verdict; one writer stores everything queued in one call (one transaction), so under load many
+    /// tries cost one sync. A notice stays in flight until its verdict is stored: the loop must not read its
+    /// old row and send it again.
+    private func settle(_ settlement: Settlement) {
+        unsettled.append(settlement)
+        guard !settling else { return }
+        settling = true
+        Task { await self.storeSettlements() }
+    }
+
+    private func storeSettlements() async {
+        while !unsettled.isEmpty {
+            let batch = unsettled
+            unsettled.removeAll()
+            var deleting: [String] = [], rescheduling: [WebhookNoticeRetry] = []
+            for item in batch {
+                if case .retry(let at) = item.verdict {
+                    rescheduling.append(WebhookNoticeRetry(id: item.notice.id, dueAt: at, attempts: item.attempt))
+                } else {
+                    deleting.append(item.notice.id)
+                }
+            }
+            do {
+                try await store.settleNotices(deleting: deleting, rescheduling: rescheduling)
+                for item in batch { report(item) }
+            } catch {
+                // The notices stay as they were stored: they are tried again (at least once, never lost).
+                logger.error("webhook outbox: saving \(batch.count) tries failed", metadata: ["error": "\(error)"])
+                try? await Task.sleep(nanoseconds: 1_000_000_000)  // not at once again: the store needs a moment
+            }
+            for item in batch {
+                inFlight.remove(item.notice.id)
+                settledWhileReading?.insert(item.notice.id)
+            }
+            ring()
+        }
+        settling = false
+    }
+
+    /// Counts and logs a stored verdict.
+    private func report(_ item: Settlement) {
+        let notice = item.notice
         let metadata: Logger.Metadata = [
             "notice": "\(notice.id)", "type": "\(notice.type)", "job": "\(notice.jobID)",
-            "receiver": "\(SubmittedURL.redacting(notice.url))", "attempt": "\(attempt)", "result": "\(detail)",
+            "receiver": "\(SubmittedURL.redacting(notice.url))", "attempt": "\(item.attempt)", "result": "\(item.detail)",
         ]
-        do {
-            switch verdict {
-            case .delivered:
-                _ = try await store.deleteNotice(id: notice.id)
-                metrics.webhookNotice(.delivered)
-                logger.info("webhook notice delivered", metadata: metadata)
-            case .gone:
-                _ = try await store.deleteNotice(id: notice.id)
-                metrics.webhookNotice(.gone)
-                logger.notice("webhook receiver answered 410: notice dropped", metadata: metadata)
-            case .failed:
-                _ = try await store.deleteNotice(id: notice.id)
-                metrics.webhookNotice(.failed)
-                logger.warning("webhook notice given up", metadata: metadata)
-            case .retry(let at):
-                try await store.rescheduleNotice(id: notice.id, dueAt: at, attempts: attempt)
-                metrics.webhookNotice(.retried)
-                logger.info("webhook notice to be tried again at \(Timestamp.rfc3339(at))", metadata: metadata)
-            }
-        } catch {
-            // The notice stays as it was stored: it is tried again (at least once, never lost).
-            logger.error("webhook outbox: saving a try failed", metadata: metadata.merging(["error": "\(error)"]) { $1 })
-            try? await Task.sleep(nanoseconds: 1_000_000_000)  // not at once again: the store needs a moment
+        switch item.verdict {
+        case .delivered:
+            metrics.webhookNotice(.delivered)
+            logger.info("webhook notice delivered", metadata: metadata)
+        case .gone:
+            metrics.webhookNotice(.gone)
+            logger.notice("webhook receiver answered 410: notice dropped", metadata: metadata)
+        case .failed:
+            metrics.webhookNotice(.failed)
+            logger.warning("webhook notice given up", metadata: metadata)
+        case .retry(let at):
+            metrics.webhookNotice(.retried)
+            logger.info("webhook notice to be tried again at \(Timestamp.rfc3339(at))", metadata: metadata)
         }
     }
 }
