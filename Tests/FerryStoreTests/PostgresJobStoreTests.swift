@@ -99,6 +99,38 @@ struct PostgresJobStoreTests {
         #expect(PostgresJobQuery.escapedForLike("plain ünï") == "plain ünï")
     }
 
+    @Test func twoStoresOnOneDatabaseMigrateOnceAndShareTheSequence() async throws {
+        try await withDatabase { _, _, location in
+            // Opened at the same moment on a fresh database: the advisory lock lets one migrate, the other wait.
+            async let first = Task.detached { try PostgresJobStore(location: location) }.value
+            async let second = Task.detached { try PostgresJobStore(location: location) }.value
+            let stores = try await [first, second]
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, store) in stores.enumerated() {
+                    group.addTask {
+                        for batch in 0..<10 {
+                            _ = try await store.insert([.make("s\(index)-\(batch)-a"), .make("s\(index)-\(batch)-b")])
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            // Each sees the other's jobs; no sequence is given twice; a batch keeps its order (two stores' batches
+            // may interleave: both draw from one SEQUENCE).
+            let all = try await stores[0].all()
+            #expect(all.count == 40)
+            #expect(Set(all.map(\.sequence)).count == 40)
+            #expect(try await stores[1].all() == all)
+            let byID = Dictionary(uniqueKeysWithValues: all.map { ($0.id, $0.sequence) })
+            for index in 0..<2 {
+                for batch in 0..<10 {
+                    #expect(try #require(byID["s\(index)-\(batch)-b"]) > #require(byID["s\(index)-\(batch)-a"]))
+                }
+            }
+            for store in stores { await store.close() }
+        }
+    }
+
     @Test func aSchemaFromANewerFerryIsRefused() async throws {
         try await withDatabase { server, name, location in
             let store = try PostgresJobStore(location: location)
