@@ -38,7 +38,7 @@ extension RunningService {
                                      schedule: WebhookSchedule(base: configuration.webhookRetryBase),
                                      metrics: metrics, logger: logger)
         let commits = CommitPipeline(store: store, logger: logger, makeRoom: { ballast.release() },
-                                     noticesStored: { webhooks.wake() }, beforePublish: { events in
+                                     noticesStored: { webhooks.committed($0) }, beforePublish: { events in
             try await highWater.cover(events.last?.id ?? 0)
         }, publish: { hub.publish($0) })
 

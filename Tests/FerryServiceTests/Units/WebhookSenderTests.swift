@@ -79,6 +79,27 @@ struct WebhookSenderTests {
         #expect(Set(ids).count == 500)
     }
 
+    /// As the commit pipeline does: each batch stored, then handed over in memory; reads of the outbox forced
+    /// meanwhile see the same notices. Each is still sent exactly once.
+    @Test func noticesHandedOverAndReadFromTheStoreAreEachSentOnce() async throws {
+        let store = MemoryJobStore(), receiver = FakeReceiver()
+        let sender = Self.sender(store, receiver)
+        await sender.start()
+        for batch in 0..<20 {
+            let notices = (0..<25).map { Self.notice("c\(batch)-\($0)") }
+            try await store.apply(updates: [], deletions: [], notices: notices)
+            if batch % 3 == 0 { sender.wake() }
+            sender.committed(notices)
+            try await Task.sleep(nanoseconds: UInt64.random(in: 0...4_000_000))
+        }
+        #expect(await Self.eventually { await store.pendingNotices(limit: 10).isEmpty })
+        try await Task.sleep(nanoseconds: 100_000_000)
+        await sender.stop(closingTransport: {})
+        let ids = receiver.all.map(\.id)
+        #expect(ids.count == 500)
+        #expect(Set(ids).count == 500)
+    }
+
     @Test func failuresAreRetriedWithTheSameIDAndFourTenEndsANotice() async throws {
         let store = MemoryJobStore()
         let receiver = FakeReceiver(plans: ["/flaky": [500, 0, 503], "/gone": [410, 410]])
