@@ -171,7 +171,7 @@ extension RunningService {
                 do {
                     store = try PostgresJobStore(location: location)
                 } catch let error as JobStoreError where error.isUnavailable {
-                    throw ServiceError.startup("cannot reach the PostgreSQL store: \(error)")
+                    throw ServiceError.startup("cannot connect to the PostgreSQL store: \(error)")
                 }
                 logger.info("job store: PostgreSQL", metadata: ["store": "\(location.redacted)"])
             }
