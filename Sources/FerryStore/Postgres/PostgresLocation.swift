@@ -5,8 +5,10 @@ import FerryCore
 /// `postgres://user:password@host:5432/database?sslmode=require`.
 ///
 /// `redacted` is the form to log and show: the userinfo is written `***@` (as job URLs are) and a `password`
-/// query parameter `password=***`, so the password never appears. A pure value.
-public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
+/// query parameter `password=***`, so the password never appears: `description`, `debugDescription` and the mirror
+/// (`dump`, a configuration printed whole) all show that form. A pure value.
+public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable {
     /// The URL as given, password and all: only ever handed to libpq.
     public let url: String
 
@@ -35,4 +37,8 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { redacted }
+
+    public var debugDescription: String { redacted }
+
+    public var customMirror: Mirror { Mirror(self, children: ["url": redacted]) }
 }

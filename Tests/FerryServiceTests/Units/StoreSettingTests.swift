@@ -23,6 +23,14 @@ struct StoreSettingTests {
         let setting = try #require(StoreSetting("postgres://ferry:s3cret@db:5432/jobs?password=other&sslmode=require"))
         #expect(setting.description == "postgres://***@db:5432/jobs?password=***&sslmode=require")
         #expect(!"\(setting)".contains("s3cret") && !"\(setting)".contains("other"))
+        // Printed or dumped inside the whole configuration, too.
+        var configuration = ServiceConfiguration()
+        configuration.store = setting
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        for text in [String(describing: configuration), String(reflecting: configuration), dumped] {
+            #expect(text.contains("***@db:5432") && !text.contains("s3cret"), "\(text)")
+        }
     }
 
     @Test func anythingElseIsRefusedWithoutItsPassword() {
