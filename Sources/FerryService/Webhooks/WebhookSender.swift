@@ -144,10 +144,12 @@ actor WebhookSender {
     private func sendDue() async throws -> Date? {
         settledWhileReading = []
         defer { settledWhileReading = nil }
-        let pending = try await store.pendingNotices(limit: concurrency + inFlight.count)
+        let limit = concurrency + inFlight.count
+        let pending = try await store.pendingNotices(limit: limit)
         let stale = settledWhileReading ?? []
-        // A try that ended during the read may have been rescheduled: read again to learn its due time.
-        if !stale.isEmpty { needsRead = true }
+        // A try that ended during the read may have been rescheduled, and a full page may have more behind it:
+        // read again (a finished try rings the doorbell).
+        if !stale.isEmpty || pending.count == limit { needsRead = true }
         let current = now()
         for notice in pending where !inFlight.contains(notice.id) && !stale.contains(notice.id) {
             guard notice.dueAt <= current else { return notice.dueAt }

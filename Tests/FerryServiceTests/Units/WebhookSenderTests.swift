@@ -100,6 +100,19 @@ struct WebhookSenderTests {
         #expect(Set(ids).count == 500)
     }
 
+    /// More notices stored than slots, one wake-up: a full page read means more may follow, so every one goes out.
+    @Test func aBacklogLargerThanTheSlotsIsSentWithoutFurtherWakeUps() async throws {
+        let store = MemoryJobStore(), receiver = FakeReceiver()
+        try await store.apply(updates: [], deletions: [], notices: (0..<40).map { Self.notice("b\($0)") })
+        let sender = WebhookSender(store: SlowReads(store: store), send: { await receiver.send($0) }, key: Array("key".utf8),
+                                   schedule: WebhookSchedule(base: 0.02), metrics: ServiceMetrics(), logger: Logger(label: "test"),
+                                   concurrency: 4)
+        await sender.start()
+        #expect(await Self.eventually { await store.pendingNotices(limit: 10).isEmpty })
+        await sender.stop(closingTransport: {})
+        #expect(Set(receiver.all.map(\.id)).count == 40 && receiver.all.count == 40)
+    }
+
     @Test func failuresAreRetriedWithTheSameIDAndFourTenEndsANotice() async throws {
         let store = MemoryJobStore()
         let receiver = FakeReceiver(plans: ["/flaky": [500, 0, 503], "/gone": [410, 410]])
