@@ -35,11 +35,29 @@ extension PostgresJobStore {
 
     public func rescheduleNotice(id: String, dueAt: Date, attempts: Int) async throws {
         try await perform { connection in
-            _ = try connection.execute(
-                "UPDATE webhook_notices SET due_at = \(PostgresSQL.timestamp(2)), attempts = $3 WHERE id = $1",
-                [.text(id), PostgresParameter(StoredDate.milliseconds(dueAt)), PostgresParameter(attempts)],
-                operation: "reschedule webhook notice")
+            try Self.reschedule(WebhookNoticeRetry(id: id, dueAt: dueAt, attempts: attempts), connection)
         }
+    }
+
+    /// One transaction for a whole batch of tries: the deletions in one statement, then each reschedule.
+    public func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) async throws {
+        guard !deleting.isEmpty || !rescheduling.isEmpty else { return }
+        try await perform { connection in
+            try connection.transaction("settle \(deleting.count + rescheduling.count) webhook notice(s)") {
+                if !deleting.isEmpty {
+                    try connection.execute("DELETE FROM webhook_notices WHERE id = ANY($1::text[])", [.textArray(deleting)],
+                                           operation: "delete webhook notices")
+                }
+                for retry in rescheduling { try Self.reschedule(retry, connection) }
+            }
+        }
+    }
+
+    private static func reschedule(_ retry: WebhookNoticeRetry, _ connection: PostgresConnection) throws {
+        try connection.execute(
+            "UPDATE webhook_notices SET due_at = \(PostgresSQL.timestamp(2)), attempts = $3 WHERE id = $1",
+            [.text(retry.id), PostgresParameter(StoredDate.milliseconds(retry.dueAt)), PostgresParameter(retry.attempts)],
+            reuse: true, operation: "reschedule webhook notice")
     }
 
     @discardableResult
