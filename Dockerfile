@@ -4,7 +4,7 @@ ARG SWIFT_IMAGE=swift:6.3-bookworm
 
 FROM ${SWIFT_IMAGE} AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
-        libcurl4-openssl-dev libssl-dev libsqlite3-dev pkg-config \
+        libcurl4-openssl-dev libssl-dev libsqlite3-dev libpq-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Resolve packages in a layer of their own so source edits do not refetch them.
@@ -20,7 +20,7 @@ FROM debian:bookworm-slim AS run
 # Only the runtime libraries the binary links (Tests/docker/check_image.py checks this against ldd) and
 # CA certificates for https origins. No curl: the health check is `ferry health`.
 RUN apt-get update && apt-get install -y --no-install-recommends \
-        libcurl4 libssl3 libsqlite3-0 ca-certificates \
+        libcurl4 libssl3 libsqlite3-0 libpq5 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /var/spool/ferry --shell /usr/sbin/nologin ferry \
     && install -d -o ferry -g ferry -m 0750 /var/spool/ferry

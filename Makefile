@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build release install uninstall test docker-check browser-test crash-suite fault-suite diskfull-suite hostile-suite load-suite fuzz bench clean
+.PHONY: run build release install uninstall test docker-check browser-test crash-suite fault-suite diskfull-suite webhook-suite hostile-suite load-suite fuzz bench clean
 
 run: release ## Run the service with embedded defaults (127.0.0.1:8080, ./spool)
 	./.build/release/ferry serve $(ARGS)
@@ -46,6 +46,7 @@ test: ## Build and run every test suite (starts its own nginx and fault origin o
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/hostile_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/crash_suite.py --quick
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/load_suite.py --quick
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/webhook_suite.py
 	@if [ "$$(id -u)" = 0 ]; then FERRY_BIN=.build/debug/ferry python3 Tests/suites/diskfull_suite.py; \
 	else echo "disk-full suite skipped: it mounts a tmpfs, run 'sudo make diskfull-suite'"; fi
 
@@ -64,6 +65,8 @@ fault-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fault_suite.py $(ARGS)
 diskfull-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/diskfull_suite.py $(ARGS)
+webhook-suite: build
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/webhook_suite.py $(ARGS)
 hostile-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/hostile_suite.py $(ARGS)
 load-suite: release

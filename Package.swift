@@ -20,6 +20,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // Linux calls the Glibc module hides (sync_file_range for write-behind, malloc_trim).
         .systemLibrary(name: "CLinux"),
 
@@ -35,8 +36,8 @@ let package = Package(
         .target(name: "FerryHTTP", dependencies: ["FerryCore", logging]),
         // The download engine: libcurl multi-socket on Dispatch, the spool, digests.
         .target(name: "FerryEngine", dependencies: ["CCurl", "CCrypto", "CLinux", "FerryCore", logging]),
-        // The job store protocol and its SQLite implementation.
-        .target(name: "FerryStore", dependencies: ["CSQLite", "FerryCore"]),
+        // The job store protocol and its SQLite and PostgreSQL implementations.
+        .target(name: "FerryStore", dependencies: ["CPostgres", "CSQLite", "FerryCore"]),
         // The service: REST API, events, auth, recovery. Glues server, engine and store.
         // Its OpenAPI document is a JSON file compiled into the binary (see OpenAPI/OpenAPIDocument.swift for why).
         .target(name: "FerryService", dependencies: ["CCrypto", "CLinux", "FerryCore", "FerryHTTP", "FerryEngine", "FerryStore", logging],
@@ -46,12 +47,12 @@ let package = Package(
         // The `ferry` command: `serve` and the terminal client.
         .executableTarget(name: "ferry", dependencies: ["FerryService", "FerryClient", "FerryCore", argumentParser, logging]),
 
-        // Test harness: real origins (nginx, the fault origin) started and stopped by pid.
-        .target(name: "FerryTestSupport", dependencies: ["CCrypto"], path: "Tests/FerryTestSupport"),
+        // Test harness: real origins (nginx, the fault origin) and a PostgreSQL server, started and stopped by pid.
+        .target(name: "FerryTestSupport", dependencies: ["CCrypto", "CPostgres"], path: "Tests/FerryTestSupport"),
         .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore"]),
         .testTarget(name: "FerryHTTPTests", dependencies: ["FerryHTTP", "FerryTestSupport"]),
         .testTarget(name: "FerryEngineTests", dependencies: ["FerryEngine", "FerryTestSupport"]),
-        .testTarget(name: "FerryStoreTests", dependencies: ["FerryStore"]),
+        .testTarget(name: "FerryStoreTests", dependencies: ["FerryStore", "FerryTestSupport"]),
         .testTarget(name: "FerryClientTests", dependencies: ["FerryClient", "FerryTestSupport", "FerryService", "ferry", logging]),
         .testTarget(name: "FerryServiceTests", dependencies: ["FerryService", "FerryTestSupport", "ferry"]),
     ]

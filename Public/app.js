@@ -13,17 +13,27 @@
   const STATE_LABELS = {
     waiting: 'Waiting',
     downloading: 'Downloading',
+    delivering: 'Delivering',
     paused: 'Paused',
     finished: 'Finished',
     failed: 'Failed',
     cancelled: 'Cancelled',
   };
   const CAN = {
-    pause: new Set(['waiting', 'downloading']),
+    pause: new Set(['waiting', 'downloading', 'delivering']),
     resume: new Set(['paused', 'failed']),
-    cancel: new Set(['waiting', 'downloading', 'paused', 'failed']),
+    cancel: new Set(['waiting', 'downloading', 'delivering', 'paused', 'failed']),
   };
+  const ACTIVE = new Set(['waiting', 'downloading', 'delivering']);
   const PROGRESS_FIELDS = ['bytesReceived', 'bytesExpected', 'progress', 'speed', 'eta'];
+  // A `progress` event with `phase: "delivering"` carries the upload's numbers (docs/API.md, "Onward delivery").
+  const DELIVERY_PROGRESS_FIELDS = ['bytesSent', 'bytesTotal', 'progress', 'speed', 'eta'];
+  const DELIVERY_STATES = {
+    pending: 'waits for the download',
+    sending: 'sending',
+    delivered: 'delivered',
+    failed: 'failed',
+  };
 
   const $ = (id) => document.getElementById(id);
   const ui = {
@@ -49,6 +59,8 @@
     url: $('url'),
     filename: $('filename'),
     sha256: $('sha256'),
+    deliverUrl: $('deliver-url'),
+    deliverMethod: $('deliver-method'),
     addError: $('add-error'),
     addStatus: $('add-status'),
     batch: $('batch'),
@@ -58,6 +70,11 @@
     list: $('jobs'),
     empty: $('empty'),
     filter: $('filter'),
+    search: $('search'),
+    tagFilter: $('tag-filter'),
+    tagFilterName: $('tag-filter-name'),
+    tagFilterClear: $('tag-filter-clear'),
+    tags: $('tags'),
     heading: $('jobs-heading'),
     totalActive: $('total-active'),
     totalWaiting: $('total-waiting'),
@@ -86,6 +103,13 @@
   let reconnectDelay = 1000;
   let noticeTimer = 0;
   let filter = '';
+  // Tag and search filters are answered by the server (GET /api/v1/jobs?tag=&q=, from its index): `matching`
+  // holds the ids it listed for them, refreshed after changes; null while none is set or the answer is awaited.
+  let tagFilter = '';
+  let search = '';
+  let matching = null;
+  let matchingGen = 0;
+  let matchingTimer = 0;
   let totalsShown = '';
   let listed = false;         // the first full list has arrived (until then the list says it is loading)
 
@@ -397,12 +421,20 @@
     delete next.restarted;
     jobs.set(job.id, next);
     markDirty(job.id);
+    scheduleMatching();
   }
 
   function applyProgress(update) {
     const job = jobs.get(update.id);
     if (!job) return;
-    for (const field of PROGRESS_FIELDS) if (field in update) job[field] = update[field];
+    if (update.phase === 'delivering') {
+      const delivery = Object.assign({}, job.delivery || {});
+      for (const field of DELIVERY_PROGRESS_FIELDS) if (field in update) delivery[field] = update[field];
+      if (!delivery.state || delivery.state === 'pending') delivery.state = 'sending';
+      job.delivery = delivery;
+    } else {
+      for (const field of PROGRESS_FIELDS) if (field in update) job[field] = update[field];
+    }
     markDirty(update.id);
   }
 
@@ -410,6 +442,7 @@
     if (!jobs.has(id) && !rows.has(id)) return;
     jobs.delete(id);
     markDirty(id);
+    scheduleMatching();
   }
 
   function clearJobs() {
@@ -468,13 +501,22 @@
       host: q('.host'),
       badge: q('.badge'),
       restarted: q('.restarted'),
+      tags: q('.tags'),
       progress: q('progress'),
       bytes: q('.bytes'),
       speed: q('.speed'),
       eta: q('.eta'),
       error: q('.job-error'),
+      delivery: q('.delivery'),
+      deliveryHost: q('.delivery-host'),
+      deliveryState: q('.delivery-state'),
+      deliveryProgress: q('.delivery-progress'),
+      deliveryBytes: q('.delivery-bytes'),
+      deliverySpeed: q('.delivery-speed'),
+      deliveryEta: q('.delivery-eta'),
       pause: q('[data-action=pause]'),
       resume: q('[data-action=resume]'),
+      retry: q('[data-action=retry]'),
       cancel: q('[data-action=cancel]'),
       download: q('[data-action=download]'),
       remove: q('[data-action=delete]'),
@@ -484,7 +526,11 @@
     row.progress.setAttribute('aria-labelledby', nameId);
     row.progress.setAttribute('aria-describedby', `${nameId}-bytes`);
     row.bytes.id = `${nameId}-bytes`;
-    for (const control of [row.pause, row.resume, row.cancel, row.download, row.remove]) {
+    row.deliveryHost.id = `${nameId}-target`;
+    row.deliveryBytes.id = `${nameId}-sent`;
+    row.deliveryProgress.setAttribute('aria-labelledby', `${nameId} ${nameId}-target`);
+    row.deliveryProgress.setAttribute('aria-describedby', `${nameId}-sent`);
+    for (const control of [row.pause, row.resume, row.retry, row.cancel, row.download, row.remove]) {
       control.setAttribute('aria-describedby', nameId);
     }
     return row;
@@ -536,7 +582,7 @@
     const state = job.state;
     const address = job.finalUrl || job.url || '';
     const name = job.filename || lastSegment(address) || hostOf(address) || job.id;
-    const active = state === 'downloading' || state === 'waiting';
+    const active = ACTIVE.has(state);
     const focused = row.li.contains(document.activeElement) ? document.activeElement : null;
 
     put(row, 'state', state, (v) => { row.li.dataset.state = v; });
@@ -548,6 +594,8 @@
       row.badge.dataset.state = state;
     });
     put(row, 'restarted', !!job.restartedFromZero && state === 'downloading', (v) => { row.restarted.hidden = !v; });
+    const tags = Array.isArray(job.tags) ? job.tags.filter((tag) => typeof tag === 'string') : [];
+    put(row, 'tags', JSON.stringify([tags, tagFilter]), () => drawTags(row, tags));
 
     // Progress: indeterminate (no value attribute) while the size is unknown.
     const expected = job.bytesExpected == null ? null : num(job.bytesExpected);
@@ -555,8 +603,10 @@
     // say so rather than "0 B of 50 MiB".
     const mismatch = state === 'failed' && job.error && job.error.code === 'checksum_mismatch';
     const received = mismatch ? Math.max(num(job.bytesReceived), expected || 0) : num(job.bytesReceived);
+    // With a delivery, the download is complete once the job is delivering (or its delivery failed).
+    const downloaded = !!job.delivery && (state === 'delivering' || (state === 'failed' && deliveryFailed(job)));
     let fraction = null;
-    if (state === 'finished') fraction = 1;
+    if (state === 'finished' || downloaded) fraction = 1;
     else if (expected !== null) fraction = expected > 0 ? Math.min(1, received / expected) : 0;
     const percent = fraction === null ? null : Math.floor(fraction * 100);
     put(row, 'fraction', fraction, (v) => {
@@ -569,6 +619,7 @@
 
     let bytesText;
     if (state === 'finished') bytesText = formatBytes(received || expected || 0);
+    else if (downloaded) bytesText = `${formatBytes(received || expected || 0)} downloaded`;
     else if (mismatch) bytesText = received > 0 ? `${formatBytes(received)} received, SHA-256 did not match` : 'SHA-256 did not match';
     else if (expected !== null) bytesText = `${formatBytes(received)} of ${formatBytes(expected)} (${percent}%)`;
     else bytesText = received > 0 ? `${formatBytes(received)} of unknown size` : 'size unknown';
@@ -579,7 +630,7 @@
     const etaText = state === 'downloading' && job.eta != null ? `${formatDuration(job.eta)} left` : '';
     put(row, 'eta', etaText, (v) => { row.eta.textContent = v; row.eta.hidden = !v; });
 
-    const error = job.error && (state === 'failed' || state === 'waiting') ? job.error : null;
+    const error = job.error && (state === 'failed' || state === 'waiting' || state === 'delivering') ? job.error : null;
     const errorText = error ? errorSentence(error) : '';
     put(row, 'error', errorText, (v) => {
       row.error.textContent = v;
@@ -587,17 +638,24 @@
       row.error.dataset.kind = state === 'failed' ? 'failed' : 'waiting';
     });
 
-    put(row, 'actions', state, () => {
+    updateDelivery(row, job);
+
+    // A failed delivery is retried with resume (the file is not downloaded again): the button says so.
+    const retryDelivery = state === 'failed' && deliveryFailed(job);
+    const localCopy = fileGone.has(job.id) ? 'gone' : 'kept';
+    put(row, 'actions', `${state}|${retryDelivery}|${localCopy}`, () => {
       row.pause.hidden = !CAN.pause.has(state);
-      row.resume.hidden = !CAN.resume.has(state);
+      row.resume.hidden = !CAN.resume.has(state) || retryDelivery;
+      row.retry.hidden = !retryDelivery;
       row.cancel.hidden = !CAN.cancel.has(state);
-      row.download.hidden = state !== 'finished';
+      row.download.hidden = state !== 'finished' || localCopy === 'gone';
     });
+    if (state === 'finished' && job.delivery && job.delivery.state === 'delivered') checkLocalCopy(job);
     put(row, 'href', state === 'finished' ? job.contentUrl || '' : '', (v) => {
       if (v) row.download.href = v;
       else row.download.removeAttribute('href');
     });
-    put(row, 'filtered', !matchesFilter(state), (v) => { row.li.hidden = v; });
+    put(row, 'filtered', !matchesFilter(job), (v) => { row.li.hidden = v; });
     put(row, 'active', active, (v) => { row.li.classList.toggle('is-active', v); });
 
     // Keep keyboard focus in the row when the focused action just disappeared (Pause → Resume).
@@ -605,6 +663,76 @@
       const target = firstVisibleControl(row.li);
       if (target) target.focus();
     }
+  }
+
+  /** The upload bar under the download bar, for a job with `delivery`: target host, state, bytes sent, speed, time left. */
+  function updateDelivery(row, job) {
+    const delivery = job.delivery && typeof job.delivery === 'object' ? job.delivery : null;
+    put(row, 'hasDelivery', !!delivery, (v) => {
+      row.delivery.hidden = !v;
+      row.li.classList.toggle('has-delivery', v);
+    });
+    if (!delivery) return;
+    const dstate = typeof delivery.state === 'string' ? delivery.state : 'pending';
+    const sending = job.state === 'delivering' && dstate === 'sending';
+    put(row, 'deliveryHost', hostOf(delivery.url || '') || delivery.url || '', (v) => { row.deliveryHost.textContent = v; });
+    put(row, 'deliveryUrl', delivery.url || '', (v) => { row.delivery.title = `${delivery.method || 'PUT'} ${v}`; });
+    let stateText = DELIVERY_STATES[dstate] || dstate;
+    if (job.state === 'delivering' && job.error && job.error.code === 'retrying') stateText = 'retrying';
+    else if (job.state === 'paused' && dstate !== 'delivered') stateText = dstate === 'pending' ? stateText : 'paused';
+    put(row, 'deliveryState', `${dstate}|${stateText}`, () => {
+      row.deliveryState.textContent = stateText;
+      row.deliveryState.dataset.state = dstate;
+      row.delivery.dataset.state = dstate;
+    });
+
+    const total = delivery.bytesTotal == null ? null : num(delivery.bytesTotal);
+    const sent = num(delivery.bytesSent);
+    let fraction = null;
+    if (dstate === 'delivered') fraction = 1;
+    else if (total !== null) fraction = total > 0 ? Math.min(1, sent / total) : 0;
+    else if (typeof delivery.progress === 'number') fraction = Math.min(1, Math.max(0, delivery.progress));
+    else if (dstate === 'pending') fraction = 0;
+    put(row, 'deliveryFraction', fraction, (v) => {
+      if (v === null) row.deliveryProgress.removeAttribute('value');
+      else row.deliveryProgress.value = v;
+    });
+    const percent = fraction === null ? null : Math.floor(fraction * 100);
+    put(row, 'deliveryPercent', percent, (v) => {
+      row.deliveryProgress.textContent = v === null ? 'size unknown' : `${v}%`;
+    });
+    let bytesText;
+    if (dstate === 'delivered') bytesText = `${formatBytes(total || sent)} sent`;
+    else if (dstate === 'pending' && sent === 0) bytesText = total ? `${formatBytes(total)} to send` : 'not started';
+    else if (total !== null) bytesText = `${formatBytes(sent)} of ${formatBytes(total)} sent (${percent}%)`;
+    else bytesText = `${formatBytes(sent)} sent`;
+    if (fileGone.has(job.id)) bytesText += ' · local copy removed';
+    put(row, 'deliveryBytes', bytesText, (v) => { row.deliveryBytes.textContent = v; });
+    const speedText = sending ? `${formatBytes(num(delivery.speed))}/s` : '';
+    put(row, 'deliverySpeed', speedText, (v) => { row.deliverySpeed.textContent = v; row.deliverySpeed.hidden = !v; });
+    const etaText = sending && delivery.eta != null ? `${formatDuration(delivery.eta)} left` : '';
+    put(row, 'deliveryEta', etaText, (v) => { row.deliveryEta.textContent = v; row.deliveryEta.hidden = !v; });
+  }
+
+  function deliveryFailed(job) {
+    return !!job.delivery && ((job.error && job.error.code === 'delivery_failed') || job.delivery.state === 'failed');
+  }
+
+  // A delivered job created with `deleteAfter` has no local copy any more (its content answers 410 gone), but the
+  // job does not say so: ask once per job, and drop the Download button when the file is gone.
+  const fileGone = new Set();
+  const copyChecked = new Set();
+
+  async function checkLocalCopy(job) {
+    if (copyChecked.has(job.id) || !job.contentUrl) return;
+    copyChecked.add(job.id);
+    try {
+      const response = await fetch(job.contentUrl, { method: 'HEAD', credentials: 'same-origin' });
+      if (response.status === 410) {
+        fileGone.add(job.id);
+        markDirty(job.id);
+      }
+    } catch { /* the button stays; a click will say what happened */ }
   }
 
   function errorSentence(error) {
@@ -622,13 +750,16 @@
       if (job.state === 'downloading') {
         downloading++;
         speed += num(job.speed);
+      } else if (job.state === 'delivering') {
+        downloading++;
+        speed += job.delivery ? num(job.delivery.speed) : 0;
       } else if (job.state === 'waiting') {
         waiting++;
       }
-      if (matchesFilter(job.state)) visible++;
+      if (matchesFilter(job)) visible++;
     }
     const speedText = `${formatBytes(speed)}/s`;
-    const key = `${downloading}|${waiting}|${speedText}|${visible}|${jobs.size}|${filter}|${listed}|${ui.connection.dataset.state}`;
+    const key = `${downloading}|${waiting}|${speedText}|${visible}|${jobs.size}|${filter}|${tagFilter}|${search}|${matching === null}|${listed}|${ui.connection.dataset.state}`;
     if (key === totalsShown) return;
     totalsShown = key;
     ui.totalActive.textContent = String(downloading);
@@ -643,6 +774,9 @@
     } else if (jobs.size === 0) {
       ui.empty.textContent = 'No downloads yet. Add a URL above.';
       ui.empty.hidden = false;
+    } else if (visible === 0 && serverFiltered() && matching === null) {
+      ui.empty.textContent = 'Searching…';
+      ui.empty.hidden = false;
     } else if (visible === 0) {
       ui.empty.textContent = 'No downloads match this filter.';
       ui.empty.hidden = false;
@@ -652,16 +786,113 @@
     document.title = downloading > 0 ? `Ferry · ${downloading} active · ${speedText}` : 'Ferry';
   }
 
-  function matchesFilter(state) {
-    if (!filter) return true;
-    if (filter === 'active') return state === 'waiting' || state === 'downloading';
-    return state === filter;
+  function matchesFilter(job) {
+    const state = job.state;
+    if (filter === 'active' && !ACTIVE.has(state)) return false;
+    if (filter && filter !== 'active' && state !== filter) return false;
+    if (!serverFiltered()) return true;
+    return matching !== null && matching.has(job.id);
   }
 
   ui.filter.addEventListener('change', () => {
     filter = ui.filter.value;
     for (const id of jobs.keys()) dirty.add(id);
     scheduleRender();
+  });
+
+  // MARK: Tag and search filters (answered by the server)
+
+  const serverFiltered = () => tagFilter !== '' || search !== '';
+
+  /** The job's tags as chips; a click shows only that tag's downloads. */
+  function drawTags(row, tags) {
+    const chips = [...new Set(tags)].map((tag) => {
+      const item = document.createElement('li');
+      const chip = document.createElement('button');
+      chip.type = 'button';
+      chip.className = 'tag-chip';
+      chip.dataset.tag = tag;
+      chip.textContent = tag;
+      chip.title = `Show only downloads tagged ${tag}`;
+      chip.setAttribute('aria-pressed', String(tag === tagFilter));
+      item.append(chip);
+      return item;
+    });
+    row.tags.replaceChildren(...chips);
+    row.tags.hidden = chips.length === 0;
+  }
+
+  function setTagFilter(tag) {
+    tagFilter = tag;
+    ui.tagFilterName.textContent = tag;
+    ui.tagFilter.hidden = !tag;
+    filtersChanged();
+  }
+
+  function filtersChanged() {
+    matching = null;
+    for (const id of jobs.keys()) dirty.add(id);
+    scheduleRender();
+    refreshMatching();
+  }
+
+  /** Asks the server which jobs pass the tag and search filters (every page), then redraws. */
+  async function refreshMatching() {
+    clearTimeout(matchingTimer);
+    matchingTimer = 0;
+    const gen = ++matchingGen;
+    if (!serverFiltered()) return;
+    const ids = new Set();
+    let cursor = null;
+    try {
+      do {
+        const query = new URLSearchParams({ limit: '1000' });
+        if (tagFilter) query.set('tag', tagFilter);
+        if (search) query.set('q', search);
+        if (cursor) query.set('after', cursor);
+        const response = await api('GET', '/jobs?' + query);
+        const page = await response.json();
+        if (gen !== matchingGen) return;
+        for (const job of page.jobs || []) ids.add(job.id);
+        cursor = page.next || null;
+      } while (cursor);
+    } catch (error) {
+      if (gen !== matchingGen || error.status === 401) return;
+      showNotice(`Could not filter the downloads: ${error.message}`);
+      return;
+    }
+    matching = ids;
+    for (const id of jobs.keys()) dirty.add(id);
+    scheduleRender();
+  }
+
+  /** After a job changed or went: ask again soon (a new name or tag may now match). */
+  function scheduleMatching() {
+    if (!serverFiltered()) return;
+    clearTimeout(matchingTimer);
+    matchingTimer = setTimeout(refreshMatching, 300);
+  }
+
+  let searchTimer = 0;
+  ui.search.addEventListener('input', () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => {
+      const text = ui.search.value.trim();
+      if (text === search) return;
+      search = text;
+      filtersChanged();
+    }, 250);
+  });
+
+  ui.list.addEventListener('click', (event) => {
+    const chip = event.target.closest('button[data-tag]');
+    if (!chip || !ui.list.contains(chip)) return;
+    setTagFilter(chip.dataset.tag === tagFilter ? '' : chip.dataset.tag);
+  });
+
+  ui.tagFilterClear.addEventListener('click', () => {
+    setTagFilter('');
+    ui.heading.focus();
   });
 
   // MARK: Row actions (one delegated listener for every row)
@@ -689,7 +920,8 @@
         }
         announce(`Deleted ${name}.`);
       } else {
-        const response = await api('POST', jobPath(id, '/' + action));
+        // Retrying a failed delivery is a resume: the server sends the file again without downloading it.
+        const response = await api('POST', jobPath(id, '/' + (action === 'retry' ? 'resume' : action)));
         const updated = await response.json();
         // Events carry every change; use the answer only when the stream is down.
         if (!source || source.readyState !== EventSource.OPEN) upsert(updated);
@@ -708,7 +940,7 @@
   ui.addForm.addEventListener('submit', async (event) => {
     event.preventDefault();
     setFieldError(ui.addError, '');
-    for (const input of [ui.url, ui.filename, ui.sha256]) input.removeAttribute('aria-invalid');
+    for (const input of [ui.url, ui.filename, ui.sha256, ui.tags, ui.deliverUrl]) input.removeAttribute('aria-invalid');
     const url = ui.url.value.trim();
     if (!url) return fieldProblem(ui.url, 'Enter the URL to download.');
     const body = { url };
@@ -718,6 +950,13 @@
     if (sha) {
       if (!/^[0-9a-fA-F]{64}$/.test(sha)) return fieldProblem(ui.sha256, 'The SHA-256 must be 64 hexadecimal digits.');
       body.sha256 = sha.toLowerCase();
+    }
+    const tags = ui.tags.value.split(',').map((tag) => tag.trim()).filter(Boolean);
+    if (tags.length) body.tags = tags;
+    const deliverUrl = ui.deliverUrl.value.trim();
+    if (deliverUrl) {
+      if (!/^https?:\/\/[^\s]+$/i.test(deliverUrl)) return fieldProblem(ui.deliverUrl, 'Deliver to must be an http or https URL.');
+      body.deliver = { url: deliverUrl, method: ui.deliverMethod.value === 'POST' ? 'POST' : 'PUT' };
     }
     const button = ui.addForm.querySelector('button[type=submit]');
     button.disabled = true;
@@ -731,7 +970,9 @@
       ui.url.focus();
     } catch (error) {
       if (error.status === 401) return;
-      const field = { invalid_url: ui.url, unsupported_scheme: ui.url, forbidden_destination: ui.url }[error.code];
+      const field = (body.deliver && /deliver/i.test(error.message) ? ui.deliverUrl : undefined)
+        || { invalid_url: ui.url, unsupported_scheme: ui.url, forbidden_destination: ui.url }[error.code]
+        || (error.code === 'invalid_request' && error.message.startsWith("'tags") ? ui.tags : undefined);
       fieldProblem(field || ui.url, error.message, field ? undefined : false);
     } finally {
       button.disabled = false;

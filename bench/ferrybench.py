@@ -165,13 +165,13 @@ class Bench:
         return dict(wall=wall, cpu=cpu, rss_kb=rss, stdout=proc.stdout.decode(errors="replace"))
 
     # --- Ferry ---------------------------------------------------------------------------------------
-    def start_ferry(self, label, max_concurrent=16, spool=None, fresh=True):
+    def start_ferry(self, label, max_concurrent=16, spool=None, fresh=True, extra=()):
         self.stop_ferry()
         self.ferry_count += 1
         spool = spool or os.path.join(self.work, "spool")
         if fresh and os.path.exists(spool):
             shutil.rmtree(spool)
-        f = Ferry(self, label, spool, max_concurrent)
+        f = Ferry(self, label, spool, max_concurrent, extra)
         f.start()
         self.ferry = f
         return f
@@ -198,11 +198,12 @@ class Bench:
 
 
 class Ferry:
-    def __init__(self, bench, label, spool, max_concurrent):
+    def __init__(self, bench, label, spool, max_concurrent, extra=()):
         self.bench = bench
         self.label = label
         self.spool = spool
         self.max_concurrent = max_concurrent
+        self.extra = list(extra)
         self.port = free_port()
         self.proc = None
         self.log_path = os.path.join(bench.out, "logs", f"ferry-{bench.ferry_count:02d}-{label}.log")
@@ -210,7 +211,7 @@ class Ferry:
     def argv(self):
         return [self.bench.args.ferry_bin, "serve", "--host", "127.0.0.1", "--port", str(self.port),
                 "--spool", self.spool, "--allow-private-networks", "--min-free-space", "0",
-                "--max-concurrent", str(self.max_concurrent), "--max-per-host", "16"]
+                "--max-concurrent", str(self.max_concurrent), "--max-per-host", "16"] + self.extra
 
     def start(self, timeout=30):
         """Starts Ferry; returns seconds from exec to the first 200 on /readyz."""
@@ -622,9 +623,14 @@ def case_small_files(b):
         os.makedirs(outdir)
 
     spread_urls = [f"{b.origins[i % 3]}/small/{x}" for i, x in enumerate(names)]
+    hooks = WebhookReceiver()
 
-    def fr(urls=urls):
-        ferry = b.start_ferry("small-files", max_concurrent=16)
+    def fr(urls=urls, notify=False):
+        # With `notify`, every job carries a webhook (a receiver in this process answering 204): the cost of
+        # committing a notice with each finish and sending it (issue 13: under 10% fewer files/s).
+        extra = ["--webhook-secret", "whsec_" + "A" * 43 + "="] if notify else []
+        ferry = b.start_ferry("small-files-webhooks" if notify else "small-files", max_concurrent=16, extra=extra)
+        hooks.reset()
         counter = EventCounter(ferry.port, n, time.monotonic() + per_run)
         counter.start()
         counter.ready.wait(10)
@@ -634,7 +640,8 @@ def case_small_files(b):
         reset_peak_rss(pid)
         cpu0 = proc_cpu(pid)
         t0 = time.perf_counter()
-        status, items = ferry.call("POST", "/api/v1/jobs", [{"url": u} for u in urls], timeout=per_run)
+        items = [{"url": u, "notify": hooks.url} if notify else {"url": u} for u in urls]
+        status, items = ferry.call("POST", "/api/v1/jobs", items, timeout=per_run)
         t_post = time.perf_counter() - t0
         if status != 200:
             raise RuntimeError(f"batch POST answered {status}: {str(items)[:200]}")
@@ -654,8 +661,14 @@ def case_small_files(b):
         files = os.listdir(os.path.join(ferry.spool, "files"))
         if len(files) != n:
             raise RuntimeError(f"{len(files)} files in the spool, expected {n}")
+        extra = {}
+        if notify:
+            if not hooks.wait(n, time.monotonic() + 60):
+                raise RuntimeError(f"only {hooks.count()} of {n} webhook notices arrived")
+            extra["notices_seconds"] = hooks.last_at - (time.monotonic() - (time.perf_counter() - t0))
+            cpu = proc_cpu(pid) - cpu0
         b.stop_ferry()
-        return dict(value=n / wall, cpu_per=cpu * 1000 / n, rss_kb=rss, wall=wall, post_seconds=t_post)
+        return dict(value=n / wall, cpu_per=cpu * 1000 / n, rss_kb=rss, wall=wall, post_seconds=t_post, **extra)
 
     def peer(argv):
         def run():
@@ -670,7 +683,8 @@ def case_small_files(b):
     sf = c.tool("Ferry, max-concurrent 16 (until all `finished` events)", "files/s")
     sa = c.tool("`aria2c -j16 -i list`", "files/s")
     sc = c.tool("`curl -Z --parallel-max 16`", "files/s")
-    tools = [(sf, fr)]
+    sw = c.tool("Ferry, a webhook notice for every job (until all `finished` events)", "files/s")
+    tools = [(sf, fr), (sw, lambda: fr(notify=True))]
     if os.environ.get("BENCH_DIAG"):
         ss = c.tool("Ferry, URLs spread over 3 loopback addresses (diagnostic: per-host cap 6)", "files/s")
         tools.append((ss, lambda: fr(spread_urls)))
@@ -686,7 +700,85 @@ def case_small_files(b):
         c.measured = f"{fmt(m, 0)} files/s ({span(sf.values, 0)}); {fmt(ra, 2)}× aria2c, {fmt(rc, 2)}× curl"
         c.verdict = "PASS" if m >= 1000 else "MISS"
         c.notes.append(f"batch POST answered after {fmt(med(sf.extra.get('post_seconds', [])), 3)} s (median)")
+        rw, _ = paired_ratio(sw, sf)
+        if rw is not None:
+            c.notes.append(f"with a webhook on every job: {fmt(rw, 2)}× the files/s without "
+                           f"(target ≥ 0.90: under 10% fewer); every notice received after "
+                           f"{fmt(med(sw.extra.get('notices_seconds', [])), 2)} s (median)")
+    hooks.close()
     return c
+
+
+class WebhookReceiver:
+    """Counts the webhook notices the small-files case's jobs send (answers 204), in a process of its own on a
+    loopback port, so that its threads do not share the GIL with the event counter that times the case."""
+
+    SERVER = r"""
+import sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+state = {"n": 0, "last": 0.0}
+lock = threading.Lock()
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        with lock:
+            state["n"] += 1
+            state["last"] = time.monotonic()
+        self.send_response(204)
+        self.end_headers()
+    def do_GET(self):
+        with lock:
+            if self.path == "/reset":
+                state["n"] = 0
+            body = ("%d %.6f" % (state["n"], state["last"])).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+server.daemon_threads = True
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, "-c", self.SERVER], stdout=subprocess.PIPE,
+                                     stdin=subprocess.DEVNULL)
+        self.port = int(self.proc.stdout.readline())
+        self.url = f"http://127.0.0.1:{self.port}/hook"
+        self.last_at = None
+
+    def _get(self, path):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+        c.request("GET", path)
+        n, last = c.getresponse().read().decode().split()
+        c.close()
+        return int(n), float(last)
+
+    def reset(self):
+        self._get("/reset")
+
+    def count(self):
+        return self._get("/count")[0]
+
+    def wait(self, n, deadline):
+        """Waits for `n` notices; `last_at` is then when the last one arrived (time.monotonic, same clock)."""
+        while time.monotonic() < deadline:
+            got, last = self._get("/count")
+            if got >= n:
+                self.last_at = last
+                return True
+            time.sleep(0.02)
+        return False
+
+    def close(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
 
 
 def parse_wrk(text):

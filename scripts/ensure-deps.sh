@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Makes sure the Debian/Ubuntu packages Ferry needs are installed.
 #   scripts/ensure-deps.sh build   libraries to build and run Ferry
-#   scripts/ensure-deps.sh test    plus what the test suites start (nginx, python3)
+#   scripts/ensure-deps.sh test    plus what the test suites start (nginx, PostgreSQL, python3)
 # As root it installs what is missing with apt-get; otherwise it prints the exact command.
 set -euo pipefail
 mode=${1:-build}
-pkgs=(pkg-config libcurl4-openssl-dev libssl-dev libsqlite3-dev ca-certificates)
+pkgs=(pkg-config libcurl4-openssl-dev libssl-dev libsqlite3-dev libpq-dev ca-certificates)
 if [ "$mode" = test ] || [ "$mode" = all ]; then
-  pkgs+=(nginx-light python3 python3-pip curl chromium chromium-driver util-linux iproute2)
+  pkgs+=(nginx-light postgresql python3 python3-pip curl chromium chromium-driver util-linux iproute2)
 fi
 if [ "$mode" = browser ] || [ "$mode" = all ]; then
   pkgs+=(chromium chromium-driver python3-pip)

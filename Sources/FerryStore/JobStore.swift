@@ -17,11 +17,14 @@ import Foundation
 ///   too, with the same meaning everywhere (`JobFilter.matches` defines it).
 /// - `counts` has an entry for every `JobState`, zero included.
 ///
-/// Implementations: `SQLiteJobStore` (default, WAL, in the spool), `MemoryJobStore` (tests, ephemeral mode).
+/// Implementations: `SQLiteJobStore` (default, WAL, in the spool), `PostgresJobStore` (`--store postgres://...`, one
+/// node for now), `MemoryJobStore` (tests, ephemeral mode).
 ///
-/// ## A PostgreSQL store shared by several Ferry nodes (designed for, not built)
+/// ## A PostgreSQL store shared by several Ferry nodes
 /// Nothing here is SQLite-specific: the calls are async, ids are strings, cursors are opaque, dates have a fixed
-/// precision, and there is no transaction handle in the protocol. A `PostgresJobStore` would:
+/// precision, and there is no transaction handle in the protocol. `PostgresJobStore` does the first point and the
+/// last three below (a `SEQUENCE`, idempotency records and revoked sessions in tables, upserted with `ON CONFLICT`,
+/// SQLSTATEs as `JobStoreError.postgres`); claims, leases and `NOTIFY` are still to come. The design:
 /// - take `sequence` from a database `SEQUENCE` (`bigint DEFAULT nextval('job_sequence')`, read back with
 ///   `INSERT ... RETURNING sequence`); sequences from concurrent transactions may commit out of order, so a
 ///   gapless list for event replay would page on a commit-ordered column or hold the cursor behind the oldest
@@ -33,6 +36,8 @@ import Foundation
 /// - publish changes with `NOTIFY ferry_jobs, '<id>'` in the same transaction (delivered only on commit) and have
 ///   each node `LISTEN` to refresh its view and fan events out to its SSE subscribers; the event id would come from
 ///   a `SEQUENCE` too (kept under `value(forKey:)` today);
+/// - keep tags in a `job_tags (tag, sequence)` table too (or a `text[]` column with a GIN index) and `search_text`
+///   under a `pg_trgm` GIN index, so `tag` and `q` stay indexed;
 /// - keep idempotency records in a table keyed by `key` with `INSERT ... ON CONFLICT DO NOTHING`, so two nodes
 ///   racing on one key agree on the first answer; purge with `DELETE ... WHERE created_at < $1`;
 /// - keep revoked sessions in a table too; each node loads them at start, so a logout made on another node would
@@ -89,6 +94,9 @@ public protocol JobStore: Sendable {
     /// Removes a notice (delivered or given up); whether it was there.
     @discardableResult
     func deleteNotice(id: String) async throws -> Bool
+    /// Settles many tries at once, in one transaction where the store has them: deletes the notices `deleting`
+    /// names and reschedules those of `rescheduling` (notices no longer stored are skipped).
+    func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) async throws
     /// Releases resources. Calls made afterwards fail (SQLite) or keep working (memory).
     func close() async
 }
@@ -97,6 +105,12 @@ extension JobStore {
     /// Stores new jobs in one transaction (no idempotency record).
     public func insert(_ jobs: [JobRecord]) async throws -> [JobRecord] {
         try await insert(jobs, idempotencyRecord: nil)
+    }
+
+    /// One call per notice; stores that can do it in one transaction (SQLite, memory) implement it themselves.
+    public func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) async throws {
+        for id in deleting { try await deleteNotice(id: id) }
+        for retry in rescheduling { try await rescheduleNotice(id: retry.id, dueAt: retry.dueAt, attempts: retry.attempts) }
     }
 
     /// Replaces and deletes jobs in one transaction (no notices).

@@ -12,7 +12,8 @@ struct AddCommand: ParsableCommand {
         discussion: """
             Prints the new jobs' ids, one per line (--json: the API's answer). With --wait, shows each job's \
             progress until all have ended and exits 0 only if every one finished (1 if any failed or was \
-            cancelled, 130 when interrupted).
+            cancelled, 130 when interrupted). With --deliver-to, Ferry uploads each finished file onward and a \
+            job finishes only once delivered: --wait shows the download bar, then the upload bar.
             """
     )
 
@@ -29,7 +30,19 @@ struct AddCommand: ParsableCommand {
     var headers: [String] = []
     @Option(name: .customLong("tag"), help: "A tag for the jobs, to find them by (ferry ls --tag); repeatable, at most 16.")
     var tags: [String] = []
-    @Flag(help: "Show progress until every job has ended; the exit status says whether all finished.") var wait = false
+    @Option(name: .customLong("deliver-to"),
+            help: "Upload each finished file to this http(s) URL (a presigned URL, a WebDAV path, an upload endpoint).")
+    var deliverTo: String?
+    @Option(help: "The delivery's method: PUT (the file as the body, the default) or POST (multipart/form-data).")
+    var method: String?
+    @Option(help: "With --method POST: the name of the file's part (default file).") var field: String?
+    @Option(name: .customLong("form-field"), help: "With --method POST: a text part sent before the file, key=value (repeatable).")
+    var formFields: [String] = []
+    @Option(name: .customLong("delivery-header"), help: "A request header for the delivery target, 'Name: value' (repeatable).")
+    var deliveryHeaders: [String] = []
+    @Flag(name: .customLong("delete-after"), help: "Remove Ferry's copy once the file is delivered.") var deleteAfter = false
+    @Flag(help: "Show progress until every job has ended (with --deliver-to: downloaded and delivered); the exit status says whether all finished.")
+    var wait = false
     @Flag(help: "Print JSON for scripts: the API's answer, or with --wait the final jobs.") var json = false
     @OptionGroup var connection: ConnectionOptions
 
@@ -37,7 +50,9 @@ struct AddCommand: ParsableCommand {
         try ClientRun.run {
             let arguments = AddArguments(urls: urls, filename: filename, sha256: sha256, priority: priority,
                                          maxBytesPerSecond: try Self.bytesPerSecond(maxSpeed), connections: connections,
-                                         paused: paused, headers: headers, tags: tags)
+                                         paused: paused, headers: headers, tags: tags, deliverTo: deliverTo,
+                                         deliveryMethod: method, deliveryField: field, formFields: formFields,
+                                         deliveryHeaders: deliveryHeaders, deleteAfter: deleteAfter)
             let submission = try arguments.submission()
             let api = try connection.api()
             let answer = try api.submit(submission)
@@ -61,7 +76,9 @@ struct AddCommand: ParsableCommand {
             InterruptExit.interrupted.install()
             let board = try JobWaiter(api: api, ids: ids, display: Self.display(json: json)).run()
             for job in board.jobs where job.state != .finished {
-                let reason = job.error.map { ": \($0.message) [\($0.code)]" } ?? ""
+                let reason = job.error.map { error in
+                    ": \(error.message) [\(error.code)\(error.httpStatus.map { ", HTTP \($0)" } ?? "")]"
+                } ?? ""
                 Console.standardError.line("ferry: \(job.id) (\(TerminalText.sanitized(job.displayName))) \(job.state)\(reason)")
             }
             for id in board.removedIDs { Console.standardError.line("ferry: \(id) was removed") }

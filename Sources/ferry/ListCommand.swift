@@ -10,7 +10,7 @@ struct ListCommand: ParsableCommand {
         aliases: ["list"]
     )
 
-    @Option(help: "Only jobs in these states, a comma list (waiting,downloading,paused,finished,failed,cancelled).")
+    @Option(help: "Only jobs in these states, a comma list (waiting,downloading,delivering,paused,finished,failed,cancelled).")
     var state: String?
     @Option(help: "Only jobs carrying this tag (exactly).") var tag: String?
     @Option(name: [.customShort("q"), .customLong("search")],

@@ -14,6 +14,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on (FERRY_HOST; default 127.0.0.1).") var host: String?
     @Option(help: "Port to listen on, 0 for any (FERRY_PORT; default 8080).") var port: String?
     @Option(help: "Spool directory for files and state (FERRY_SPOOL; default ./spool).") var spool: String?
+    @Option(help: "Where jobs are kept: sqlite (ferry.db in the spool) or a PostgreSQL URL, postgres://user:password@host:5432/database (FERRY_STORE; default sqlite).")
+    var store: String?
     @Option(help: "API token (FERRY_TOKEN). Generated when listening beyond loopback without one.") var token: String?
     @Option(name: .customLong("read-token"),
             help: "A second token that may only read: GET, HEAD, event streams, content, metrics (FERRY_READ_TOKEN; needs a token).")
@@ -55,6 +57,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags[.host] = host
         flags[.port] = port
         flags[.spool] = spool
+        flags[.store] = store
         flags[.token] = token
         flags[.readToken] = readToken
         flags[.maxConcurrent] = maxConcurrent

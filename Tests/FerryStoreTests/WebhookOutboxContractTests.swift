@@ -67,6 +67,21 @@ struct WebhookOutboxContractTests {
         }
     }
 
+    @Test(arguments: StoreKind.allCases)
+    func settleDeletesAndReschedulesManyAtOnce(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            try await store.apply(updates: [], deletions: [], notices: (1...4).map { Self.notice("n\($0)", due: 1_795_000_000 + Double($0)) })
+            try await store.settleNotices(
+                deleting: ["n1", "n3", "ghost"],
+                rescheduling: [WebhookNoticeRetry(id: "n2", dueAt: Date(timeIntervalSince1970: 1_795_000_100), attempts: 2),
+                               WebhookNoticeRetry(id: "gone", dueAt: Date(timeIntervalSince1970: 1), attempts: 1)])
+            let pending = try await store.pendingNotices(limit: 10)
+            #expect(pending.map(\.id) == ["n4", "n2"])
+            #expect(pending[1].attempts == 2 && StoredDate.milliseconds(pending[1].dueAt) == 1_795_000_100_000)
+            try await store.settleNotices(deleting: [], rescheduling: [])  // nothing to do
+        }
+    }
+
     @Test
     func theOutboxSurvivesReopeningTheDatabase() async throws {
         let directory = try TemporaryDirectory(prefix: "ferry-store-outbox")

@@ -8,6 +8,8 @@ public enum FixtureError: Error, CustomStringConvertible, Sendable {
     case nginxNotInstalled(searched: [String])
     /// No python3 interpreter was found for the fault origin.
     case pythonNotInstalled(searched: [String])
+    /// The PostgreSQL server programs (`initdb`, `postgres`) are not installed; the message says how to install them.
+    case postgresNotInstalled(searched: [String])
     /// A server process exited or misbehaved while starting; `detail` holds its error output.
     case startFailed(String, detail: String)
     /// Something did not happen within its deadline.
@@ -25,6 +27,10 @@ public enum FixtureError: Error, CustomStringConvertible, Sendable {
         case let .pythonNotInstalled(searched):
             return "python3 not found (looked in \(searched.joined(separator: ", ")) and PATH); "
                 + "install it with `apt-get install python3`"
+        case let .postgresNotInstalled(searched):
+            return "PostgreSQL's initdb and postgres not found (looked in \(searched.joined(separator: ", ")) and PATH); "
+                + "install them with `apt-get install postgresql` (Debian/Ubuntu) or point FERRY_POSTGRES_BIN at their "
+                + "directory, or set FERRY_SKIP_POSTGRES=1 to leave out the tests that need a PostgreSQL server"
         case let .startFailed(what, detail):
             return "\(what) did not start: \(detail)"
         case let .timedOut(what):

@@ -7,8 +7,9 @@ way a person would: log in with the token, add downloads (one URL and a pasted b
 progress bar grow, pause and resume, download the finished file and compare its SHA-256, see a
 404 fail with its message, delete a job, filter, survive a server restart without losing or
 duplicating rows, log out; log in again with the read-only token (--read-token) and find nothing that
-changes state. A second Ferry without a token checks open mode (no login) and the settings control
-(the speed limit over all downloads and how many run at once).
+changes state. A second Ferry without a token checks open mode (no login), the settings control
+(the speed limit over all downloads and how many run at once), and tags and search (the tag chip
+filter, the search box, tags from the add form).
 
 Environment:
   FERRY_BIN        the ferry executable (default: .build/debug/ferry under the repository root)
@@ -410,6 +411,9 @@ class Page:
     def row(self, url):
         return self.js(ROW_INFO_JS, url)
 
+    def visible_ids(self):
+        return self.js(VISIBLE_IDS_JS)
+
     def wait(self, what, condition, timeout=20, interval=0.1):
         deadline = time.monotonic() + timeout
         last = None
@@ -759,6 +763,98 @@ def settings_control(page, ferry):
     RESULTS.check("settings: an empty speed removes the limit", True)
 
 
+VISIBLE_IDS_JS = "return Array.from(document.querySelectorAll('#jobs > li'), (li) => li).filter((li) => !li.hidden).map((li) => li.dataset.id);"
+
+# Records the API requests the page makes from now on (the page calls the global fetch each time).
+RECORD_FETCH_JS = r"""
+window.__ferryFetched = [];
+if (!window.__ferryFetchWrapped) {
+  const original = window.fetch;
+  window.fetch = (input, init) => { window.__ferryFetched.push(String(input)); return original(input, init); };
+  window.__ferryFetchWrapped = true;
+}
+"""
+
+
+def tags_and_search(page, origin, ferry):
+    """Tags on each job, the tag chip filter and the search box, both answered by the server (tag=, q=)."""
+    from selenium.webdriver.common.keys import Keys
+
+    def create(path, tags):
+        status, job = ferry.api("POST", "/jobs", {"url": origin.url(path), "paused": True, "dedupe": False, "tags": tags})
+        require(f"tags: a job tagged {tags} is created", status == 201 and job.get("tags") == tags, (status, job))
+        return job["id"]
+
+    first = create("/tagged/Season-1.mkv", ["tv", "sci fi"])
+    second = create("/tagged/Season-2.mkv", ["tv"])
+    notes = create("/tagged/notes.txt", ["docs"])
+    page.open(ferry.base + "/")
+    page.wait("the tagged rows", lambda: {first, second, notes} <= set(page.visible_ids()), timeout=20)
+    page.wait("the live event stream", lambda: page.js("return document.getElementById('connection').dataset.state") == "live")
+    total = len(ferry.jobs())
+    chips = page.js("return Array.from(document.querySelectorAll(`#jobs > li[data-id='${arguments[0]}'] .tags button`), (b) => b.textContent);", first)
+    RESULTS.check("tags: each job shows its tags as chips", chips == ["tv", "sci fi"], chips)
+    plain = next(j["id"] for j in ferry.jobs() if j.get("tags") == [])
+    RESULTS.check("tags: a job without tags shows no chips",
+                  page.js("return document.querySelector(`#jobs > li[data-id='${arguments[0]}'] .tags`).hidden", plain))
+
+    page.js(RECORD_FETCH_JS)
+    page.click(f'#jobs > li[data-id="{first}"] .tags button[data-tag="tv"]')
+    page.wait("only the tv jobs", lambda: sorted(page.visible_ids()) == sorted([first, second]), timeout=10)
+    fetched = page.js("return window.__ferryFetched")
+    RESULTS.check("tag chip: clicking 'tv' shows only its jobs, as the server lists them (tag=tv)",
+                  any("tag=tv" in url for url in fetched), fetched)
+    RESULTS.check("tag chip: the active filter is shown with a way to clear it",
+                  page.visible("tag-filter") and page.text("tag-filter-name") == "tv" and page.visible("tag-filter-clear"))
+    page.screenshot("ferry-page-tag-filter.png")
+
+    # A job created elsewhere while the filter is on: shown if it carries the tag, not otherwise.
+    later = create("/tagged/Season-3.mkv", ["tv"])
+    other = create("/tagged/other.bin", ["misc"])
+    page.wait("the new tv job", lambda: later in page.visible_ids(), timeout=10)
+    RESULTS.check("tag chip: a new job with the tag appears, one without stays hidden",
+                  other not in page.visible_ids() and sorted(page.visible_ids()) == sorted([first, second, later]),
+                  page.visible_ids())
+
+    page.click("#tag-filter-clear")
+    page.wait("every job again", lambda: len(page.visible_ids()) == total + 2, timeout=10)
+    RESULTS.check("tag chip: clearing the filter shows every job again", not page.visible("tag-filter"))
+
+    page.js(RECORD_FETCH_JS)
+    search = page.fill("search", "SEASON-2")
+    page.wait("the search result", lambda: page.visible_ids() == [second], timeout=10)
+    fetched = page.js("return window.__ferryFetched")
+    RESULTS.check("search box: 'SEASON-2' finds the one job (the server's q, any case)",
+                  any("q=SEASON-2" in url for url in fetched), fetched)
+    search.send_keys(Keys.CONTROL, "a")
+    search.send_keys(Keys.BACKSPACE)
+    search.send_keys("notes")
+    page.wait("the other search result", lambda: page.visible_ids() == [notes], timeout=10)
+    search.send_keys(Keys.CONTROL, "a")
+    search.send_keys("nothing like this")
+    page.wait("no result", lambda: page.visible_ids() == [] and page.visible("empty"), timeout=10)
+    RESULTS.check("search box: no match says so", "match" in (page.text("empty") or ""), page.text("empty"))
+    search.send_keys(Keys.CONTROL, "a")
+    search.send_keys(Keys.BACKSPACE)
+    page.wait("every job after clearing the search", lambda: len(page.visible_ids()) == total + 2, timeout=10)
+    RESULTS.check("search box: an empty search shows every job", True)
+
+    # Tags from the add form.
+    page.fill("url", origin.url("/tagged/from-the-form.bin"))
+    page.fill("tags", "alpha, beta ,")
+    page.click("#add-form button[type=submit]")
+    page.wait("the job added with tags", lambda: any(j.get("tags") == ["alpha", "beta"] for j in ferry.jobs()), timeout=10)
+    RESULTS.check("add form: comma-separated tags are sent as the job's tags", True)
+    page.fill("url", origin.url("/tagged/too-many.bin"))
+    page.fill("tags", ",".join(f"t{i}" for i in range(17)))
+    page.click("#add-form button[type=submit]")
+    page.wait("the tags error", lambda: page.visible("add-error"), timeout=10)
+    RESULTS.check("add form: 17 tags are refused with the server's message, on the tags field",
+                  "16" in (page.text("add-error") or "")
+                  and page.js("return document.getElementById('tags').getAttribute('aria-invalid')") == "true",
+                  page.text("add-error"))
+
+
 def open_mode(page, origin, ferry):
     small = origin.url("/small2.txt")
 
@@ -870,7 +966,8 @@ def main():
 
     scenarios = (("token mode", token_mode, secured), ("read-only mode", read_only_mode, secured),
                  ("open mode", open_mode, open_ferry),
-                 ("settings", lambda page, _origin, ferry: settings_control(page, ferry), open_ferry))
+                 ("settings", lambda page, _origin, ferry: settings_control(page, ferry), open_ferry),
+                 ("tags and search", tags_and_search, open_ferry))
     for name, scenario, ferry in scenarios:
         log(f"--- {name}")
         try:

@@ -399,7 +399,7 @@ def main():
     for action in ("pause", "resume", "cancel"):
         expect_statuses(checks, doc, "POST", f"/api/v1/jobs/{{id}}/{action}", ["200", "404", "409"])
     for method in ("GET", "HEAD"):
-        expect_statuses(checks, doc, method, "/api/v1/jobs/{id}/content", ["200", "206", "304", "404", "409", "416"])
+        expect_statuses(checks, doc, method, "/api/v1/jobs/{id}/content", ["200", "206", "304", "404", "409", "410", "416"])
     expect_statuses(checks, doc, "GET", "/api/v1/events", ["200"])
     expect_statuses(checks, doc, "GET", "/api/v1/jobs/{id}/events", ["200", "204", "404"])
     expect_statuses(checks, doc, "GET", "/readyz", ["200", "503"])
@@ -545,8 +545,27 @@ def instance_checks(checks, doc):
     expect("JobCreate", {"url": "https://e/a", "headers": {"X": 1}}, False, "a non-string header value is refused")
     expect("JobPatch", {"maxBytesPerSecond": None}, True, "a JobPatch removing the rate limit is valid")
     expect("JobList", {"jobs": [job], "next": None}, True, "a JobList is valid")
-    expect("ProgressEvent", {"id": "a", "bytesReceived": 5, "bytesExpected": None, "progress": None, "speed": 0.0,
-                             "eta": None}, True, "a ProgressEvent without a known length is valid")
+    expect("ProgressEvent", {"id": "a", "phase": "downloading", "bytesReceived": 5, "bytesExpected": None, "progress": None,
+                             "speed": 0.0, "eta": None}, True, "a ProgressEvent without a known length is valid")
+    # Onward delivery: the upload's progress, the job's delivery object, a failed delivery.
+    upload = {"id": "a", "phase": "delivering", "bytesSent": 5, "bytesTotal": 10, "progress": 0.5, "speed": 2.0, "eta": 2.5}
+    expect("ProgressEvent", upload, True, "a delivering ProgressEvent (bytesSent, bytesTotal) is valid")
+    expect("ProgressEvent", {k: v for k, v in upload.items() if k != "bytesSent"}, False,
+           "a delivering ProgressEvent without bytesSent is refused")
+    expect("ProgressEvent", dict(upload, phase="uploading"), False, "an unknown phase is refused")
+    delivery = dict(doc["components"]["schemas"]["Delivery"]["example"])
+    expect("Job", dict(job, state="delivering", delivery=delivery), True, "a delivering job with its delivery is a Job")
+    refused = dict(delivery, state="failed", httpStatus=403,
+                   error={"code": "delivery_failed", "message": "The target answered 403.", "httpStatus": 403})
+    expect("Job", dict(finished, state="failed", delivery=refused, error=refused["error"]), True,
+           "a job failed with `delivery_failed` + httpStatus is a Job")
+    expect("Job", dict(job, delivery=dict(delivery, state="uploading")), False, "an unknown delivery state is refused")
+    expect("JobCreate", {"url": "https://e/a", "deliver": {"url": "https://t/a", "method": "POST", "field": "file",
+                                                          "fields": {"k": "v"}, "headers": {"Authorization": "x"},
+                                                          "deleteAfter": True}}, True, "a JobCreate with a full deliver is valid")
+    expect("JobCreate", {"url": "https://e/a", "deliver": {"url": "https://t/a", "method": "PATCH"}}, False,
+           "a deliver method other than PUT or POST is refused")
+    expect("JobCreate", {"url": "https://e/a", "deliver": {"method": "PUT"}}, False, "a deliver without url is refused")
     ready = {"status": "ok", "reasons": [], "freeBytes": 5_000_000_000, "spoolBytes": 1024, "minFreeSpace": 1 << 30}
     not_ready = dict(ready, status="unavailable", reasons=["the spool /s is not writable"], freeBytes=None,
                      error={"code": "unavailable", "message": "the spool /s is not writable"})

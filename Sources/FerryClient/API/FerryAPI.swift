@@ -139,6 +139,24 @@ public final class FerryAPI {
         return end
     }
 
+    // MARK: Settings
+
+    /// `GET /api/v1/settings`.
+    public func settings() throws(ClientError) -> Fetched<ServiceSettings> {
+        let response = try checked(session.send(ClientRequest("GET", "/api/v1/settings")))
+        return Fetched(value: try decode(ServiceSettings.self, response.body), body: response.body, status: response.status)
+    }
+
+    /// `PATCH /api/v1/settings` with the fields given: `maxBytesPerSecond` `.some(nil)` removes the limit.
+    public func changeSettings(maxBytesPerSecond: Int64??, maxConcurrent: Int?) throws(ClientError) -> Fetched<ServiceSettings> {
+        var fields: [String] = []
+        if let rate = maxBytesPerSecond { fields.append("\"maxBytesPerSecond\":" + (rate.map(String.init) ?? "null")) }
+        if let maxConcurrent { fields.append("\"maxConcurrent\":\(maxConcurrent)") }
+        let body = Array(("{" + fields.joined(separator: ",") + "}").utf8)
+        let response = try checked(session.send(.json("PATCH", "/api/v1/settings", body)))
+        return Fetched(value: try decode(ServiceSettings.self, response.body), body: response.body, status: response.status)
+    }
+
     // MARK: Helpers
 
     static func jobPath(_ id: String) -> String { "/api/v1/jobs/" + TargetEncoding.segment(id) }

@@ -1,5 +1,29 @@
 /// `ferry show`: one job as aligned `label: value` lines, leaving out what the job does not have. Pure.
+///
+/// A job with an onward delivery gets `delivery …` lines: the target, the delivery's state and upload numbers, its
+/// attempts, the target's last status, its error and when it was delivered.
 public enum JobDetails {
+    static func deliveryRows(_ delivery: Delivery, job: Job) -> [(String, String?)] {
+        let cells = JobCells(job, part: .upload)
+        var rows: [(String, String?)] = [
+            ("delivery", "\(delivery.method) \(delivery.url)"),
+            ("delivery state", cells.state),
+            ("delivery progress", "\(cells.percent)  \(cells.size)"),
+        ]
+        if !cells.speed.isEmpty {
+            rows.append(("delivery speed", cells.speed))
+            rows.append(("delivery time left", cells.eta))
+        }
+        rows.append(("delivery attempts", delivery.attempts.map(String.init)))
+        rows.append(("delivery status", delivery.httpStatus.map { "HTTP \($0)" }))
+        if let error = delivery.error {
+            let status = error.httpStatus.map { " (HTTP \($0))" } ?? ""
+            rows.append(("delivery error", "\(error.code): \(error.message)\(status)"))
+        }
+        rows.append(("delivered", delivery.deliveredAt))
+        return rows
+    }
+
     public static func lines(_ job: Job) -> [String] {
         let cells = JobCells(job)
         var rows: [(String, String?)] = [
@@ -18,6 +42,7 @@ public enum JobDetails {
             let status = error.httpStatus.map { " (HTTP \($0))" } ?? ""
             rows.append(("error", "\(error.code): \(error.message)\(status)"))
         }
+        if let delivery = job.delivery { rows += deliveryRows(delivery, job: job) }
         rows += [
             ("content type", job.contentType),
             ("sha256", job.sha256),

@@ -22,7 +22,8 @@ public struct JobTable: Sendable {
                 done = ProgressBar(width: 10, style: bar).render(cells.fraction) + " "
                     + TerminalText.rightAligned(done, to: 4)
             }
-            let name = cells.note.isEmpty ? cells.name : cells.name + "  (" + cells.note + ")"
+            var name = cells.target.isEmpty ? cells.name : cells.name + "  " + cells.target
+            if !cells.note.isEmpty { name += "  (" + cells.note + ")" }
             rows.append([cells.id, cells.state, done, cells.size, cells.speed, cells.eta, name])
         }
         let widths = headers.indices.map { column in rows.map { TerminalText.width($0[column]) }.max() ?? 0 }

@@ -1,5 +1,6 @@
 /// A live progress line per job for `add --wait` on a terminal:
-/// `a.bin  ██████▌      52%  5.2 MiB/10.0 MiB  1.2 MiB/s  ETA 4s`. Pure.
+/// `a.bin  ██████▌      52%  5.2 MiB/10.0 MiB  1.2 MiB/s  ETA 4s`, and for a job with an onward delivery a second
+/// line, the upload's: `to dav.example.org  ███▌   26%  sent 2.6 MiB/10.0 MiB  3.1 MiB/s  ETA 3s`. Pure.
 public struct ProgressLines: Sendable {
     /// Terminal width in cells.
     public var width: Int
@@ -12,7 +13,9 @@ public struct ProgressLines: Sendable {
 
     /// One line per job, each at most `width` cells.
     public func render(_ jobs: [Job]) -> [String] {
-        let cells = jobs.map(JobCells.init)
+        let cells = jobs.flatMap { job in
+            job.delivery == nil ? [JobCells(job)] : [JobCells(job, part: .download), JobCells(job, part: .upload)]
+        }
         let nameWidth = min(30, max(8, cells.map { TerminalText.width($0.name) }.max() ?? 8))
         return cells.map { line($0, nameWidth: nameWidth) }
     }
@@ -20,7 +23,7 @@ public struct ProgressLines: Sendable {
     func line(_ cells: JobCells, nameWidth: Int) -> String {
         let status: String
         switch cells.state {
-        case "downloading":
+        case "downloading", "sending":
             status = [cells.size, cells.speed, "ETA " + cells.eta].joined(separator: "  ")
         default:
             status = [cells.size, cells.state, cells.note].filter { !$0.isEmpty }.joined(separator: "  ")

@@ -16,7 +16,7 @@ public struct WatchScreen: Sendable {
     /// States in the order `watch` lists them: what moves first, what has ended last.
     static func rank(_ state: JobState) -> Int {
         switch state {
-        case .downloading: 0
+        case .downloading, .delivering: 0
         case .waiting: 1
         case .paused: 2
         case .failed: 3
@@ -34,6 +34,11 @@ public struct WatchScreen: Sendable {
         let speed = downloading.reduce(0) { $0 + $1.speed }
         var summary = "\(title)  ·  \(jobs.count) job\(jobs.count == 1 ? "" : "s")"
         if !downloading.isEmpty { summary += "  ·  \(downloading.count) downloading at \(HumanUnits.speed(speed))" }
+        let delivering = jobs.filter { $0.state == .delivering }
+        if !delivering.isEmpty {
+            let upload = delivering.reduce(0) { $0 + ($1.delivery?.speed ?? 0) }
+            summary += "  ·  \(delivering.count) delivering at \(HumanUnits.speed(upload))"
+        }
         summary += "  ·  Ctrl-C to quit"
         // The title, the header row, and one line for "… N more" fit besides the rows.
         let room = height - 3

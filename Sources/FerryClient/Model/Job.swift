@@ -27,6 +27,8 @@ public struct Job: Sendable, Equatable, Decodable {
     public var contentURL: String?
     /// The job's tags as given; `[]` when none (or from a server without tags).
     public var tags: [String] = []
+    /// The onward delivery, for a job created with `deliver`; nil otherwise (or from a server without delivery).
+    public var delivery: Delivery?
 
     public init(id: String, url: String, state: JobState, filename: String? = nil, bytesReceived: Int64 = 0,
                 bytesExpected: Int64? = nil, progress: Double? = nil, speed: Double = 0, eta: Double? = nil,
@@ -47,6 +49,7 @@ public struct Job: Sendable, Equatable, Decodable {
     enum CodingKeys: String, CodingKey {
         case id, url, finalUrl, state, filename, bytesReceived, bytesExpected, progress, speed, eta, contentType
         case sha256, expectedSha256, error, attempts, priority, createdAt, startedAt, finishedAt, contentUrl, tags
+        case delivery
     }
 
     public init(from decoder: any Decoder) throws {
@@ -72,6 +75,7 @@ public struct Job: Sendable, Equatable, Decodable {
         finishedAt = try c.decodeIfPresent(String.self, forKey: .finishedAt)
         contentURL = try c.decodeIfPresent(String.self, forKey: .contentUrl)
         tags = try c.decodeIfPresent([String].self, forKey: .tags) ?? []
+        delivery = try c.decodeIfPresent(Delivery.self, forKey: .delivery)
     }
 
     /// The progress fraction: the server's, else computed from the byte counts, else nil (unknown length).
@@ -91,8 +95,14 @@ public struct Job: Sendable, Equatable, Decodable {
         return url
     }
 
-    /// Applies a `progress` event's numbers.
+    /// Applies a `progress` event's numbers: the download's, or with `phase` `delivering` the upload's.
     public mutating func apply(_ update: ProgressUpdate) {
+        if update.isDelivery {
+            var upload = delivery ?? Delivery(url: "", state: "sending")
+            upload.apply(update)
+            delivery = upload
+            return
+        }
         bytesReceived = update.bytesReceived
         bytesExpected = update.bytesExpected
         progress = update.progress

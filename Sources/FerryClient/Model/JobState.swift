@@ -1,12 +1,13 @@
 /// A job's state as the API names it. Unknown names (a newer server) are kept as `.other`.
 public enum JobState: Sendable, Hashable, CustomStringConvertible {
-    case waiting, downloading, paused, finished, failed, cancelled
+    case waiting, downloading, delivering, paused, finished, failed, cancelled
     case other(String)
 
     public init(_ name: String) {
         switch name {
         case "waiting": self = .waiting
         case "downloading": self = .downloading
+        case "delivering": self = .delivering
         case "paused": self = .paused
         case "finished": self = .finished
         case "failed": self = .failed
@@ -19,6 +20,7 @@ public enum JobState: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .waiting: "waiting"
         case .downloading: "downloading"
+        case .delivering: "delivering"
         case .paused: "paused"
         case .finished: "finished"
         case .failed: "failed"

@@ -14,10 +14,12 @@ public struct JobSubmission: Sendable, Equatable, Encodable {
     public var paused: Bool?
     /// Only sent when there are some.
     public var tags: [String]?
+    /// Where to upload the finished file, if anywhere.
+    public var deliver: DeliverySubmission?
 
     public init(url: String, filename: String? = nil, headers: [String: String]? = nil, sha256: String? = nil,
                 priority: Int? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, paused: Bool? = nil,
-                tags: [String]? = nil) {
+                tags: [String]? = nil, deliver: DeliverySubmission? = nil) {
         self.url = url
         self.filename = filename
         self.headers = headers
@@ -27,5 +29,6 @@ public struct JobSubmission: Sendable, Equatable, Encodable {
         self.connections = connections
         self.paused = paused
         self.tags = tags
+        self.deliver = deliver
     }
 }

@@ -129,7 +129,8 @@ public final class RequestRunner: @unchecked Sendable {
     }
 
     private func outcome(of entry: Running, _ code: CURLcode) -> RequestOutcome {
-        if let refusal = entry.refusal { return .refused(refusal) }
+        // One address refused and another connected (`localhost`: ::1, then 127.0.0.1) is an answer.
+        if code != CURLE_OK, let refusal = entry.refusal { return .refused(refusal) }
         guard code == CURLE_OK else {
             let detail = entry.easy.errorDetail
             let name = String(cString: curl_easy_strerror(code))

@@ -12,7 +12,7 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
 extension ServiceConfiguration {
     /// The settings of `ferry serve` with their environment twins (API.md, "Running").
     public enum Setting: String, CaseIterable, Sendable {
-        case host, port, spool, token
+        case host, port, spool, store, token
         case readToken = "read-token"
         case maxConcurrent = "max-concurrent"
         case maxBytesPerSecond = "max-bytes-per-second"
@@ -63,6 +63,14 @@ extension ServiceConfiguration {
             configuration.port = port
         }
         if let (_, spool) = value(.spool) { configuration.spool = spool }
+        if let (name, text) = value(.store) {
+            guard let store = StoreSetting(text) else {
+                // Shown redacted: a mistyped URL may still carry a password.
+                throw ConfigurationError(setting: name, value: SubmittedURL.redacting(text),
+                                         expected: "sqlite or a PostgreSQL URL such as postgres://user:password@host:5432/database")
+            }
+            configuration.store = store
+        }
         if let (_, token) = value(.token) { configuration.token = token }
         if let (name, token) = value(.readToken) {
             guard !token.isEmpty else { throw ConfigurationError(setting: name, value: token, expected: "a token that is not empty") }

@@ -7,6 +7,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var host: String = "127.0.0.1"
     public var port: Int = 8080
     public var spool: String = "./spool"
+    /// Where jobs are kept (`--store`): SQLite in the spool, or PostgreSQL.
+    public var store: StoreSetting = .sqlite
     public var token: String?
     /// A second token that may only read (`--read-token`): `GET`, `HEAD`, event streams, content, metrics.
     public var readToken: String?

@@ -28,7 +28,7 @@ final class CommitPipeline: @unchecked Sendable {
     private let publish: @Sendable ([ServerEvent]) -> Void
     private let beforePublish: @Sendable ([ServerEvent]) async throws -> Void
     private let makeRoom: @Sendable () -> Bool
-    private let noticesStored: @Sendable () -> Void
+    private let noticesStored: @Sendable ([WebhookNotice]) -> Void
     private let logger: Logger
     private let lock = NSLock()
     private var pending: [(Change, Ticket?)] = []
@@ -42,10 +42,10 @@ final class CommitPipeline: @unchecked Sendable {
     ///     id high-water mark is kept ahead of the ids published).
     ///   - makeRoom: called when a write failed because the disk is full; true when it freed space
     ///     (`StoreBallast.release`), and the write is then tried once more.
-    ///   - noticesStored: called after a batch that held webhook notices is durable (the sender looks at once).
+    ///   - noticesStored: called with a batch's webhook notices once they are durable (the sender sends them).
     init(store: any JobStore, logger: Logger,
          makeRoom: @escaping @Sendable () -> Bool = { false },
-         noticesStored: @escaping @Sendable () -> Void = {},
+         noticesStored: @escaping @Sendable ([WebhookNotice]) -> Void = { _ in },
          beforePublish: @escaping @Sendable ([ServerEvent]) async throws -> Void = { _ in },
          publish: @escaping @Sendable ([ServerEvent]) -> Void) {
         self.store = store
@@ -168,7 +168,7 @@ final class CommitPipeline: @unchecked Sendable {
                 logger.warning("the disk is full: released the store's ballast and writing again", metadata: ["error": "\(error)"])
                 try await store.apply(updates: order.compactMap { latest[$0] }, deletions: deleted, notices: notices)
             }
-            if !notices.isEmpty { noticesStored() }
+            if !notices.isEmpty { noticesStored(notices) }
             try await beforePublish(batch.flatMap { $0.0.events })
             lock.withLock { lastFailure = nil }
         } catch {

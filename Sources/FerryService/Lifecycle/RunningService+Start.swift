@@ -27,18 +27,18 @@ extension RunningService {
         }
 
         let ballast = StoreBallast(spoolRoot: spool.root)
-        let (store, highWater) = try await openStore(spool: spool, ballast: ballast, logger: logger)
+        let (store, highWater) = try await openStore(configuration.store, spool: spool, ballast: ballast, logger: logger)
         let ids = EventIDAllocator(startingAfter: highWater.startAfter)
         let metrics = ServiceMetrics()
         let hub = EventHub(ids: ids, logger: logger)
         // Webhooks: notices are committed with the job changes that cause them; the sender delivers them.
         let webhookSecret = try WebhookSecret.resolve(configured: configuration.webhookSecret, spool: spool.root, logger: logger)
         let requests = RequestRunner(limits: RequestRunner.Limits(destinations: configuration.destinations))
-        let webhooks = WebhookSender(store: store, send: { await requests.send($0) }, key: webhookSecret.key,
+        let webhooks = WebhookSender(store: JobStoreNotices(store: store), send: { await requests.send($0) }, key: webhookSecret.key,
                                      schedule: WebhookSchedule(base: configuration.webhookRetryBase),
                                      metrics: metrics, logger: logger)
         let commits = CommitPipeline(store: store, logger: logger, makeRoom: { ballast.release() },
-                                     noticesStored: { webhooks.wake() }, beforePublish: { events in
+                                     noticesStored: { webhooks.committed($0) }, beforePublish: { events in
             try await highWater.cover(events.last?.id ?? 0)
         }, publish: { hub.publish($0) })
 
@@ -156,12 +156,25 @@ extension RunningService {
         }
     }
 
-    /// Opens the job store and loads the event-id high-water mark. On a full disk SQLite cannot open
-    /// its WAL or write the mark: the store's ballast is released and the open tried once more, so Ferry
-    /// starts (and reports `disk_full`) instead of exiting.
-    private static func openStore(spool: Spool, ballast: StoreBallast, logger: Logger) async throws -> (SQLiteJobStore, EventIDHighWater) {
-        func open() async throws -> (SQLiteJobStore, EventIDHighWater) {
-            let store = try SQLiteJobStore(path: spool.root + "/ferry.db")
+    /// Opens the job store `setting` names (SQLite in the spool, or PostgreSQL) and loads the event-id
+    /// high-water mark. On a full disk SQLite cannot open its WAL or write the mark: the store's ballast is
+    /// released and the open tried once more, so Ferry starts (and reports `disk_full`) instead of exiting.
+    /// A PostgreSQL server that cannot be reached fails the start with libpq's reason and the URL without its password.
+    private static func openStore(_ setting: StoreSetting, spool: Spool, ballast: StoreBallast,
+                                  logger: Logger) async throws -> (any JobStore, EventIDHighWater) {
+        func open() async throws -> (any JobStore, EventIDHighWater) {
+            let store: any JobStore
+            switch setting {
+            case .sqlite:
+                store = try SQLiteJobStore(path: spool.root + "/ferry.db")
+            case .postgres(let location):
+                do {
+                    store = try PostgresJobStore(location: location)
+                } catch let error as JobStoreError where error.isUnavailable {
+                    throw ServiceError.startup("cannot connect to the PostgreSQL store: \(error)")
+                }
+                logger.info("job store: PostgreSQL", metadata: ["store": "\(location.redacted)"])
+            }
             do {
                 return (store, try await EventIDHighWater.load(store: store))
             } catch {

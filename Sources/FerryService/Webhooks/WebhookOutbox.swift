@@ -31,13 +31,14 @@ struct WebhookOutbox: Sendable {
         }
     }
 
-    /// The type of notice a job entering `state` causes, if any.
+    /// The type of notice a job entering `state` causes, if any. Exhaustive on purpose: a new state (`delivering`,
+    /// which has its notice) must say here whether it has one.
     static func noticeType(entering state: JobState) -> NoticeType? {
         switch state {
         case .finished: .finished
         case .failed: .failed
         case .cancelled: .cancelled
-        default: nil
+        case .waiting, .downloading, .paused: nil
         }
     }
 

@@ -6,17 +6,18 @@ import Logging
 
 /// Delivers the outbox's notices, at least once (API.md, "Webhooks").
 ///
-/// One loop reads the soonest-due notices from the store, sends those due (several at once, each signed afresh
-/// with the time of its try), and sleeps until the next is due or `wake()` says new ones were committed. After
-/// each try the store is told the verdict of `WebhookSchedule`: a delivered, gone or failed notice is deleted, any
-/// other gets its next due time, so the schedule carries on across restarts. A crash between a receiver's 2xx and
-/// the deletion sends the notice once more, with the same `webhook-id`.
+/// Notices just committed are handed over in memory (`committed(_:)`) and sent at once; the store is read at
+/// start, when a retry falls due, and when more are waiting than memory holds. Several are sent at once, each
+/// signed afresh with the time of its try. After each try the store is told the verdict of `WebhookSchedule` (the
+/// verdicts of tries that end together in one call): a delivered, gone or failed notice is deleted, any other
+/// gets its next due time, so the schedule carries on across restarts. A crash between a receiver's 2xx and the
+/// deletion sends the notice once more, with the same `webhook-id`.
 ///
-/// Owner: this actor (the notices in flight, the doorbell).
+/// Owner: this actor (the notices in flight and waiting, the doorbell).
 actor WebhookSender {
     typealias Send = @Sendable (OutgoingRequest) async -> RequestOutcome
 
-    private let store: any JobStore
+    private let store: any WebhookNoticeStore
     private let send: Send
     private let key: [UInt8]
     private let schedule: WebhookSchedule
@@ -27,12 +28,32 @@ actor WebhookSender {
     private let concurrency: Int
 
     private var inFlight: Set<String> = []
+    /// Committed notices not yet sent, in commit order (`freshIDs`: those still to send; one sent from a store
+    /// read meanwhile is removed there and skipped here).
+    private var fresh: [WebhookNotice] = []
+    private var freshIDs: Set<String> = []
+    /// Most committed notices held in memory; beyond it they wait in the store for a read.
+    private let freshLimit = 4096
+    /// Ids settled lately (at most `freshLimit`, oldest first): a commit's hand-over that arrives after its notice
+    /// was already sent from a store read and settled must not send it again.
+    private var recentlySettled: [String] = []
+    private var recentlySettledIDs: Set<String> = []
+    /// Whether the store must be read (start, overflow, a store error, slots that were full), and the earliest
+    /// due time known of a stored notice not in flight.
+    private var needsRead = true
+    private var nextDue: Date?
+    /// While the loop reads the outbox: the notices whose try ended meanwhile. The read may predate their
+    /// deletion or new due time, so that copy is stale and must not be sent again.
+    private var settledWhileReading: Set<String>?
+    /// Verdicts of ended tries not yet stored, and whether the writer storing them runs.
+    private var unsettled: [Settlement] = []
+    private var settling = false
     private var doorbell: CheckedContinuation<Void, Never>?
     private var rung = false
     private var stopped = false
     private var loop: Task<Void, Never>?
 
-    init(store: any JobStore, send: @escaping Send, key: [UInt8], schedule: WebhookSchedule, metrics: ServiceMetrics,
+    init(store: any WebhookNoticeStore, send: @escaping Send, key: [UInt8], schedule: WebhookSchedule, metrics: ServiceMetrics,
          logger: Logger, concurrency: Int = 16, now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.send = send
@@ -50,9 +71,27 @@ actor WebhookSender {
         loop = Task { await self.run() }
     }
 
-    /// New notices were committed: look at the outbox now.
+    /// These notices were just committed (durable): send them.
+    nonisolated func committed(_ notices: [WebhookNotice]) {
+        Task { await self.accept(notices) }
+    }
+
+    /// Notices were stored without being handed over: read the outbox now.
     nonisolated func wake() {
-        Task { await self.ring() }
+        Task { await self.readSoon() }
+    }
+
+    private func accept(_ notices: [WebhookNotice]) {
+        for notice in notices where !inFlight.contains(notice.id) && !recentlySettledIDs.contains(notice.id) {
+            guard fresh.count < freshLimit else { needsRead = true; break }
+            if freshIDs.insert(notice.id).inserted { fresh.append(notice) }
+        }
+        ring()
+    }
+
+    private func readSoon() {
+        needsRead = true
+        ring()
     }
 
     /// Stops the loop, then closes the transport (which ends the tries in flight) and waits, at most `grace`
@@ -72,26 +111,54 @@ actor WebhookSender {
 
     private func run() async {
         while !stopped {
-            let next: Date?
+            var next: Date?
             do {
-                next = try await sendDue()
+                if needsRead || (nextDue.map { $0 <= now() } ?? false) {
+                    needsRead = false
+                    nextDue = try await sendDue()
+                }
+                sendFresh()
+                next = nextDue
             } catch {
                 logger.error("webhook outbox: reading the store failed", metadata: ["error": "\(error)"])
+                needsRead = true
                 next = now().addingTimeInterval(1)
             }
             await sleep(until: next)
         }
     }
 
-    /// Starts a try of every due notice not already in flight (up to `concurrency`); returns when the next one
-    /// not in flight is due (nil: none waiting).
-    private func sendDue() async throws -> Date? {
-        let pending = try await store.pendingNotices(limit: concurrency + inFlight.count)
-        let current = now()
-        for notice in pending where !inFlight.contains(notice.id) {
-            guard notice.dueAt <= current else { return notice.dueAt }
-            guard inFlight.count < concurrency else { return nil }  // a finished try rings the doorbell
+    /// Starts a try of each committed notice handed over, while slots are free.
+    private func sendFresh() {
+        while inFlight.count < concurrency, !fresh.isEmpty {
+            let notice = fresh.removeFirst()
+            guard freshIDs.remove(notice.id) != nil, !inFlight.contains(notice.id) else { continue }
             inFlight.insert(notice.id)
+            Task { await self.attempt(notice) }
+        }
+        if fresh.isEmpty { fresh.removeAll(keepingCapacity: false) }
+    }
+
+    /// Reads the outbox and starts a try of every due notice not already in flight (up to `concurrency`); returns
+    /// when the next one not in flight is due (nil: none waiting, or slots full: the store is read again then).
+    private func sendDue() async throws -> Date? {
+        settledWhileReading = []
+        defer { settledWhileReading = nil }
+        let limit = concurrency + inFlight.count
+        let pending = try await store.pendingNotices(limit: limit)
+        let stale = settledWhileReading ?? []
+        // A try that ended during the read may have been rescheduled, and a full page may have more behind it:
+        // read again (a finished try rings the doorbell).
+        if !stale.isEmpty || pending.count == limit { needsRead = true }
+        let current = now()
+        for notice in pending where !inFlight.contains(notice.id) && !stale.contains(notice.id) {
+            guard notice.dueAt <= current else { return notice.dueAt }
+            guard inFlight.count < concurrency else {
+                needsRead = true  // a finished try rings the doorbell
+                return nil
+            }
+            inFlight.insert(notice.id)
+            freshIDs.remove(notice.id)
             Task { await self.attempt(notice) }
         }
         return nil
@@ -123,10 +190,6 @@ actor WebhookSender {
     // MARK: One try
 
     private func attempt(_ notice: WebhookNotice) async {
-        defer {
-            inFlight.remove(notice.id)
-            ring()
-        }
         let attempt = notice.attempts + 1
         let answer: WebhookSchedule.Answer
         var detail = ""
@@ -143,33 +206,89 @@ actor WebhookSender {
             detail = "the receiver's URL cannot be parsed"
         }
         let verdict = schedule.verdict(answer, attempt: attempt, createdAt: notice.createdAt, now: now())
+        settle(Settlement(notice: notice, attempt: attempt, verdict: verdict, detail: detail))
+    }
+
+    // MARK: Settling tries
+
+    /// A try's verdict, waiting to be stored.
+    private struct Settlement {
+        var notice: WebhookNotice
+        var attempt: Int
+        var verdict: WebhookSchedule.Verdict
+        var detail: String
+    }
+
+    /// Queues a verdict; one writer stores everything queued in one call (one transaction), so under load many
+    /// tries cost one sync. A notice stays in flight until its verdict is stored: the loop must not read its
+    /// old row and send it again.
+    private func settle(_ settlement: Settlement) {
+        unsettled.append(settlement)
+        guard !settling else { return }
+        settling = true
+        Task { await self.storeSettlements() }
+    }
+
+    private func storeSettlements() async {
+        while !unsettled.isEmpty {
+            let batch = unsettled
+            unsettled.removeAll()
+            var deleting: [String] = [], rescheduling: [WebhookNoticeRetry] = []
+            for item in batch {
+                if case .retry(let at) = item.verdict {
+                    rescheduling.append(WebhookNoticeRetry(id: item.notice.id, dueAt: at, attempts: item.attempt))
+                } else {
+                    deleting.append(item.notice.id)
+                }
+            }
+            do {
+                try await store.settleNotices(deleting: deleting, rescheduling: rescheduling)
+                for item in batch { report(item) }
+                for retry in rescheduling where nextDue.map({ retry.dueAt < $0 }) ?? true { nextDue = retry.dueAt }
+            } catch {
+                // The notices stay as they were stored: they are tried again (at least once, never lost).
+                logger.error("webhook outbox: saving \(batch.count) tries failed", metadata: ["error": "\(error)"])
+                try? await Task.sleep(nanoseconds: 1_000_000_000)  // not at once again: the store needs a moment
+                needsRead = true
+            }
+            for item in batch {
+                inFlight.remove(item.notice.id)
+                settledWhileReading?.insert(item.notice.id)
+                remember(settled: item.notice.id)
+            }
+            ring()
+        }
+        settling = false
+    }
+
+    private func remember(settled id: String) {
+        recentlySettled.append(id)
+        recentlySettledIDs.insert(id)
+        if recentlySettled.count > freshLimit {
+            recentlySettledIDs.remove(recentlySettled.removeFirst())
+        }
+    }
+
+    /// Counts and logs a stored verdict.
+    private func report(_ item: Settlement) {
+        let notice = item.notice
         let metadata: Logger.Metadata = [
             "notice": "\(notice.id)", "type": "\(notice.type)", "job": "\(notice.jobID)",
-            "receiver": "\(SubmittedURL.redacting(notice.url))", "attempt": "\(attempt)", "result": "\(detail)",
+            "receiver": "\(SubmittedURL.redacting(notice.url))", "attempt": "\(item.attempt)", "result": "\(item.detail)",
         ]
-        do {
-            switch verdict {
-            case .delivered:
-                try await store.deleteNotice(id: notice.id)
-                metrics.webhookNotice(.delivered)
-                logger.info("webhook notice delivered", metadata: metadata)
-            case .gone:
-                try await store.deleteNotice(id: notice.id)
-                metrics.webhookNotice(.gone)
-                logger.notice("webhook receiver answered 410: notice dropped", metadata: metadata)
-            case .failed:
-                try await store.deleteNotice(id: notice.id)
-                metrics.webhookNotice(.failed)
-                logger.warning("webhook notice given up", metadata: metadata)
-            case .retry(let at):
-                try await store.rescheduleNotice(id: notice.id, dueAt: at, attempts: attempt)
-                metrics.webhookNotice(.retried)
-                logger.info("webhook notice to be tried again at \(Timestamp.rfc3339(at))", metadata: metadata)
-            }
-        } catch {
-            // The notice stays as it was stored: it is tried again (at least once, never lost).
-            logger.error("webhook outbox: saving a try failed", metadata: metadata.merging(["error": "\(error)"]) { $1 })
-            try? await Task.sleep(nanoseconds: 1_000_000_000)  // not at once again: the store needs a moment
+        switch item.verdict {
+        case .delivered:
+            metrics.webhookNotice(.delivered)
+            logger.info("webhook notice delivered", metadata: metadata)
+        case .gone:
+            metrics.webhookNotice(.gone)
+            logger.notice("webhook receiver answered 410: notice dropped", metadata: metadata)
+        case .failed:
+            metrics.webhookNotice(.failed)
+            logger.warning("webhook notice given up", metadata: metadata)
+        case .retry(let at):
+            metrics.webhookNotice(.retried)
+            logger.info("webhook notice to be tried again at \(Timestamp.rfc3339(at))", metadata: metadata)
         }
     }
 }

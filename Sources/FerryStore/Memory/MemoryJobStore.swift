@@ -149,6 +149,11 @@ public actor MemoryJobStore: JobStore {
         outbox.removeValue(forKey: id) != nil
     }
 
+    public func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) {
+        for id in deleting { deleteNotice(id: id) }
+        for retry in rescheduling { rescheduleNotice(id: retry.id, dueAt: retry.dueAt, attempts: retry.attempts) }
+    }
+
     public func close() {}
 
     // MARK: Private

@@ -48,15 +48,35 @@ extension SQLiteJobStore {
 
     public func rescheduleNotice(id: String, dueAt: Date, attempts: Int) async throws {
         try await perform { connection in
-            try connection.withStatement(
-                "UPDATE webhook_notices SET due_at = :due_at, attempts = :attempts WHERE id = :id",
-                operation: "reschedule webhook notice"
-            ) { statement in
-                try statement.bind(id, to: ":id")
-                try statement.bind(StoredDate.seconds(dueAt), to: ":due_at")
-                try statement.bind(attempts, to: ":attempts")
-                try statement.step()
+            try Self.reschedule(WebhookNoticeRetry(id: id, dueAt: dueAt, attempts: attempts), connection)
+        }
+    }
+
+    /// One transaction (one sync) for a whole batch of tries: under load the sender settles many at once.
+    public func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) async throws {
+        guard !deleting.isEmpty || !rescheduling.isEmpty else { return }
+        try await perform { connection in
+            try connection.transaction("settle \(deleting.count + rescheduling.count) webhook notice(s)") {
+                for id in deleting {
+                    try connection.withStatement("DELETE FROM webhook_notices WHERE id = :id", operation: "delete webhook notice") { statement in
+                        try statement.bind(id, to: ":id")
+                        try statement.step()
+                    }
+                }
+                for retry in rescheduling { try Self.reschedule(retry, connection) }
             }
+        }
+    }
+
+    private static func reschedule(_ retry: WebhookNoticeRetry, _ connection: SQLiteConnection) throws {
+        try connection.withStatement(
+            "UPDATE webhook_notices SET due_at = :due_at, attempts = :attempts WHERE id = :id",
+            operation: "reschedule webhook notice"
+        ) { statement in
+            try statement.bind(retry.id, to: ":id")
+            try statement.bind(StoredDate.seconds(retry.dueAt), to: ":due_at")
+            try statement.bind(retry.attempts, to: ":attempts")
+            try statement.step()
         }
     }
 

@@ -13,7 +13,8 @@ struct SupervisorHarness {
     let published: PublishedEvents
     let commits: CommitPipeline
 
-    init(quota: Int64? = nil, engine: FakeEngine = FakeEngine(), store: MemoryJobStore = MemoryJobStore()) {
+    init(quota: Int64? = nil, engine: FakeEngine = FakeEngine(), store: MemoryJobStore = MemoryJobStore(),
+         webhookURL: String? = nil) {
         let published = PublishedEvents()
         let commits = CommitPipeline(store: store, logger: Logger(label: "test"), publish: { published.append($0) })
         let table = JobTable()
@@ -21,6 +22,7 @@ struct SupervisorHarness {
             store: store, engine: engine, files: engine, ids: EventIDAllocator(startingAfter: 0), commits: commits,
             metrics: ServiceMetrics(), logger: Logger(label: "test"), table: table,
             quota: quota.map { SpoolQuota(quota: $0, table: table) },
+            webhooks: WebhookOutbox(globalURL: webhookURL),
             now: { Date(timeIntervalSince1970: 1_800_000_000) }))
         self.engine = engine
         self.store = store

@@ -1,0 +1,158 @@
+import FerryCore
+import Foundation
+
+/// How a `JobRecord` maps to a row of the PostgreSQL `jobs` table: the select list, the insert and update
+/// statements and their parameters, and reading a row back. Headers are JSON text (as `SQLiteJobRow` writes them),
+/// tags a `text[]` read back as JSON, dates whole milliseconds. Pure mapping; runs on the store's queue.
+enum PostgresJobRow {
+    /// The columns written from a record, in parameter order (`$1` is `id`). `sequence` is the database's.
+    private static let writtenColumns = [
+        "id", "state", "dedupe_key", "url", "final_url", "filename", "requested_filename",
+        "bytes_received", "bytes_expected", "content_type", "sha256", "expected_sha256",
+        "error_code", "error_message", "error_http_status", "attempts", "priority", "max_bytes_per_second",
+        "connections", "headers", "etag", "last_modified",
+        "created_at", "started_at", "finished_at", "updated_at", "tags", "notify", "search_text",
+    ]
+
+    private static let dateColumns: Set<String> = ["created_at", "started_at", "finished_at", "updated_at"]
+
+    /// The value expression for column `name` at parameter `index` (dates and tags converted).
+    private static func valueExpression(_ name: String, _ index: Int) -> String {
+        if dateColumns.contains(name) { return PostgresSQL.timestamp(index) }
+        if name == "tags" { return "$\(index)::text[]" }
+        return "$\(index)"
+    }
+
+    /// Inserts one job and returns its `sequence`.
+    static let insertSQL: String = {
+        let values = writtenColumns.enumerated().map { valueExpression($0.element, $0.offset + 1) }
+        return "INSERT INTO jobs (\(writtenColumns.joined(separator: ", "))) VALUES (\(values.joined(separator: ", "))) RETURNING sequence"
+    }()
+
+    /// Replaces everything but `id` and `sequence` of the job whose id is `$1`.
+    static let updateSQL: String = {
+        let assignments = writtenColumns.enumerated().dropFirst().map { "\($0.element) = \(valueExpression($0.element, $0.offset + 1))" }
+        return "UPDATE jobs SET \(assignments.joined(separator: ", ")) WHERE id = $1"
+    }()
+
+    /// The select list, qualified with `jobs.` (lists join `job_tags`); read back by `Column`.
+    static let selectColumns: String = [
+        "id", "sequence", "state", "dedupe_key", "url", "final_url", "filename", "requested_filename",
+        "bytes_received", "bytes_expected", "content_type", "sha256", "expected_sha256",
+        "error_code", "error_message", "error_http_status", "attempts", "priority", "max_bytes_per_second",
+        "connections", "headers", "etag", "last_modified",
+    ].map { "jobs." + $0 }.joined(separator: ", ")
+        + ", " + ["created_at", "started_at", "finished_at", "updated_at"].map { PostgresSQL.milliseconds("jobs." + $0) }
+            .joined(separator: ", ")
+        + ", array_to_json(jobs.tags)::text, jobs.notify"
+
+    /// Positions in `selectColumns`.
+    enum Column: Int, CaseIterable {
+        case id, sequence, state, dedupeKey, url, finalURL, filename, requestedFilename
+        case bytesReceived, bytesExpected, contentType, sha256, expectedSHA256
+        case errorCode, errorMessage, errorHTTPStatus, attempts, priority, maxBytesPerSecond
+        case connections, headers, etag, lastModified
+        case createdAt, startedAt, finishedAt, updatedAt, tags, notify
+    }
+
+    /// The parameters of `insertSQL` and `updateSQL` for `job` (already in its stored form).
+    static func parameters(_ job: JobRecord) throws -> [PostgresParameter] {
+        func date(_ value: Date?) -> PostgresParameter { PostgresParameter(value.map(StoredDate.milliseconds)) }
+        return [
+            .text(job.id),
+            .text(job.state.rawValue),
+            .text(job.dedupeKey),
+            .text(job.url),
+            PostgresParameter(job.finalURL),
+            PostgresParameter(job.filename),
+            PostgresParameter(job.requestedFilename),
+            PostgresParameter(job.bytesReceived),
+            PostgresParameter(job.bytesExpected),
+            PostgresParameter(job.contentType),
+            PostgresParameter(job.sha256),
+            PostgresParameter(job.expectedSHA256),
+            PostgresParameter(job.error?.code.rawValue),
+            PostgresParameter(job.error?.message),
+            PostgresParameter(job.error?.httpStatus),
+            PostgresParameter(job.attempts),
+            PostgresParameter(job.priority),
+            PostgresParameter(job.maxBytesPerSecond),
+            PostgresParameter(job.connections),
+            .text(try SQLiteJobRow.encodeHeaders(job.headers)),
+            PostgresParameter(job.etag),
+            PostgresParameter(job.lastModified),
+            date(job.createdAt),
+            date(job.startedAt),
+            date(job.finishedAt),
+            date(job.updatedAt),
+            PostgresParameter.textArray(job.tags),
+            PostgresParameter(job.notify),
+            .text(JobFilter.searchText(of: job)),
+        ]
+    }
+
+    /// Every row of `result` (selected with `selectColumns`).
+    static func records(from result: PostgresResult) throws -> [JobRecord] {
+        var strings = StringInterner()
+        var records: [JobRecord] = []
+        records.reserveCapacity(result.rowCount)
+        for row in 0..<result.rowCount { records.append(try record(from: result, row: row, strings: &strings)) }
+        return records
+    }
+
+    /// The record in row `row`.
+    /// - Throws: `JobStoreError.corrupt` when a required column is NULL or holds something Ferry never writes.
+    static func record(from result: PostgresResult, row: Int, strings: inout StringInterner) throws -> JobRecord {
+        func text(_ column: Column) -> String? { result.string(row, column.rawValue) }
+        func integer(_ column: Column) -> Int64? { result.int64(row, column.rawValue) }
+        func date(_ column: Column) -> Date? { integer(column).map(StoredDate.date(milliseconds:)) }
+        guard let id = text(.id) else { throw JobStoreError.corrupt("a job row has a NULL id") }
+        func need<T>(_ value: T?, _ column: Column) throws -> T {
+            guard let value else { throw JobStoreError.corrupt("job \(id): column \(column) is NULL") }
+            return value
+        }
+        let stateText = try need(text(.state), .state)
+        guard let state = JobState(rawValue: stateText) else {
+            throw JobStoreError.corrupt("job \(id): unknown state \"\(stateText)\"")
+        }
+        guard let headers = SQLiteJobRow.decodeHeaders(try need(text(.headers), .headers)) else {
+            throw JobStoreError.corrupt("job \(id): headers are not a JSON list of name/value pairs")
+        }
+        guard let tags = SQLiteJobRow.decodeTags(try need(text(.tags), .tags)) else {
+            throw JobStoreError.corrupt("job \(id): tags are not a list of strings")
+        }
+        let error = text(.errorCode).map {
+            JobFailure(code: FailureCode(rawValue: $0), message: text(.errorMessage) ?? "",
+                       httpStatus: integer(.errorHTTPStatus).map { Int($0) })
+        }
+        return JobRecord(
+            id: id,
+            sequence: try need(integer(.sequence), .sequence),
+            url: strings.intern(try need(text(.url), .url)),
+            finalURL: text(.finalURL),
+            state: state,
+            filename: text(.filename),
+            requestedFilename: text(.requestedFilename),
+            bytesReceived: try need(integer(.bytesReceived), .bytesReceived),
+            bytesExpected: integer(.bytesExpected),
+            contentType: text(.contentType).map { strings.intern($0) },
+            sha256: text(.sha256),
+            expectedSHA256: text(.expectedSHA256),
+            error: error,
+            attempts: Int(try need(integer(.attempts), .attempts)),
+            priority: Int(try need(integer(.priority), .priority)),
+            maxBytesPerSecond: integer(.maxBytesPerSecond),
+            connections: integer(.connections).map { Int($0) },
+            headers: headers,
+            tags: tags,
+            notify: text(.notify),
+            dedupeKey: strings.intern(try need(text(.dedupeKey), .dedupeKey)),
+            etag: text(.etag),
+            lastModified: text(.lastModified),
+            createdAt: try need(date(.createdAt), .createdAt),
+            startedAt: date(.startedAt),
+            finishedAt: date(.finishedAt),
+            updatedAt: try need(date(.updatedAt), .updatedAt)
+        )
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+extension PostgresJobStore {
+    public func insert(_ jobs: [JobRecord], idempotencyRecord: IdempotencyRecord?) async throws -> [JobRecord] {
+        guard !jobs.isEmpty else {
+            if let idempotencyRecord { try await saveIdempotencyRecord(idempotencyRecord) }
+            return []
+        }
+        return try await perform { connection in
+            try connection.transaction("insert \(jobs.count) job(s)") {
+                var stored: [JobRecord] = []
+                stored.reserveCapacity(jobs.count)
+                for job in jobs {
+                    var record = job.storedForm
+                    let result: PostgresResult
+                    do {
+                        result = try connection.execute(PostgresJobRow.insertSQL, try PostgresJobRow.parameters(record),
+                                                        reuse: true, operation: "insert job")
+                    } catch JobStoreError.postgres(let sqlstate, _, _) where sqlstate == "23505" {
+                        throw JobStoreError.duplicateID(record.id)  // unique_violation: the id is taken
+                    }
+                    guard let sequence = result.int64(0, 0) else {
+                        throw JobStoreError.corrupt("inserting job \(record.id) returned no sequence")
+                    }
+                    record.sequence = sequence
+                    stored.append(record)
+                }
+                if let idempotencyRecord { try Self.save(idempotencyRecord, on: connection) }
+                return stored
+            }
+        }
+    }
+
+    public func update(_ job: JobRecord) async throws {
+        try await perform { connection in
+            let result = try connection.execute(PostgresJobRow.updateSQL, try PostgresJobRow.parameters(job.storedForm),
+                                                reuse: true, operation: "update job")
+            guard result.affectedRows > 0 else { throw JobStoreError.notFound(job.id) }
+        }
+    }
+
+    public func apply(updates: [JobRecord], deletions: [String], notices: [WebhookNotice]) async throws {
+        guard !updates.isEmpty || !deletions.isEmpty || !notices.isEmpty else { return }
+        try await perform { connection in
+            try connection.transaction("apply \(updates.count) update(s), \(deletions.count) deletion(s), \(notices.count) notice(s)") {
+                for job in updates {
+                    try connection.execute(PostgresJobRow.updateSQL, try PostgresJobRow.parameters(job.storedForm),
+                                           reuse: true, operation: "update job")
+                }
+                if !deletions.isEmpty {
+                    try connection.execute("DELETE FROM jobs WHERE id = ANY($1::text[])", [.textArray(deletions)],
+                                           operation: "delete jobs")
+                }
+                for notice in notices { try Self.insertNotice(notice, connection) }
+            }
+        }
+    }
+
+    public func job(id: String) async throws -> JobRecord? {
+        try await perform { connection in
+            try Self.select(connection, where: "jobs.id = $1", [.text(id)], operation: "read job").first
+        }
+    }
+
+    public func delete(id: String) async throws -> Bool {
+        try await perform { connection in
+            try connection.execute("DELETE FROM jobs WHERE id = $1", [.text(id)], operation: "delete job").affectedRows > 0
+        }
+    }
+
+    public func list(_ filter: JobFilter, after cursor: String?, limit: Int) async throws -> JobPage {
+        let after = try cursor.map { try JobCursor(decoding: $0).sequence } ?? 0
+        let limit = JobPage.clampedLimit(limit)
+        if let states = filter.states, states.isEmpty { return JobPage(jobs: [], next: nil) }
+        // One row more than asked tells whether another page follows.
+        let query = PostgresJobQuery(filter, after: after, limit: limit + 1)
+        return try await perform { connection in
+            var jobs = try PostgresJobRow.records(from: connection.execute(query.sql, query.parameters, operation: "list jobs"))
+            guard jobs.count > limit else { return JobPage(jobs: jobs, next: nil) }
+            jobs.removeLast(jobs.count - limit)
+            return JobPage(jobs: jobs, next: JobCursor(sequence: jobs[jobs.count - 1].sequence).encoded)
+        }
+    }
+
+    public func all() async throws -> [JobRecord] {
+        try await perform { connection in
+            try Self.select(connection, where: nil, [], operation: "read all jobs")
+        }
+    }
+
+    public func jobs(dedupeKey: String) async throws -> [JobRecord] {
+        try await perform { connection in
+            try Self.select(connection, where: "jobs.dedupe_key = $1", [.text(dedupeKey)], operation: "find jobs by dedupe key")
+        }
+    }
+
+    public func counts() async throws -> [JobState: Int] {
+        try await perform { connection in
+            let result = try connection.execute("SELECT state, count(*) FROM jobs GROUP BY state", operation: "count jobs")
+            var counts = Dictionary(uniqueKeysWithValues: JobState.allCases.map { ($0, 0) })
+            for row in 0..<result.rowCount {
+                let text = result.string(row, 0) ?? ""
+                guard let state = JobState(rawValue: text) else {
+                    throw JobStoreError.corrupt("jobs table holds an unknown state \"\(text)\"")
+                }
+                counts[state] = Int(result.int64(row, 1) ?? 0)
+            }
+            return counts
+        }
+    }
+
+    // MARK: Queue-side helpers (called inside `perform`)
+
+    /// Jobs matching `condition` (parameters from `$1`), in sequence order.
+    private static func select(
+        _ connection: PostgresConnection, where condition: String?, _ parameters: [PostgresParameter], operation: String
+    ) throws -> [JobRecord] {
+        var sql = "SELECT \(PostgresJobRow.selectColumns) FROM jobs"
+        if let condition { sql += " WHERE \(condition)" }
+        sql += " ORDER BY jobs.sequence"
+        return try PostgresJobRow.records(from: connection.execute(sql, parameters, operation: operation))
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// The webhook outbox in the `webhook_notices` table.
+extension PostgresJobStore {
+    private static let noticeColumns = "id, job_id, type, url, body, \(PostgresSQL.milliseconds("created_at")), "
+        + "\(PostgresSQL.milliseconds("due_at")), attempts"
+
+    /// Inserts one notice; runs inside the caller's transaction (`apply`), on the store's queue.
+    static func insertNotice(_ notice: WebhookNotice, _ connection: PostgresConnection) throws {
+        try connection.execute("""
+            INSERT INTO webhook_notices (id, job_id, type, url, body, created_at, due_at, attempts)
+            VALUES ($1, $2, $3, $4, $5, \(PostgresSQL.timestamp(6)), \(PostgresSQL.timestamp(7)), $8)
+            """, [.text(notice.id), .text(notice.jobID), .text(notice.type), .text(notice.url), .bytes(notice.body),
+                  PostgresParameter(StoredDate.milliseconds(notice.createdAt)),
+                  PostgresParameter(StoredDate.milliseconds(notice.dueAt)), PostgresParameter(notice.attempts)],
+            operation: "insert webhook notice")
+    }
+
+    public func pendingNotices(limit: Int) async throws -> [WebhookNotice] {
+        try await perform { connection in
+            let result = try connection.execute(
+                "SELECT \(Self.noticeColumns) FROM webhook_notices ORDER BY due_at, created_at, id LIMIT $1",
+                [PostgresParameter(max(0, limit))], operation: "read webhook notices")
+            return try (0..<result.rowCount).map { row in
+                guard let id = result.string(row, 0), let jobID = result.string(row, 1), let type = result.string(row, 2),
+                      let url = result.string(row, 3), let body = result.bytes(row, 4),
+                      let created = result.int64(row, 5), let due = result.int64(row, 6), let attempts = result.int64(row, 7)
+                else { throw JobStoreError.corrupt("a webhook notice row has a NULL or unreadable column") }
+                return WebhookNotice(id: id, jobID: jobID, type: type, url: url, body: body,
+                                     createdAt: StoredDate.date(milliseconds: created),
+                                     dueAt: StoredDate.date(milliseconds: due), attempts: Int(attempts))
+            }
+        }
+    }
+
+    public func rescheduleNotice(id: String, dueAt: Date, attempts: Int) async throws {
+        try await perform { connection in
+            try Self.reschedule(WebhookNoticeRetry(id: id, dueAt: dueAt, attempts: attempts), connection)
+        }
+    }
+
+    /// One transaction for a whole batch of tries: the deletions in one statement, then each reschedule.
+    public func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) async throws {
+        guard !deleting.isEmpty || !rescheduling.isEmpty else { return }
+        try await perform { connection in
+            try connection.transaction("settle \(deleting.count + rescheduling.count) webhook notice(s)") {
+                if !deleting.isEmpty {
+                    try connection.execute("DELETE FROM webhook_notices WHERE id = ANY($1::text[])", [.textArray(deleting)],
+                                           operation: "delete webhook notices")
+                }
+                for retry in rescheduling { try Self.reschedule(retry, connection) }
+            }
+        }
+    }
+
+    private static func reschedule(_ retry: WebhookNoticeRetry, _ connection: PostgresConnection) throws {
+        try connection.execute(
+            "UPDATE webhook_notices SET due_at = \(PostgresSQL.timestamp(2)), attempts = $3 WHERE id = $1",
+            [.text(retry.id), PostgresParameter(StoredDate.milliseconds(retry.dueAt)), PostgresParameter(retry.attempts)],
+            reuse: true, operation: "reschedule webhook notice")
+    }
+
+    @discardableResult
+    public func deleteNotice(id: String) async throws -> Bool {
+        try await perform { connection in
+            try connection.execute("DELETE FROM webhook_notices WHERE id = $1", [.text(id)],
+                                   operation: "delete webhook notice").affectedRows > 0
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import Dispatch
+import Foundation
+
+/// A `JobStore` in a PostgreSQL database (`--store postgres://...`), reached through libpq.
+///
+/// A private serial `DispatchQueue` owns the one connection (`PostgresConnection`); every database call runs there
+/// (checked with `dispatchPrecondition`). The async methods hand their work to that queue and suspend on a
+/// continuation. libpq's blocking API is used on that queue (`PQexecParams` waits for the server's answer): simple,
+/// and it never blocks Swift's cooperative pool; one statement at a time per store is the cost, acceptable for a
+/// single node. The non-blocking API on a Dispatch read source, with pipelining, is the step after.
+///
+/// Each mutating call is its own transaction and is durable when it returns (the server's `synchronous_commit`).
+/// `sequence` comes from the database's `job_sequence`, shared by every process on the database. The schema is
+/// migrated at open (`PostgresSchema`). Dates are kept to the millisecond (`StoredDate`).
+public final class PostgresJobStore: JobStore, @unchecked Sendable {
+    public let location: PostgresLocation
+
+    private let queue: DispatchQueue
+    /// Confined to `queue`.
+    private let connection: PostgresConnection
+
+    /// Connects to `location` and migrates the database to the current schema. Blocks while it does.
+    /// - Throws: `JobStoreError.postgres` (SQLSTATE `08001` when the server cannot be reached: the message says how
+    ///   it was tried, without the password); `JobStoreError.corrupt` when a newer Ferry wrote the schema.
+    public init(location: PostgresLocation) throws {
+        self.location = location
+        let queue = DispatchQueue(label: "ferry.store.postgres")
+        self.queue = queue
+        self.connection = try queue.sync {
+            let connection = try PostgresConnection(url: location.url, location: location.redacted, queue: queue)
+            do {
+                try PostgresSchema.migrate(connection)
+            } catch {
+                connection.close()
+                throw error
+            }
+            return connection
+        }
+    }
+
+    /// Runs `body` on the store's queue with the connection and returns its result to the caller's task.
+    func perform<R: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> R) async throws -> R {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { [connection, queue] in
+                dispatchPrecondition(condition: .onQueue(queue))
+                continuation.resume(with: Result { try body(connection) })
+            }
+        }
+    }
+
+    public func close() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async { [connection] in
+                connection.close()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// The schema version of the database (tests, diagnostics).
+    func schemaVersion() async throws -> Int {
+        try await perform { try PostgresSchema.version($0) }
+    }
+}

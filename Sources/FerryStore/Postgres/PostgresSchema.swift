@@ -1,0 +1,177 @@
+/// The PostgreSQL schema of `PostgresJobStore`, as numbered migrations recorded in `schema_migrations`.
+///
+/// The same tables as `SQLiteSchema`'s five versions, in PostgreSQL's types: dates are `timestamptz` (written and
+/// read as whole milliseconds, `StoredDate`), bodies `bytea`, tags a `text[]` (order and repeats kept) indexed by
+/// `job_tags` (tag, sequence), kept in step by a trigger and cleared by a cascading foreign key, so a tag's jobs are
+/// walked in list order. `jobs.sequence` comes from the `job_sequence` SEQUENCE, shared by every node on the
+/// database: never reused, though a failed insert leaves a gap. Pure data; used on the store's queue.
+enum PostgresSchema {
+    struct Migration {
+        var version: Int
+        var sql: String
+        /// Steps only Swift can decide, after `sql`, in the same transaction.
+        var then: (@Sendable (PostgresConnection) throws -> Void)? = nil
+    }
+
+    /// The version this build writes. A database at a higher version is refused (a newer Ferry wrote it).
+    static var currentVersion: Int { migrations.last?.version ?? 0 }
+
+    /// Serializes migrations of nodes starting together (`pg_advisory_xact_lock`): "ferry" in ASCII.
+    static let migrationLock: Int64 = 0x6665_7272_79
+
+    static let migrations: [Migration] = [
+        Migration(version: 1, sql: """
+            CREATE SEQUENCE job_sequence AS bigint START 1;
+            CREATE TABLE jobs (
+                id                   text        PRIMARY KEY,
+                sequence             bigint      NOT NULL UNIQUE DEFAULT nextval('job_sequence'),
+                state                text        NOT NULL,
+                dedupe_key           text        NOT NULL,
+                url                  text        NOT NULL,
+                final_url            text,
+                filename             text,
+                requested_filename   text,
+                bytes_received       bigint      NOT NULL,
+                bytes_expected       bigint,
+                content_type         text,
+                sha256               text,
+                expected_sha256      text,
+                error_code           text,
+                error_message        text,
+                error_http_status    integer,
+                attempts             integer     NOT NULL,
+                priority             integer     NOT NULL,
+                max_bytes_per_second bigint,
+                connections          integer,
+                headers              text        NOT NULL,
+                etag                 text,
+                last_modified        text,
+                created_at           timestamptz NOT NULL,
+                started_at           timestamptz,
+                finished_at          timestamptz,
+                updated_at           timestamptz NOT NULL,
+                tags                 text[]      NOT NULL DEFAULT '{}',
+                notify               text,
+                search_text          text        NOT NULL DEFAULT ''
+            );
+            ALTER SEQUENCE job_sequence OWNED BY jobs.sequence;
+            CREATE INDEX jobs_state_sequence ON jobs (state, sequence);
+            CREATE INDEX jobs_dedupe_key ON jobs (dedupe_key);
+            CREATE INDEX jobs_created_at ON jobs (created_at);
+
+            CREATE TABLE job_tags (
+                tag      text   NOT NULL,
+                sequence bigint NOT NULL REFERENCES jobs (sequence) ON DELETE CASCADE,
+                PRIMARY KEY (tag, sequence)
+            );
+            CREATE INDEX job_tags_sequence ON job_tags (sequence);
+            CREATE FUNCTION ferry_job_tags_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'UPDATE' THEN
+                    DELETE FROM job_tags WHERE sequence = OLD.sequence;
+                END IF;
+                INSERT INTO job_tags (tag, sequence) SELECT DISTINCT tag, NEW.sequence FROM unnest(NEW.tags) AS tag;
+                RETURN NULL;
+            END
+            $$;
+            CREATE TRIGGER job_tags_after_insert AFTER INSERT ON jobs
+                FOR EACH ROW WHEN (cardinality(NEW.tags) > 0) EXECUTE FUNCTION ferry_job_tags_sync();
+            CREATE TRIGGER job_tags_after_update AFTER UPDATE OF tags ON jobs
+                FOR EACH ROW WHEN (NEW.tags IS DISTINCT FROM OLD.tags) EXECUTE FUNCTION ferry_job_tags_sync();
+
+            CREATE TABLE idempotency_records (
+                key          text        PRIMARY KEY,
+                request_hash text        NOT NULL,
+                status       integer     NOT NULL,
+                body         bytea       NOT NULL,
+                created_at   timestamptz NOT NULL
+            );
+            CREATE INDEX idempotency_records_created_at ON idempotency_records (created_at);
+
+            CREATE TABLE meta (
+                key   text PRIMARY KEY,
+                value text NOT NULL
+            );
+
+            CREATE TABLE revoked_sessions (
+                nonce      text        PRIMARY KEY,
+                expires_at timestamptz NOT NULL
+            );
+            CREATE INDEX revoked_sessions_expires_at ON revoked_sessions (expires_at);
+
+            CREATE TABLE settings (
+                name  text PRIMARY KEY,
+                value bigint
+            );
+
+            CREATE TABLE webhook_notices (
+                id         text        PRIMARY KEY,
+                job_id     text        NOT NULL,
+                type       text        NOT NULL,
+                url        text        NOT NULL,
+                body       bytea       NOT NULL,
+                created_at timestamptz NOT NULL,
+                due_at     timestamptz NOT NULL,
+                attempts   integer     NOT NULL
+            );
+            CREATE INDEX webhook_notices_due ON webhook_notices (due_at, created_at, id);
+            """),
+        // Search (`q`) through a trigram index, when the server offers `pg_trgm` (a trusted extension shipped with
+        // PostgreSQL's contrib modules, in Debian's server package): lists then find rare matches without walking
+        // every job. Without it (or without the right to create it) the schema is the same minus the index, and
+        // the search walks `jobs` in list order as SQLite's does.
+        Migration(version: 2, sql: "", then: addTrigramIndexIfPossible),
+    ]
+
+    /// Schema 2: `jobs_search_text_trigram`, in a savepoint, so a server without `pg_trgm` keeps the rest.
+    private static func addTrigramIndexIfPossible(_ connection: PostgresConnection) throws {
+        let offered = try connection.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'",
+                                             operation: "look for pg_trgm").rowCount > 0
+        guard offered else { return }
+        try connection.executeScript("SAVEPOINT trigram", operation: "migrate to schema 2")
+        do {
+            try connection.executeScript("""
+                CREATE EXTENSION IF NOT EXISTS pg_trgm;
+                CREATE INDEX jobs_search_text_trigram ON jobs USING gin (search_text gin_trgm_ops);
+                """, operation: "create the search index")
+            try connection.executeScript("RELEASE SAVEPOINT trigram", operation: "migrate to schema 2")
+        } catch let error as JobStoreError where !error.isUnavailable {
+            try connection.executeScript("ROLLBACK TO SAVEPOINT trigram", operation: "migrate to schema 2")
+        }
+    }
+
+    /// Brings the database up to `currentVersion` in one transaction holding `migrationLock`, so nodes starting
+    /// together migrate once and a crash mid-migration leaves the previous version intact.
+    /// - Throws: `JobStoreError.corrupt` for a database newer than this build; PostgreSQL errors otherwise.
+    static func migrate(_ connection: PostgresConnection) throws {
+        try connection.transaction("migrate the schema") {
+            try connection.execute("SELECT pg_advisory_xact_lock($1)", [PostgresParameter(migrationLock)],
+                                   operation: "lock the schema for migration")
+            try connection.executeScript("""
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version    integer     PRIMARY KEY,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                )
+                """, operation: "create schema_migrations")
+            let found = try connection.execute("SELECT coalesce(max(version), 0) FROM schema_migrations",
+                                               operation: "read schema version").int64(0, 0) ?? 0
+            guard found <= currentVersion else {
+                throw JobStoreError.corrupt(
+                    "\(connection.location) has schema version \(found); this Ferry understands up to \(currentVersion)")
+            }
+            for migration in migrations where migration.version > found {
+                try connection.executeScript(migration.sql, operation: "migrate to schema \(migration.version)")
+                try migration.then?(connection)
+                try connection.execute("INSERT INTO schema_migrations (version) VALUES ($1)",
+                                       [PostgresParameter(migration.version)],
+                                       operation: "record schema version \(migration.version)")
+            }
+        }
+    }
+
+    /// The version the database is at (0 before any migration).
+    static func version(_ connection: PostgresConnection) throws -> Int {
+        Int(try connection.execute("SELECT coalesce(max(version), 0) FROM schema_migrations",
+                                   operation: "read schema version").int64(0, 0) ?? 0)
+    }
+}
