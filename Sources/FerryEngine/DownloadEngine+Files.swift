@@ -25,6 +25,11 @@ extension DownloadEngine {
         storage.sizeOfFinished(filename: filename) != nil
     }
 
+    /// Where readers find a finished file.
+    public func location(ofFinished filename: String) -> String {
+        storage.location(ofFinished: filename)
+    }
+
     /// Removes a job for good: stops its transfer, and deletes its partial file, its finished file `filename` (if it
     /// has one) and its name.
     public func discard(jobID: String, finishedFile filename: String?) {

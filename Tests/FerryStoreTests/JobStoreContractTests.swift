@@ -562,3 +562,36 @@ struct JobStoreContractTests {
         return (jobs, jobs.map(\.id), sizes)
     }
 }
+
+/// Delivery state, kept whole by every store.
+@Suite("JobStore contract: delivery")
+struct DeliveryStoreContractTests {
+    @Test(arguments: StoreKind.allCases)
+    func aDeliveryReadsBackEqualAndChanges(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            var job = JobRecord.make("d", state: .delivering)
+            var delivery = Delivery(url: "https://user:pw@target.example/up?sig=1", method: .post, field: "upload",
+                                    fields: [HeaderField(name: "a", value: "1 2"), HeaderField(name: "b", value: "é")],
+                                    headers: [HeaderField(name: "Authorization", value: "Bearer x")], deleteAfter: true)
+            delivery.state = .sending
+            delivery.bytesSent = 10
+            delivery.bytesTotal = 100
+            delivery.attempts = 2
+            job.delivery = delivery
+            let stored = try await store.insert([job, .make("plain")])
+            #expect(stored[0].delivery == delivery)
+            #expect(try await store.job(id: "d") == stored[0])
+            #expect(try await store.job(id: "plain")?.delivery == nil)
+
+            var delivered = stored[0]
+            delivered.state = .finished
+            delivered.delivery?.state = .delivered
+            delivered.delivery?.httpStatus = 201
+            delivered.delivery?.deliveredAt = Date(timeIntervalSince1970: 1_795_000_000.1234)
+            try await store.apply(updates: [delivered], deletions: [], notices: [])
+            let read = try #require(try await store.job(id: "d"))
+            #expect(read == delivered.storedForm)
+            #expect(read.delivery.flatMap(\.deliveredAt).map(StoredDate.milliseconds) == 1_795_000_000_123)
+        }
+    }
+}

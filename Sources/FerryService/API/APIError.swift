@@ -15,6 +15,7 @@ public struct APIError: Error, HTTPResponseError, Equatable, CustomStringConvert
         case unauthorized
         case forbidden
         case notFound = "not_found"
+        case gone
         case methodNotAllowed = "method_not_allowed"
         case conflict
         case payloadTooLarge = "payload_too_large"
@@ -44,6 +45,7 @@ public struct APIError: Error, HTTPResponseError, Equatable, CustomStringConvert
         case .forbiddenDestination, .forbidden: .forbidden
         case .unauthorized: .unauthorized
         case .notFound: .notFound
+        case .gone: .gone
         case .methodNotAllowed: .methodNotAllowed
         case .conflict: .conflict
         case .payloadTooLarge: .payloadTooLarge

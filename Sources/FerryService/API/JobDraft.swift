@@ -19,6 +19,8 @@ struct JobDraft: Sendable, Equatable {
     var dedupe: Bool
     /// The user's labels, as given (`TagList`); not part of `dedupeKey`.
     var tags: [String] = []
+    /// Where the finished file goes next (API `deliver`), its target checked like `url`; not part of `dedupeKey`.
+    var deliver: Delivery? = nil
 
     /// URL (normalized) plus the request headers, names lower-cased and sorted: two jobs with the
     /// same key fetch the same thing (API.md, "dedupe").
@@ -51,6 +53,17 @@ struct JobDraft: Sendable, Equatable {
         var paused: Bool?
         var dedupe: Bool?
         var tags: [String]?
+        var deliver: DeliverBody?
+    }
+
+    /// The `deliver` object as it is decoded.
+    struct DeliverBody: Decodable {
+        var url: String?
+        var method: String?
+        var field: String?
+        var fields: [String: String]?
+        var headers: [String: String]?
+        var deleteAfter: Bool?
     }
 
     /// Checks a decoded body.
@@ -67,22 +80,7 @@ struct JobDraft: Sendable, Equatable {
             }
             filename = clean
         }
-        var headers: [HeaderField] = []
-        if let given = body.headers {
-            guard given.count <= maxHeaderCount else {
-                throw APIError(.invalidRequest, "'headers' may hold at most \(maxHeaderCount) fields")
-            }
-            for (name, value) in given.sorted(by: { $0.key < $1.key }) {
-                guard isToken(name) else { throw APIError(.invalidRequest, "'headers' has an invalid header name '\(name)'") }
-                if refusedHeaders.contains(name.lowercased()) || name.lowercased().hasPrefix("proxy-") {
-                    throw APIError(.invalidRequest, "'headers' may not set '\(name)': Ferry manages it")
-                }
-                guard value.utf8.count <= 8192, !value.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) else {
-                    throw APIError(.invalidRequest, "'headers' has an invalid value for '\(name)'")
-                }
-                headers.append(HeaderField(name: name, value: value))
-            }
-        }
+        let headers = try checkedHeaders(body.headers, field: "headers")
         var digest: String?
         if let sha = body.sha256 {
             let lower = sha.lowercased()
@@ -106,7 +104,55 @@ struct JobDraft: Sendable, Equatable {
             maxBytesPerSecond: body.maxBytesPerSecond, connections: body.connections,
             paused: body.paused ?? false, dedupe: body.dedupe ?? true, tags: try TagList.validate(body.tags ?? []))
         draft.notify = notify
+        draft.deliver = try body.deliver.map { given throws(APIError) in try checkedDelivery(given, destinations: destinations) }
         return draft
+    }
+
+    /// Request headers a user gave (`field` names them in errors): tokens for names, no control characters in
+    /// values, none of the headers Ferry manages.
+    static func checkedHeaders(_ given: [String: String]?, field: String) throws(APIError) -> [HeaderField] {
+        guard let given else { return [] }
+        guard given.count <= maxHeaderCount else {
+            throw APIError(.invalidRequest, "'\(field)' may hold at most \(maxHeaderCount) fields")
+        }
+        var headers: [HeaderField] = []
+        for (name, value) in given.sorted(by: { $0.key < $1.key }) {
+            guard isToken(name) else { throw APIError(.invalidRequest, "'\(field)' has an invalid header name '\(name)'") }
+            if refusedHeaders.contains(name.lowercased()) || name.lowercased().hasPrefix("proxy-") {
+                throw APIError(.invalidRequest, "'\(field)' may not set '\(name)': Ferry manages it")
+            }
+            guard value.utf8.count <= 8192, !value.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) else {
+                throw APIError(.invalidRequest, "'\(field)' has an invalid value for '\(name)'")
+            }
+            headers.append(HeaderField(name: name, value: value))
+        }
+        return headers
+    }
+
+    /// The `deliver` object: an http(s) target checked like `url`, `PUT` (default) or `POST`, the file's part name,
+    /// text parts and headers for the target.
+    static func checkedDelivery(_ given: DeliverBody, destinations: AddressPolicy) throws(APIError) -> Delivery {
+        guard let text = given.url else { throw APIError(.invalidRequest, "'deliver.url' is required") }
+        let url = try checkedDestination(text, destinations: destinations)
+        let method: Delivery.Method
+        switch given.method?.uppercased() ?? "PUT" {
+        case "PUT": method = .put
+        case "POST": method = .post
+        default: throw APIError(.invalidRequest, "'deliver.method' must be PUT or POST")
+        }
+        let field = given.field ?? "file"
+        guard isToken(field) else { throw APIError(.invalidRequest, "'deliver.field' must be a non-empty token (letters, digits, -_.)") }
+        var fields: [HeaderField] = []
+        for (name, value) in (given.fields ?? [:]).sorted(by: { $0.key < $1.key }) {
+            guard isToken(name), value.utf8.count <= 65_536 else {
+                throw APIError(.invalidRequest, "'deliver.fields' has an invalid part '\(name)'")
+            }
+            fields.append(HeaderField(name: name, value: value))
+        }
+        guard fields.count <= maxHeaderCount else { throw APIError(.invalidRequest, "'deliver.fields' may hold at most \(maxHeaderCount) parts") }
+        if method == .put, !fields.isEmpty { throw APIError(.invalidRequest, "'deliver.fields' needs method POST") }
+        return Delivery(url: url.normalized, method: method, field: field, fields: fields,
+                        headers: try checkedHeaders(given.headers, field: "deliver.headers"), deleteAfter: given.deleteAfter ?? false)
     }
 
     /// An http(s) URL parsed as WHATWG does; a literal address `destinations` refuses is refused now

@@ -17,7 +17,10 @@ struct ContentController: Sendable {
     func serve(_ request: HTTPRequest) async throws -> HTTPResponse {
         let id = request.pathParameters["id"] ?? ""
         guard let (job, _) = await supervisor.job(id) else { throw APIError.jobNotFound(id) }
-        guard job.state == .finished else {
+        if job.delivery?.state == .delivered, job.delivery?.deleteAfter == true {
+            throw APIError(.gone, "the file was delivered and removed from this server (deleteAfter)")
+        }
+        guard job.state == .finished || job.state == .delivering else {
             let follow = request.queryValue("follow")?.lowercased()
             if follow == "true" || follow == "1", [.waiting, .downloading, .paused].contains(job.state) {
                 return FollowStream.response(job: job, supervisor: supervisor, spool: spool)
@@ -57,7 +60,7 @@ struct ContentController: Sendable {
             return "the job failed and has no file\(reason); resume it (POST /api/v1/jobs/\(job.id)/resume) to try again"
         case .cancelled:
             return "the job was cancelled and has no file; add it again to download it"
-        case .finished:
+        case .finished, .delivering:
             return "the job is finished"
         }
     }

@@ -108,7 +108,7 @@ final class FollowStream: @unchecked Sendable {
         switch status.state {
         case .failed, .cancelled:
             abort()
-        case .finished:
+        case .finished, .delivering:
             finalSize = status.bytesOnDisk
             if fd < 0, let name = status.filename {
                 fd = open(spool.finishedPath(for: name), O_RDONLY | O_CLOEXEC)

@@ -19,15 +19,15 @@ enum JobAction: String, Sendable, CaseIterable {
 
     func outcome(in state: JobState) -> Outcome {
         switch (self, state) {
-        case (.pause, .waiting), (.pause, .downloading): .apply(.paused)
+        case (.pause, .waiting), (.pause, .downloading), (.pause, .delivering): .apply(.paused)
         case (.pause, .paused): .noOp
         case (.pause, _): .conflict
 
         case (.resume, .paused), (.resume, .failed): .apply(.waiting)
-        case (.resume, .waiting), (.resume, .downloading): .noOp
+        case (.resume, .waiting), (.resume, .downloading), (.resume, .delivering): .noOp
         case (.resume, _): .conflict
 
-        case (.cancel, .waiting), (.cancel, .downloading), (.cancel, .paused), (.cancel, .failed): .apply(.cancelled)
+        case (.cancel, .waiting), (.cancel, .downloading), (.cancel, .delivering), (.cancel, .paused), (.cancel, .failed): .apply(.cancelled)
         case (.cancel, .cancelled): .noOp
         case (.cancel, _): .conflict
 

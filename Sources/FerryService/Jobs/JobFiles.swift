@@ -8,6 +8,8 @@ protocol JobFiles: Sendable {
     func releaseFilename(for jobID: String)
     func bytesOnDisk(jobID: String) -> Int64
     func hasFinishedFile(named filename: String) -> Bool
+    /// Where a finished file is read from (the upload of a delivery).
+    func location(ofFinished filename: String) -> String
     /// Stops the job's transfer and deletes everything of it (partial file, finished file, name).
     func discard(jobID: String, finishedFile filename: String?)
     func finishRecorded(jobID: String)

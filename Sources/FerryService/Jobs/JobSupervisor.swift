@@ -177,11 +177,12 @@ actor JobSupervisor {
     func recover() async throws {
         let stored = try await store.all().sorted { $0.sequence < $1.sequence }
         var resubmit: [JobRecord] = []
+        var redeliver: [JobRecord] = []
         var changed: [JobRecord] = []
         var notices: [WebhookNotice] = []
         let found = files.recoverFiles(stored.map { job in
             let standing: RecoveringJob.Standing = switch job.state {
-            case .finished: .finished
+            case .finished, .delivering: .finished
             case .cancelled: .cancelled
             default: .unfinished
             }
@@ -210,7 +211,11 @@ actor JobSupervisor {
                     changed.append(job)
                 }
                 resubmit.append(job)
+            case .delivering:
+                // Interrupted uploads are sent again from the first byte.
+                redeliver.append(job)
             case .paused, .failed:
+                if job.hasDownloadedFile { break }
                 if job.bytesReceived != onDisk {
                     job.bytesReceived = onDisk
                     changed.append(job)
@@ -230,6 +235,7 @@ actor JobSupervisor {
             }
         }
         for job in resubmit { submitTransfer(job) }
+        for job in redeliver { startDelivery(job) }
         logger.info("recovered jobs", metadata: ["jobs": "\(stored.count)", "resumed": "\(resubmit.count)"])
         // Reading every row freed many small buffers (SQLite's, the decoder's): give the pages back.
         FreeMemory.returnToSystem()
@@ -296,6 +302,7 @@ actor JobSupervisor {
                 headers: draft.headers, tags: draft.tags, dedupeKey: key, etag: nil, lastModified: nil,
                 createdAt: created, startedAt: nil, finishedAt: nil, updatedAt: created)
             record.notify = draft.notify?.normalized
+            record.delivery = draft.deliver
             if let requested = draft.filename {
                 record.filename = files.reserveFilename(requested, for: record.id)
             }
@@ -391,6 +398,23 @@ actor JobSupervisor {
         case .noOp: return job
         case .apply: break
         }
+        if job.state == .delivering {
+            job.state = .paused
+            job.error = nil
+            job.delivery = job.delivery?.restarted()
+            rates[id] = nil
+            jobs[id] = job
+            let engine = self.engine
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                engine.stopDelivery(id: id) { continuation.resume() }
+            }
+            guard var latest = jobs[id] else { throw JobsError.notFound(id: id) }
+            guard latest.state == .paused else { return latest }
+            latest.updatedAt = now()
+            jobs[id] = latest
+            try await commitOrUnavailable(CommitPipeline.Change(upserts: [latest], events: [jobEvent(latest)]))
+            return jobs[id] ?? latest
+        }
         job.state = .paused
         job.error = nil
         jobs[id] = job
@@ -411,14 +435,26 @@ actor JobSupervisor {
 
     func resume(_ id: String) async throws -> JobRecord {
         try await act(.resume, on: id) { job in
-            job.state = .waiting
             job.error = nil
-            self.submitTransfer(job)
+            if job.hasDownloadedFile, let filename = job.filename, self.files.hasFinishedFile(named: filename) {
+                // Downloaded already: only the delivery is tried again.
+                job.state = .delivering
+                job.delivery = job.delivery?.restarted()
+                self.startDelivery(job)
+            } else {
+                job.state = .waiting
+                self.submitTransfer(job)
+            }
         }
     }
 
     func cancel(_ id: String) async throws -> JobRecord {
         try await act(.cancel, on: id) { job in
+            if job.delivery != nil {
+                self.engine.stopDelivery(id: id, stopped: nil)
+                // A downloaded file waiting for its delivery goes with the job's partial bytes.
+                if job.hasDownloadedFile { self.files.discard(jobID: id, finishedFile: job.filename) }
+            }
             job.state = .cancelled
             job.error = nil
             job.bytesReceived = 0
@@ -459,7 +495,8 @@ actor JobSupervisor {
     /// Stops the job if active and removes it and its file for good.
     func delete(_ id: String) async throws {
         guard let job = jobs[id] else { throw JobsError.notFound(id: id) }
-        files.discard(jobID: id, finishedFile: job.state == .finished ? job.filename : nil)
+        if job.delivery != nil { engine.stopDelivery(id: id, stopped: nil) }
+        files.discard(jobID: id, finishedFile: job.state == .finished || job.hasDownloadedFile ? job.filename : nil)
         removeFromTable(id)
         restarts[id] = nil
         var change = CommitPipeline.Change()
@@ -587,6 +624,13 @@ actor JobSupervisor {
             job.etag = file.etag ?? job.etag
             job.lastModified = file.lastModified ?? job.lastModified
             rates[id] = nil
+            if job.delivery != nil {
+                // Downloaded and verified: the upload comes before `finished`.
+                job.state = .delivering
+                job.finishedAt = nil
+                job.delivery = job.delivery?.restarted()
+                startDelivery(job)
+            }
             events.append(jobEvent(job))
         case .failed(_, let failure):
             guard !userStopped else { return }
@@ -600,6 +644,68 @@ actor JobSupervisor {
             // The bytes on disk; a pause's `job` event with them is published by `pause(_:)`, which waits for them.
             job.bytesReceived = bytes
             rates[id] = nil
+        case .delivering(_, let progress):
+            guard job.state == .delivering, var delivery = job.delivery else { return }
+            let resumed = delivery.state != .sending
+            delivery.state = .sending
+            delivery.bytesSent = progress.bytesSent
+            delivery.bytesTotal = progress.bytesTotal
+            if resumed {
+                delivery.attempts += 1
+                delivery.error = nil
+                job.error = nil
+            }
+            job.delivery = delivery
+            let live = LiveRates(speed: progress.bytesPerSecond, eta: progress.eta)
+            rates[id] = live
+            if resumed {
+                events.append(jobEvent(job))
+            } else {
+                jobs[id] = job
+                persist = false
+                events.append(progressEvent(job, live))
+            }
+        case .deliveryWaiting(_, let at, let attempt, let failure):
+            guard job.state == .delivering, var delivery = job.delivery else { return }
+            delivery.state = .pending
+            delivery.bytesSent = 0
+            delivery.httpStatus = failure.httpStatus
+            delivery.error = failure
+            job.delivery = delivery
+            job.error = JobFailure(code: .retrying,
+                                   message: "delivery attempt \(attempt) failed (\(failure.message)); retrying at \(Timestamp.rfc3339(at))",
+                                   httpStatus: failure.httpStatus)
+            rates[id] = nil
+            metrics.transferError(failure.code)
+            events.append(jobEvent(job))
+        case .delivered(_, let status):
+            guard job.state == .delivering, var delivery = job.delivery else { return }
+            delivery.state = .delivered
+            delivery.httpStatus = status
+            delivery.error = nil
+            delivery.bytesSent = delivery.bytesTotal ?? delivery.bytesSent
+            delivery.deliveredAt = now()
+            job.delivery = delivery
+            job.state = .finished
+            job.error = nil
+            job.finishedAt = now()
+            rates[id] = nil
+            if delivery.deleteAfter, let filename = job.filename {
+                files.discard(jobID: id, finishedFile: filename)
+            }
+            events.append(jobEvent(job))
+        case .deliveryFailed(_, let failure):
+            guard job.state == .delivering, var delivery = job.delivery else { return }
+            delivery.state = .failed
+            delivery.httpStatus = failure.httpStatus
+            delivery.error = failure
+            job.delivery = delivery
+            job.state = .failed
+            job.error = failure
+            job.finishedAt = now()
+            rates[id] = nil
+            metrics.transferError(failure.code)
+            events.append(jobEvent(job))
         }
         job.updatedAt = now()
         jobs[id] = job
@@ -644,6 +750,25 @@ actor JobSupervisor {
             filename: job.filename, expectedSHA256: job.expectedSHA256,
             maxBytesPerSecond: job.maxBytesPerSecond, connections: job.connections, priority: job.priority, sequence: job.sequence,
             attempts: job.attempts, resume: resume)
+    }
+
+    /// Hands a downloaded job's file to the engine for its delivery (its target was checked at submit; a stored one
+    /// that no longer parses fails the delivery).
+    private func startDelivery(_ job: JobRecord) {
+        guard let delivery = job.delivery, let filename = job.filename else { return }
+        guard let url = try? SubmittedURL.parse(delivery.url) else {
+            let failure = JobFailure(code: .deliveryFailed, message: "the stored delivery URL of this job cannot be parsed")
+            Task { self.apply(.deliveryFailed(id: job.id, failure)) }
+            return
+        }
+        let method: DeliverySpec.Method = switch delivery.method {
+        case .put: .put
+        case .post: .post(field: delivery.field, fields: delivery.fields.map { (name: $0.name, value: $0.value) })
+        }
+        engine.deliver(DeliverySpec(
+            id: job.id, url: url, method: method, headers: delivery.headers.map { (name: $0.name, value: $0.value) },
+            path: files.location(ofFinished: filename), size: job.bytesExpected ?? job.bytesReceived, filename: filename,
+            contentType: job.contentType, maxBytesPerSecond: job.maxBytesPerSecond))
     }
 
     static func dedupeKey(url: SubmittedURL, headers: [HeaderField]) -> String {

@@ -46,11 +46,43 @@ enum JobView {
         json.field("finishedAt", timestamp: job.finishedAt)
         json.field("contentUrl", contentURL(job.id))
         json.field("notify", job.notify.map(SubmittedURL.redacting))
+        json.key("delivery")
+        if let delivery = job.delivery {
+            writeDelivery(delivery, rates: job.state == .delivering ? rates : nil, into: &json)
+        } else {
+            json.null()
+        }
         if let restartReason {
             json.field("restarted", true)
             json.field("restartReason", restartReason)
         }
         json.endObject()
+    }
+
+    /// The `delivery` object: the target (userinfo as `***@`) and how far the upload got; `rates` while it runs.
+    static func writeDelivery(_ delivery: Delivery, rates: LiveRates?, into json: inout JSONWriter) {
+        json.beginObject()
+        json.field("url", SubmittedURL.redacting(delivery.url))
+        json.field("method", delivery.method.rawValue)
+        json.field("state", delivery.state.rawValue)
+        json.field("bytesSent", delivery.bytesSent)
+        json.field("bytesTotal", delivery.bytesTotal)
+        json.field("progress", deliveryProgress(delivery))
+        json.field("speed", delivery.state == .sending ? (rates?.speed ?? 0).rounded() : 0)
+        json.field("eta", delivery.state == .sending ? rates?.eta : (delivery.state == .delivered ? 0 : nil))
+        json.field("attempts", delivery.attempts)
+        json.field("httpStatus", delivery.httpStatus)
+        json.key("error")
+        if let error = delivery.error { writeError(error, into: &json) } else { json.null() }
+        json.field("deliveredAt", timestamp: delivery.deliveredAt)
+        json.field("deleteAfter", delivery.deleteAfter)
+        json.endObject()
+    }
+
+    static func deliveryProgress(_ delivery: Delivery) -> Double? {
+        guard let total = delivery.bytesTotal else { return nil }
+        if total == 0 { return delivery.state == .delivered ? 1 : 0 }
+        return min(1, Double(delivery.bytesSent) / Double(total))
     }
 
     static func writeError(_ error: JobFailure, into json: inout JSONWriter) {
@@ -67,11 +99,23 @@ enum JobView {
         return json.bytes
     }
 
-    /// `{"id","bytesReceived","bytesExpected","progress","speed","eta"}` for a `progress` event.
+    /// A `progress` event: `{"id","phase":"downloading","bytesReceived","bytesExpected","progress","speed","eta"}`,
+    /// or while delivering `{"id","phase":"delivering","bytesSent","bytesTotal","progress","speed","eta"}`.
     static func renderProgress(_ job: JobRecord, rates: LiveRates) -> [UInt8] {
         var json = JSONWriter(capacity: 160)
         json.beginObject()
         json.field("id", job.id)
+        if job.state == .delivering, let delivery = job.delivery {
+            json.field("phase", "delivering")
+            json.field("bytesSent", delivery.bytesSent)
+            json.field("bytesTotal", delivery.bytesTotal)
+            json.field("progress", deliveryProgress(delivery))
+            json.field("speed", rates.speed.rounded())
+            json.field("eta", rates.eta)
+            json.endObject()
+            return json.bytes
+        }
+        json.field("phase", "downloading")
         json.field("bytesReceived", job.bytesReceived)
         json.field("bytesExpected", job.bytesExpected)
         json.field("progress", progress(job))

@@ -13,4 +13,9 @@ protocol TransferControl: Sendable {
     func updatePriority(id: String, _ priority: Int)
     func updateRateLimit(id: String, _ bytesPerSecond: Int64?)
     func updateURL(id: String, _ url: SubmittedURL)
+    /// Uploads a finished file to its delivery target; `.delivering`, `.deliveryWaiting`, `.delivered` or
+    /// `.deliveryFailed` follow.
+    func deliver(_ spec: DeliverySpec)
+    /// Stops a delivery without a further event.
+    func stopDelivery(id: String, stopped: (@Sendable () -> Void)?)
 }

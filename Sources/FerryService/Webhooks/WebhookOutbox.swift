@@ -38,6 +38,7 @@ struct WebhookOutbox: Sendable {
         case .finished: .finished
         case .failed: .failed
         case .cancelled: .cancelled
+        case .delivering: .delivering
         case .waiting, .downloading, .paused: nil
         }
     }

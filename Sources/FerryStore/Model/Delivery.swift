@@ -55,3 +55,12 @@ public struct Delivery: Sendable, Equatable, Codable {
         return fresh
     }
 }
+
+extension JobRecord {
+    /// Its download is complete and verified (the file is kept for a delivery still to be made); false for jobs
+    /// without a delivery, whose finished state says it.
+    public var hasDownloadedFile: Bool {
+        guard let delivery = self.delivery else { return false }
+        return self.sha256 != nil && delivery.state != .delivered
+    }
+}

@@ -11,7 +11,7 @@ enum PostgresJobRow {
         "bytes_received", "bytes_expected", "content_type", "sha256", "expected_sha256",
         "error_code", "error_message", "error_http_status", "attempts", "priority", "max_bytes_per_second",
         "connections", "headers", "etag", "last_modified",
-        "created_at", "started_at", "finished_at", "updated_at", "tags", "notify", "search_text",
+        "created_at", "started_at", "finished_at", "updated_at", "tags", "notify", "search_text", "delivery",
     ]
 
     private static let dateColumns: Set<String> = ["created_at", "started_at", "finished_at", "updated_at"]
@@ -44,7 +44,7 @@ enum PostgresJobRow {
     ].map { "jobs." + $0 }.joined(separator: ", ")
         + ", " + ["created_at", "started_at", "finished_at", "updated_at"].map { PostgresSQL.milliseconds("jobs." + $0) }
             .joined(separator: ", ")
-        + ", array_to_json(jobs.tags)::text, jobs.notify"
+        + ", array_to_json(jobs.tags)::text, jobs.notify, jobs.delivery"
 
     /// Positions in `selectColumns`.
     enum Column: Int, CaseIterable {
@@ -52,7 +52,7 @@ enum PostgresJobRow {
         case bytesReceived, bytesExpected, contentType, sha256, expectedSHA256
         case errorCode, errorMessage, errorHTTPStatus, attempts, priority, maxBytesPerSecond
         case connections, headers, etag, lastModified
-        case createdAt, startedAt, finishedAt, updatedAt, tags, notify
+        case createdAt, startedAt, finishedAt, updatedAt, tags, notify, delivery
     }
 
     /// The parameters of `insertSQL` and `updateSQL` for `job` (already in its stored form).
@@ -88,6 +88,7 @@ enum PostgresJobRow {
             PostgresParameter.textArray(job.tags),
             PostgresParameter(job.notify),
             .text(JobFilter.searchText(of: job)),
+            PostgresParameter(try job.delivery.map(SQLiteJobRow.encodeDelivery)),
         ]
     }
 
@@ -125,6 +126,11 @@ enum PostgresJobRow {
             JobFailure(code: FailureCode(rawValue: $0), message: text(.errorMessage) ?? "",
                        httpStatus: integer(.errorHTTPStatus).map { Int($0) })
         }
+        var delivery: Delivery?
+        if let json = text(.delivery) {
+            guard let decoded = SQLiteJobRow.decodeDelivery(json) else { throw JobStoreError.corrupt("job \(id): delivery is not a delivery object") }
+            delivery = decoded
+        }
         return JobRecord(
             id: id,
             sequence: try need(integer(.sequence), .sequence),
@@ -146,6 +152,7 @@ enum PostgresJobRow {
             headers: headers,
             tags: tags,
             notify: text(.notify),
+            delivery: delivery,
             dedupeKey: strings.intern(try need(text(.dedupeKey), .dedupeKey)),
             etag: text(.etag),
             lastModified: text(.lastModified),

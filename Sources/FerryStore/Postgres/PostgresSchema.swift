@@ -121,6 +121,8 @@ enum PostgresSchema {
         // every job. Without it (or without the right to create it) the schema is the same minus the index, and
         // the search walks `jobs` in list order as SQLite's does.
         Migration(version: 2, sql: "", then: addTrigramIndexIfPossible),
+        // Onward delivery: a job's `deliver` target and how far its upload got, as JSON (`Delivery`), as in SQLite.
+        Migration(version: 3, sql: "ALTER TABLE jobs ADD COLUMN delivery text"),
     ]
 
     /// Schema 2: `jobs_search_text_trigram`, in a savepoint, so a server without `pg_trgm` keeps the rest.

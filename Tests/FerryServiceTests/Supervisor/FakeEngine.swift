@@ -42,6 +42,12 @@ final class FakeEngine: TransferControl, JobFiles, @unchecked Sendable {
     func updatePriority(id: String, _ priority: Int) { record("priority \(id) \(priority)") }
     func updateRateLimit(id: String, _ bytesPerSecond: Int64?) { record("rate \(id) \(bytesPerSecond.map(String.init) ?? "none")") }
     func updateURL(id: String, _ url: SubmittedURL) { record("url \(id) \(url.redacted)") }
+    func deliver(_ spec: DeliverySpec) { record("deliver \(spec.id)") }
+    func stopDelivery(id: String, stopped: (@Sendable () -> Void)?) {
+        record("stopDelivery \(id)")
+        stopped?()
+    }
+    func location(ofFinished filename: String) -> String { "/files/" + filename }
 
     func reserveFilename(_ requested: String, for jobID: String) -> String {
         lock.withLock {

@@ -1,5 +1,6 @@
 /// The nginx.conf of one `NginxOrigin`: everything (pid, logs, temp paths) inside `prefix`, one listener on
-/// 127.0.0.1:`port`, files from `root`, and `/slow/<path>` serving `root/<path>` at `?rate=` bytes per second.
+/// 127.0.0.1:`port`, files from `root`, `/slow/<path>` serving `root/<path>` at `?rate=` bytes per second, `PUT
+/// /upload/<path>` writing `root/upload/<path>` (WebDAV), and `/refuse-upload/` answering 403.
 struct NginxConfiguration: Equatable {
     var prefix: String
     var root: String
@@ -41,6 +42,13 @@ struct NginxConfiguration: Equatable {
                     server_name localhost;
                     root \(quoted(root));
                     location / { }
+                    # Upload targets for onward delivery: WebDAV PUT into root/upload/, and a target that refuses.
+                    location /upload/ {
+                        dav_methods PUT;
+                        create_full_put_path on;
+                        client_max_body_size 0;
+                    }
+                    location /refuse-upload/ { return 403; }
                     location /slow/ {
                         alias \(quoted(root + "/"));
                         limit_rate $ferry_rate;
