@@ -9,7 +9,12 @@ progress bar grow, pause and resume, download the finished file and compare its 
 duplicating rows, log out; log in again with the read-only token (--read-token) and find nothing that
 changes state. A second Ferry without a token checks open mode (no login), the settings control
 (the speed limit over all downloads and how many run at once), and tags and search (the tag chip
-filter, the search box, tags from the add form).
+filter, the search box, tags from the add form). Onward delivery, on the second Ferry: the same nginx takes
+uploads (WebDAV PUT under /upload/, always 403 under /refuse/, 403 under /gate/ until a file opens it): a job's
+upload bar appears under its download bar and reaches 100% with the file byte-identical at the target; a
+refusing target shows the failure and a Retry delivery button, which delivers once the target accepts; the add
+form's "deliver to" field; a delivered job with deleteAfter loses its Download button (410); and with the
+read-only token a failed delivery shows its message but no retry button.
 
 Environment:
   FERRY_BIN        the ferry executable (default: .build/debug/ferry under the repository root)
@@ -220,6 +225,13 @@ http {{
         root {self.www};
         location /slow/ {{ limit_rate {self.SLOW_RATE}; }}
         location /slower/ {{ limit_rate {self.SLOWER_RATE}; }}
+        # Upload targets for onward delivery (nginx-light's DAV module).
+        location /upload/ {{ dav_methods PUT; create_full_put_path on; client_max_body_size 0; }}
+        location /refuse/ {{ return 403; }}
+        location /gate/ {{
+            if (!-f {self.www}/gate-open) {{ return 403; }}
+            dav_methods PUT; create_full_put_path on; client_max_body_size 0;
+        }}
     }}
 }}
 """)
@@ -855,6 +867,154 @@ def tags_and_search(page, origin, ferry):
                   page.text("add-error"))
 
 
+DELIVERY_INFO_JS = r"""
+const li = document.querySelector(`#jobs > li[data-id='${arguments[0]}']`);
+if (!li) return null;
+const section = li.querySelector('.delivery');
+const bar = section.querySelector('progress');
+const shown = (sel) => { const e = li.querySelector(sel); return !!e && !e.hidden && getComputedStyle(e).display !== 'none' && e.offsetParent !== null; };
+const error = li.querySelector('.job-error');
+return {
+  state: li.dataset.state, visible: !section.hidden && section.offsetParent !== null,
+  host: section.querySelector('.delivery-host').textContent, status: section.querySelector('.delivery-state').textContent,
+  deliveryState: section.dataset.state || null,
+  value: bar.hasAttribute('value') ? bar.value : null, bytes: section.querySelector('.delivery-bytes').textContent,
+  speed: shown('.delivery-speed') ? li.querySelector('.delivery-speed').textContent : '',
+  downloadValue: li.querySelector('.job-progress > progress').value,
+  error: error.hidden ? null : error.textContent,
+  retry: shown('[data-action=retry]'), resume: shown('[data-action=resume]'), download: shown('[data-action=download]'),
+};
+"""
+
+
+def onward_delivery(page, origin, ferry):
+    """The upload bar, a refusing target with its Retry delivery button, the add form's field, deleteAfter."""
+    uploads = origin.www / "upload"
+    host = f"127.0.0.1:{origin.port}"
+    page.open(ferry.base + "/")
+    page.wait("the live event stream", lambda: page.js("return document.getElementById('connection').dataset.state") == "live")
+
+    def create(body):
+        status, job = ferry.api("POST", "/jobs", dict(body, dedupe=False))
+        require(f"delivery: a job delivering to {body['deliver']['url']} is created", status == 201 and job.get("delivery"),
+                (status, job))
+        return job
+
+    def delivery(job_id):
+        return page.js(DELIVERY_INFO_JS, job_id)
+
+    # A download of ~5 s, then its upload (limited per job, so the bar has time to move).
+    job = create({"url": origin.url("/slow/big.bin"), "maxBytesPerSecond": 2_000_000,
+                  "deliver": {"url": origin.url("/upload/big.bin")}})
+    info = page.wait("the row with its upload bar", lambda: (lambda d: d if d and d["visible"] else None)(delivery(job["id"])))
+    RESULTS.check("delivery: the upload bar is shown under the download bar, naming the target's host",
+                  info["host"] == host, info)
+    RESULTS.check("delivery: before the download ends the upload is pending (empty bar)",
+                  info["state"] != "downloading" or (info["deliveryState"] == "pending" and info["value"] in (0, None)), info)
+    seen_states, moving = set(), []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        info = delivery(job["id"])
+        if info:
+            seen_states.add(info["state"])
+            if info["state"] == "delivering" and info["value"] is not None and 0 < info["value"] < 1:
+                moving.append(info)
+            if info["state"] == "finished":
+                break
+        time.sleep(0.05)
+    log(f"delivery: states seen {sorted(seen_states)}, {len(moving)} samples of the upload bar between 0 and 100%"
+        + (f", e.g. {moving[len(moving) // 2]['bytes']!r} {moving[len(moving) // 2]['speed']!r}" if moving else ""))
+    require("delivery: the job ends finished", info and info["state"] == "finished", info)
+    RESULTS.check("delivery: the job went through delivering", "delivering" in seen_states, sorted(seen_states))
+    RESULTS.check("delivery: the upload bar reaches 100% and says delivered",
+                  info["value"] == 1 and info["deliveryState"] == "delivered" and "delivered" in info["status"]
+                  and info["downloadValue"] == 1, info)
+    if moving:
+        RESULTS.check("delivery: while sending, the bar shows bytes sent of the total and a speed",
+                      all(" sent (" in m["bytes"] for m in moving) and any(m["speed"].endswith("/s") for m in moving), moving[:3])
+    target = uploads / "big.bin"
+    RESULTS.check("delivery: the target holds the file, byte for byte",
+                  target.exists() and hashlib.sha256(target.read_bytes()).hexdigest() == origin.sha256("/slow/big.bin"))
+    page.screenshot("ferry-page-delivered.png")
+
+    # A target that refuses (403): the failure, its message and a Retry delivery button; the retry delivers once
+    # the target accepts.
+    gate_open = origin.www / "gate-open"
+    if gate_open.exists():
+        gate_open.unlink()
+    refused = create({"url": origin.url("/small.txt?gate=1"), "deliver": {"url": origin.url("/gate/small.txt")}})
+    info = page.wait("the refused delivery", lambda: (lambda d: d if d and d["state"] == "failed" else None)(delivery(refused["id"])),
+                     timeout=30)
+    status, job = ferry.api("GET", f"/jobs/{refused['id']}")
+    RESULTS.check("refused delivery: the job failed with delivery_failed and the target's 403",
+                  job["error"] and job["error"]["code"] == "delivery_failed" and job["error"].get("httpStatus") == 403, job.get("error"))
+    RESULTS.check("refused delivery: the row shows the failure message and the delivery as failed",
+                  bool(info["error"]) and "403" in info["error"] and info["deliveryState"] == "failed", info)
+    RESULTS.check("refused delivery: a Retry delivery button instead of Resume, no Download",
+                  info["retry"] and not info["resume"] and not info["download"], info)
+    page.screenshot("ferry-page-delivery-failed.png")
+    gate_open.write_bytes(b"open")
+    os.chmod(gate_open, 0o644)
+    page.click(f'#jobs > li[data-id="{refused["id"]}"] [data-action="retry"]')
+    info = page.wait("the retried delivery", lambda: (lambda d: d if d and d["state"] == "finished" else None)(delivery(refused["id"])),
+                     timeout=30)
+    delivered = origin.www / "gate" / "small.txt"
+    RESULTS.check("refused delivery: Retry delivery sends it again and it is delivered (bar at 100%, no retry button)",
+                  info["value"] == 1 and info["deliveryState"] == "delivered" and not info["retry"]
+                  and delivered.exists() and delivered.read_bytes() == origin.files["/small.txt"], info)
+    puts = [line for line in (origin.root / "logs" / "access.log").read_text().splitlines() if '"PUT /gate/small.txt' in line]
+    RESULTS.check("refused delivery: the target saw the refused PUT and the accepted one", len(puts) >= 2, puts)
+
+    # The add form's "deliver to" field.
+    page.fill("url", origin.url("/small2.txt?form-delivery=1"))
+    page.fill("deliver-url", origin.url("/upload/form/small2.txt"))
+    page.click("#add-form button[type=submit]")
+    made = page.wait("the job added with a delivery",
+                     lambda: next((j for j in ferry.jobs() if "form-delivery=1" in j["url"]), None), timeout=10)
+    RESULTS.check("add form: deliver to is sent as the job's deliver (PUT by default)",
+                  made.get("delivery") and made["delivery"]["url"] == origin.url("/upload/form/small2.txt")
+                  and made["delivery"]["method"] == "PUT", made.get("delivery"))
+    page.wait("the form's job delivered", lambda: (lambda d: d if d and d["state"] == "finished" else None)(delivery(made["id"])),
+              timeout=30)
+    RESULTS.check("add form: the file reached the target", (uploads / "form" / "small2.txt").read_bytes() == origin.files["/small2.txt"])
+    page.fill("url", origin.url("/small.txt?form-delivery=2"))
+    page.fill("deliver-url", "ftp://example.org/x")
+    page.click("#add-form button[type=submit]")
+    page.wait("the deliver-to error", lambda: page.visible("add-error"))
+    RESULTS.check("add form: a deliver-to URL that is not http(s) is caught on its field",
+                  page.js("return document.getElementById('deliver-url').getAttribute('aria-invalid')") == "true")
+    page.fill("deliver-url", "")
+
+    # deleteAfter: once delivered the local copy is gone (410), and the row offers no download.
+    gone = create({"url": origin.url("/small3.txt?delete-after=1"),
+                   "deliver": {"url": origin.url("/upload/gone.txt"), "deleteAfter": True}})
+    info = page.wait("the delivered job without its copy",
+                     lambda: (lambda d: d if d and d["state"] == "finished" and "removed" in d["bytes"] else None)(delivery(gone["id"])),
+                     timeout=30)
+    RESULTS.check("deleteAfter: the finished row offers no Download and says the local copy was removed",
+                  not info["download"], info)
+
+
+def read_only_delivery(page, origin, ferry):
+    """With the read-only token: a failed delivery's message is shown, the retry button is not."""
+    status, job = ferry.api("POST", "/jobs", {"url": origin.url("/small.txt?read-only-delivery=1"),
+                                             "deliver": {"url": origin.url("/refuse/small.txt")}})
+    require("read-only delivery: a job delivering to a refusing target", status == 201, (status, job))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and ferry.api("GET", f"/jobs/{job['id']}")[1]["state"] != "failed":
+        time.sleep(0.1)
+    page.open(ferry.base + "/")
+    page.wait("the login form", lambda: page.visible("login"))
+    page.fill("token", ferry.read_token)
+    page.click("#login-form button[type=submit]")
+    page.wait("the app after logging in with the read token", lambda: page.visible("app"))
+    info = page.wait("the failed delivery", lambda: (lambda d: d if d and d["state"] == "failed" else None)(page.js(DELIVERY_INFO_JS, job["id"])))
+    RESULTS.check("read-only delivery: the failure and its message are shown, with no retry or resume button",
+                  info["visible"] and info["error"] and "403" in info["error"] and not info["retry"] and not info["resume"], info)
+    page.click("#logout")
+    page.wait("the login form after logout", lambda: page.visible("login"))
+
+
 def open_mode(page, origin, ferry):
     small = origin.url("/small2.txt")
 
@@ -967,7 +1127,9 @@ def main():
     scenarios = (("token mode", token_mode, secured), ("read-only mode", read_only_mode, secured),
                  ("open mode", open_mode, open_ferry),
                  ("settings", lambda page, _origin, ferry: settings_control(page, ferry), open_ferry),
-                 ("tags and search", tags_and_search, open_ferry))
+                 ("tags and search", tags_and_search, open_ferry),
+                 ("onward delivery", onward_delivery, open_ferry),
+                 ("read-only delivery", read_only_delivery, secured))
     for name, scenario, ferry in scenarios:
         log(f"--- {name}")
         try:
