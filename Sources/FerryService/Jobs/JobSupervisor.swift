@@ -634,11 +634,7 @@ actor JobSupervisor {
             events.append(jobEvent(job))
         case .failed(_, let failure):
             guard !userStopped else { return }
-            job.state = .failed
-            job.error = failure
-            job.finishedAt = now()
-            rates[id] = nil
-            metrics.transferError(failure.code)
+            fail(&job, failure)
             events.append(jobEvent(job))
         case .paused(_, let bytes), .stopped(_, let bytes):
             // The bytes on disk; a pause's `job` event with them is published by `pause(_:)`, which waits for them.
@@ -700,11 +696,7 @@ actor JobSupervisor {
             delivery.httpStatus = failure.httpStatus
             delivery.error = failure
             job.delivery = delivery
-            job.state = .failed
-            job.error = failure
-            job.finishedAt = now()
-            rates[id] = nil
-            metrics.transferError(failure.code)
+            fail(&job, failure)
             events.append(jobEvent(job))
         }
         job.updatedAt = now()
@@ -750,6 +742,15 @@ actor JobSupervisor {
             filename: job.filename, expectedSHA256: job.expectedSHA256,
             maxBytesPerSecond: job.maxBytesPerSecond, connections: job.connections, priority: job.priority, sequence: job.sequence,
             attempts: job.attempts, resume: resume)
+    }
+
+    /// The job gave up (its download or its delivery) with `failure`.
+    private func fail(_ job: inout JobRecord, _ failure: JobFailure) {
+        job.state = .failed
+        job.error = failure
+        job.finishedAt = now()
+        rates[job.id] = nil
+        metrics.transferError(failure.code)
     }
 
     /// Hands a downloaded job's file to the engine for its delivery (its target was checked at submit; a stored one

@@ -110,15 +110,12 @@ enum JobView {
             json.field("bytesSent", delivery.bytesSent)
             json.field("bytesTotal", delivery.bytesTotal)
             json.field("progress", deliveryProgress(delivery))
-            json.field("speed", rates.speed.rounded())
-            json.field("eta", rates.eta)
-            json.endObject()
-            return json.bytes
+        } else {
+            json.field("phase", "downloading")
+            json.field("bytesReceived", job.bytesReceived)
+            json.field("bytesExpected", job.bytesExpected)
+            json.field("progress", progress(job))
         }
-        json.field("phase", "downloading")
-        json.field("bytesReceived", job.bytesReceived)
-        json.field("bytesExpected", job.bytesExpected)
-        json.field("progress", progress(job))
         json.field("speed", rates.speed.rounded())
         json.field("eta", rates.eta)
         json.endObject()
