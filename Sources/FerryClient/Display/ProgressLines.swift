@@ -13,24 +13,35 @@ public struct ProgressLines: Sendable {
 
     /// One line per job, each at most `width` cells.
     public func render(_ jobs: [Job]) -> [String] {
-        let cells = jobs.flatMap { job in
+        let groups = jobs.map { job in
             job.delivery == nil ? [JobCells(job)] : [JobCells(job, part: .download), JobCells(job, part: .upload)]
         }
-        let nameWidth = min(30, max(8, cells.map { TerminalText.width($0.name) }.max() ?? 8))
-        return cells.map { line($0, nameWidth: nameWidth) }
+        let nameWidth = min(30, max(8, groups.joined().map { TerminalText.width($0.name) }.max() ?? 8))
+        return groups.flatMap { group in
+            // A job's download and upload bars are as wide as each other, when both have room for one.
+            let shared = group.map { room($0, nameWidth: nameWidth) }.min() ?? 40
+            return group.map { line($0, nameWidth: nameWidth, barLimit: shared >= 10 ? shared : 40) }
+        }
     }
 
-    func line(_ cells: JobCells, nameWidth: Int) -> String {
-        let status: String
+    /// The cells a line leaves for its bar, at most 40.
+    func room(_ cells: JobCells, nameWidth: Int) -> Int {
+        min(40, width - (nameWidth + 2 + 2 + 4 + 2 + TerminalText.width(status(cells))))
+    }
+
+    func status(_ cells: JobCells) -> String {
         switch cells.state {
         case "downloading", "sending":
-            status = [cells.size, cells.speed, "ETA " + cells.eta].joined(separator: "  ")
+            [cells.size, cells.speed, "ETA " + cells.eta].joined(separator: "  ")
         default:
-            status = [cells.size, cells.state, cells.note].filter { !$0.isEmpty }.joined(separator: "  ")
+            [cells.size, cells.state, cells.note].filter { !$0.isEmpty }.joined(separator: "  ")
         }
+    }
+
+    func line(_ cells: JobCells, nameWidth: Int, barLimit: Int = 40) -> String {
+        let status = status(cells)
         let percent = TerminalText.rightAligned(cells.percent, to: 4)
-        let fixed = nameWidth + 2 + 2 + 4 + 2 + TerminalText.width(status)
-        let barWidth = min(40, width - fixed)
+        let barWidth = min(barLimit, room(cells, nameWidth: nameWidth))
         var line = TerminalText.padded(cells.name, to: nameWidth) + "  "
         if barWidth >= 10 {
             line += ProgressBar(width: barWidth, style: style).render(cells.fraction) + "  "

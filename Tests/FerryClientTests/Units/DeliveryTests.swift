@@ -174,6 +174,8 @@ struct DeliveryTests {
         #expect(lines[1].hasPrefix("to dav.example.org ") && lines[1].contains("25%  sent 2.5 MiB/10.0 MiB  3.1 MiB/s  ETA 3s"),
                 "\(lines[1])")
         #expect(lines.allSatisfy { TerminalText.width($0) <= 100 })
+        let bars = lines.map { line in line.split(separator: "[").dropFirst().first.map { $0.prefix { $0 != "]" }.count } }
+        #expect(bars[0] != nil && bars[0] == bars[1], "the two bars are as wide as each other: \(lines)")
         // Before the download ends the upload waits.
         var downloading = Self.job(.downloading, delivery: Delivery(url: "http://t:8080/x", bytesTotal: nil))
         downloading.bytesReceived = 5_242_880
