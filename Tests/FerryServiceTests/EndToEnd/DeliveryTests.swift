@@ -142,3 +142,102 @@ struct DeliveryTests {
         await ferry.stop()
     }
 }
+
+/// A `multipart/form-data` receiver on loopback (Python's http.server): keeps each POST's body and content type
+/// in `dir/received-N` and answers 201.
+struct MultipartReceiver {
+    let process: ChildProcess
+    let port: Int
+    let directory: String
+
+    static let script = """
+        import http.server, sys, os
+        directory = sys.argv[2]
+        class Handler(http.server.BaseHTTPRequestHandler):
+            count = 0
+            def do_POST(self):
+                length = int(self.headers.get('Content-Length', '0'))
+                body = self.rfile.read(length)
+                Handler.count += 1
+                with open(os.path.join(directory, 'received-%d' % Handler.count), 'wb') as f:
+                    f.write(self.headers.get('Content-Type', '').encode() + b'\\n' + body)
+                self.send_response(201)
+                self.send_header('Content-Length', '0')
+                self.end_headers()
+            def log_message(self, *args):
+                pass
+        http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), Handler).serve_forever()
+        """
+
+    static func start() throws -> MultipartReceiver {
+        let port = try LoopbackSocket.freePort()
+        let directory = try Fixture.tempDirectory("ferry-multipart")
+        let process = try ChildProcess.launch("/usr/bin/python3", ["-c", script, String(port), directory])
+        let deadline = Date().addingTimeInterval(10)
+        while !LoopbackSocket.accepts(port: port) {
+            guard Date() < deadline else {
+                _ = process.stop()
+                throw FixtureError.timedOut("the multipart receiver did not listen: \(process.standardError())")
+            }
+            usleep(20_000)
+        }
+        return MultipartReceiver(process: process, port: port, directory: directory)
+    }
+
+    func stop() {
+        _ = process.stop(grace: 1)
+        Fixture.removeTree(directory)
+    }
+
+    /// The first POST received: its content type line, then its body.
+    func received() throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/received-1"))) }
+}
+
+@Suite("Onward delivery, multipart POST")
+struct MultipartDeliveryTests {
+    @Test func aPostCarriesTheTextFieldsThenTheFileInItsPart() async throws {
+        try await withNginx { nginx in
+            let size = 200_000
+            try Fixture.writeFile(at: nginx.root + "/m.bin", size: size, seed: 54)
+            let receiver = try MultipartReceiver.start()
+            defer { receiver.stop() }
+            let ferry = try await RunningFerry.start()
+            do {
+                let created = try await ferry.client.json("POST", "/api/v1/jobs", [
+                    "url": nginx.url("/m.bin"),
+                    "deliver": ["url": "http://127.0.0.1:\(receiver.port)/in", "method": "POST", "field": "upload",
+                                "fields": ["note": "from ferry"]],
+                ])
+                let id = try #require(try created.json()["id"] as? String)
+                let finished = try await ferry.client.waitForJob(id) { ["finished", "failed"].contains($0["state"] as? String ?? "") }
+                #expect(finished["state"] as? String == "finished", "\(finished)")
+                #expect((finished["delivery"] as? [String: Any])?["httpStatus"] as? Int == 201)
+                let body = try receiver.received()
+                let text = String(decoding: body, as: UTF8.self)
+                #expect(text.hasPrefix("multipart/form-data; boundary="))
+                #expect(text.contains("name=\"note\"\r\n\r\nfrom ferry\r\n"))
+                #expect(text.contains("name=\"upload\"; filename=\"m.bin\""))
+                let content = Fixture.content(size: size, seed: 54)
+                let notePart = try #require(text.range(of: "name=\"note\""))
+                let filePart = try #require(text.range(of: "name=\"upload\""))
+                #expect(notePart.lowerBound < filePart.lowerBound, "the text fields come before the file")
+                #expect(body.count > size)
+                #expect(Self.contains(body, content), "the file's bytes are in the body whole")
+            } catch {
+                await ferry.stop()
+                throw error
+            }
+            await ferry.stop()
+        }
+    }
+
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count, let first = needle.first else { return false }
+        var i = 0
+        while i + needle.count <= haystack.count {
+            if haystack[i] == first, Array(haystack[i..<(i + needle.count)]) == needle { return true }
+            i += 1
+        }
+        return false
+    }
+}

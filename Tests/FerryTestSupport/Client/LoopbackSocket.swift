@@ -1,10 +1,10 @@
 import Foundation
 
 /// TCP sockets on 127.0.0.1 for the fixtures: free ports, readiness probes, blocking client connections.
-enum LoopbackSocket {
+public enum LoopbackSocket {
     /// A port that was free a moment ago: bind 127.0.0.1:0, read the port, close. Another process may take it
     /// before the caller binds it, so callers retry when their server fails to bind.
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw FixtureError.lastSystemCall("socket", "free port") }
         defer { close(fd) }
@@ -47,7 +47,7 @@ enum LoopbackSocket {
     }
 
     /// Whether something accepts connections on 127.0.0.1:`port` right now.
-    static func accepts(port: Int) -> Bool {
+    public static func accepts(port: Int) -> Bool {
         guard let fd = try? connect(port: port, timeout: 1) else { return false }
         close(fd)
         return true
