@@ -241,3 +241,49 @@ struct MultipartDeliveryTests {
         return false
     }
 }
+
+@Suite("Onward delivery across a restart")
+struct DeliveryRestartTests {
+    @Test func aDeliveryInterruptedByAStopIsSentAgainFromTheFirstByte() async throws {
+        try await withNginx { nginx in
+            let size = 2_000_000
+            try Fixture.writeFile(at: nginx.root + "/again.bin", size: size, seed: 55)
+            let digest = Fixture.sha256Hex(of: Fixture.content(size: size, seed: 55))
+            let spool = try Fixture.tempDirectory("ferry-delivery-restart")
+            defer { Fixture.removeTree(spool) }
+            let first = try await RunningFerry.start(spool: spool)
+            let id: String
+            do {
+                // The job's limit paces the upload too: about 2 s of it, stopped in the middle.
+                let created = try await first.client.json("POST", "/api/v1/jobs", [
+                    "url": nginx.url("/again.bin"), "maxBytesPerSecond": 1_000_000,
+                    "deliver": ["url": nginx.url("/upload/again.bin")],
+                ])
+                id = try #require(try created.json()["id"] as? String)
+                let sending = try await first.client.waitForJob(id) {
+                    (($0["delivery"] as? [String: Any])?["bytesSent"] as? Int ?? 0) > 0
+                }
+                #expect(sending["state"] as? String == "delivering")
+            } catch {
+                await first.stop()
+                throw error
+            }
+            await first.stop()
+
+            let second = try await RunningFerry.start(spool: spool)
+            do {
+                let finished = try await second.client.waitForJob(id, timeout: 30) { $0["state"] as? String == "finished" }
+                let delivery = try #require(finished["delivery"] as? [String: Any])
+                #expect(delivery["state"] as? String == "delivered")
+                #expect(delivery["bytesSent"] as? Int == size)
+                let uploaded = try Data(contentsOf: URL(fileURLWithPath: nginx.root + "/upload/again.bin"))
+                #expect(Fixture.sha256Hex(of: Array(uploaded)) == digest)
+                #expect(nginx.accessLog().filter { $0.path == "/again.bin" }.count == 1, "downloaded once")
+            } catch {
+                await second.stop()
+                throw error
+            }
+            await second.stop()
+        }
+    }
+}
