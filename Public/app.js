@@ -638,6 +638,7 @@
       row.error.dataset.kind = state === 'failed' ? 'failed' : 'waiting';
     });
 
+    if (state === 'finished' && job.delivery && job.delivery.state === 'delivered') checkLocalCopy(job);
     updateDelivery(row, job);
 
     // A failed delivery is retried with resume (the file is not downloaded again): the button says so.
@@ -650,7 +651,6 @@
       row.cancel.hidden = !CAN.cancel.has(state);
       row.download.hidden = state !== 'finished' || localCopy === 'gone';
     });
-    if (state === 'finished' && job.delivery && job.delivery.state === 'delivered') checkLocalCopy(job);
     put(row, 'href', state === 'finished' ? job.contentUrl || '' : '', (v) => {
       if (v) row.download.href = v;
       else row.download.removeAttribute('href');
@@ -718,14 +718,21 @@
     return !!job.delivery && ((job.error && job.error.code === 'delivery_failed') || job.delivery.state === 'failed');
   }
 
-  // A delivered job created with `deleteAfter` has no local copy any more (its content answers 410 gone), but the
-  // job does not say so: ask once per job, and drop the Download button when the file is gone.
+  // A delivered job created with `deleteAfter` has no local copy any more (its content answers 410 gone): its
+  // delivery's `deleteAfter` says so (a server that leaves it out is asked once per job, HEAD content), and the
+  // Download button goes.
   const fileGone = new Set();
   const copyChecked = new Set();
 
   async function checkLocalCopy(job) {
     if (copyChecked.has(job.id) || !job.contentUrl) return;
     copyChecked.add(job.id);
+    // The server says whether the delivery removes the copy (`deleteAfter`); ask only when it does not say.
+    if (job.delivery.deleteAfter === false) return;
+    if (job.delivery.deleteAfter === true) {
+      fileGone.add(job.id); // known while the row is being drawn: nothing to redraw
+      return;
+    }
     try {
       const response = await fetch(job.contentUrl, { method: 'HEAD', credentials: 'same-origin' });
       if (response.status === 410) {
