@@ -120,6 +120,23 @@ struct DeliveryTests {
         }
     }
 
+    @Test func aNonPublicTargetIsRefusedLikeAnOrigin() async throws {
+        let ferry = try await RunningFerry.start { $0.allowPrivateNetworks = false }
+        do {
+            for target in ["http://10.0.0.1/up", "http://127.1/up", "http://[::1]/up", "http://localhost/up"] {
+                let answer = try await ferry.client.json("POST", "/api/v1/jobs", [
+                    "url": "https://example.com/f.bin", "deliver": ["url": target],
+                ])
+                #expect(answer.status == 403, "\(target)")
+                #expect((try answer.json()["error"] as? [String: Any])?["code"] as? String == "forbidden_destination", "\(target)")
+            }
+        } catch {
+            await ferry.stop()
+            throw error
+        }
+        await ferry.stop()
+    }
+
     @Test func invalidDeliveriesAreRefusedAtSubmit() async throws {
         let ferry = try await RunningFerry.start()
         do {
