@@ -380,9 +380,10 @@ def spool_files(ferry):
 def tree_outside_files(ferry):
     """Every path under the Ferry root that is not under spool/files or a known spool entry."""
     # Ferry's own entries: the tag, the directories, the generated token, the session cookies' secret, the
-    # store's ballast (kept free for SQLite on a full disk) and the readiness probe (written and removed by /readyz).
-    known_spool = {b"CACHEDIR.TAG", b"files", b"partial", b"token", b"session-secret", b".store-ballast",
-                   b".readyz-probe"}
+    # webhook signing secret, the store's ballast (kept free for SQLite on a full disk) and the readiness probe
+    # (written and removed by /readyz).
+    known_spool = {b"CACHEDIR.TAG", b"files", b"partial", b"token", b"session-secret", b"webhook-secret",
+                   b".store-ballast", b".readyz-probe"}
     unexpected = []
     root = ferry.root.encode()
     for entry in os.listdir(root):
