@@ -35,8 +35,11 @@ extension DownloadEngine {
     /// Connections wanted for a file of `total` bytes: the spec's (1-16), else the default for big files, else 1.
     func wantedConnections(_ transfer: Transfer, total: Int64) -> Int {
         if transfer.singleConnectionOnly { return 1 }
-        if let asked = transfer.spec.connections { return min(max(asked, 1), 16) }
-        return total >= configuration.segmentationThreshold ? max(1, configuration.defaultConnections) : 1
+        var wanted = total >= configuration.segmentationThreshold ? max(1, configuration.defaultConnections) : 1
+        if let asked = transfer.spec.connections { wanted = min(max(asked, 1), 16) }
+        // Mirrors: at least one connection per active source.
+        let sources = transfer.sources.lazy.filter(\.isActive).count
+        return sources > 1 ? min(16, max(wanted, sources)) : wanted
     }
 
     /// Connects fetches while the run wants more connections and its host has room: first a fetch waiting for a
@@ -85,6 +88,7 @@ extension DownloadEngine {
             return
         }
         fetch.retryAt = nil
+        fetch.source = chooseSource(transfer, run, for: fetch)
         let known = Exchange.Known(
             total: run.table.knownTotal ?? transfer.bytesExpected, etag: transfer.etag, lastModified: transfer.lastModified,
             maxFileSize: configuration.maxFileSize)
@@ -111,7 +115,7 @@ extension DownloadEngine {
             return
         }
         do {
-            try configureRequest(easy, for: transfer, url: run.requestURL)
+            try configureRequest(easy, for: transfer, url: requestURL(transfer, run, fetch))
             // Each range its own TCP connection: HTTP/2 would multiplex them onto one.
             if run.isSplit { try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1)) }
             try easy.setHeaders(lines)
@@ -207,6 +211,7 @@ extension DownloadEngine {
         if case .rest = fetch.exchange?.request {
             transfer.etag = head.etag
             transfer.lastModified = head.lastModified
+            transfer.referenceSource = fetch.source
         }
         transfer.contentType = head.contentType ?? transfer.contentType
         guard !run.responded else { return }
@@ -280,6 +285,7 @@ extension DownloadEngine {
         guard mayReceive(count, for: transfer, on: fetch) else { return .pause }
         fetch.exchange?.take(step)
         run.bytesReceived += Int64(count)
+        if !transfer.sources.isEmpty { transfer.sources[fetch.source].bytesReceived += Int64(count) }
         run.pendingWriteBytes += count
         stage(UnsafeRawBufferPointer(rebasing: bytes[..<count]), at: at, in: transfer.writer) { [run] error in
             self.written(transfer, run, fetch, at: at, count: count, error: error)
@@ -352,8 +358,12 @@ extension DownloadEngine {
             pump()  // a released connection may let a waiting transfer to the same host start
             finishIfDone(transfer)
         case .restart(let reason, let singleConnection):
+            // A mirror that disagrees with the source that defined the file is dropped, never mixed in.
+            if run.isSplit, fetch.source != transfer.referenceSource,
+               dropSource(transfer, run, after: fetch, JobFailure(code: .sourceMismatch, message: reason, httpStatus: nil)) { return }
             restart(transfer, reason: reason, singleConnection: singleConnection)
         case .failed(let cause):
+            if let failure = Self.sourceFailure(cause), dropSource(transfer, run, after: fetch, failure) { return }
             fetchFailed(transfer, run, fetch, cause)
         }
     }
@@ -431,6 +441,7 @@ extension DownloadEngine {
     func changeURL(id: String, _ url: SubmittedURL) {
         guard let transfer = transfers[id] else { return }
         transfer.spec.url = url
+        if !transfer.sources.isEmpty { transfer.sources[0] = TransferSource(url: url, bytesReceived: transfer.sources[0].bytesReceived) }
         guard transfer.phase == .running, let run = transfer.segmented else { return }
         guard run.isSplit else {
             disconnectFetches(transfer)
@@ -442,7 +453,7 @@ extension DownloadEngine {
             return
         }
         disconnectFetches(transfer)
-        run.requestURL = url.normalized
+        if transfer.referenceSource == 0 { run.requestURL = url.normalized }
         for fetch in run.fetches.values { fetch.failures = 0 }
         fillConnections(transfer)
     }

@@ -37,9 +37,9 @@ extension DownloadEngine {
             resumeSplit(transfer, sidecar)
         case .success(.discarded(let reason)):
             announceRestart(transfer, reason: reason)
-            begin(transfer, SegmentedDownload.rest(from: 0, requestURL: transfer.url.normalized))
+            begin(transfer, SegmentedDownload.rest(from: 0, requestURL: firstRequestURL(transfer)))
         case .success(.contiguous(let onDisk)):
-            begin(transfer, SegmentedDownload.rest(from: resumableOffset(transfer, onDisk: onDisk), requestURL: transfer.url.normalized))
+            begin(transfer, SegmentedDownload.rest(from: resumableOffset(transfer, onDisk: onDisk), requestURL: firstRequestURL(transfer)))
         }
     }
 
@@ -74,7 +74,7 @@ extension DownloadEngine {
         transfer.bytesExpected = table.total
         begin(transfer, SegmentedDownload(
             table: table, validator: sidecar.validator, target: wantedConnections(transfer, total: table.total),
-            requestURL: transfer.url.normalized))
+            requestURL: firstRequestURL(transfer)))
     }
 
     /// Makes `run` the transfer's current run and connects its fetches.
@@ -116,6 +116,7 @@ extension DownloadEngine {
     /// changed, nothing can validate a resume): logged, and told to the service, which says so in the job's event.
     func announceRestart(_ transfer: Transfer, reason: String) {
         logger.notice("download restarts from zero", metadata: ["id": "\(transfer.id)", "reason": "\(reason)"])
+        for index in transfer.sources.indices { transfer.sources[index].bytesReceived = 0 }
         emit(.restarted(id: transfer.id, reason: reason))
     }
 
@@ -214,10 +215,12 @@ extension DownloadEngine {
                     spool.removeFinishRecord(jobID: id)
                 }
             } else {
-                emit(.finished(id: id, FinishedFile(
+                var file = FinishedFile(
                     filename: filename, path: storage.location(ofFinished: filename), size: finish.size, sha256: finish.sha256,
                     contentType: transfer.contentType, finalURL: transfer.finalURL ?? transfer.url.normalized,
-                    etag: transfer.etag, lastModified: transfer.lastModified)))
+                    etag: transfer.etag, lastModified: transfer.lastModified)
+                file.sourceBytes = sourceBytes(transfer)
+                emit(.finished(id: id, file))
             }
             forget(transfer)
         }

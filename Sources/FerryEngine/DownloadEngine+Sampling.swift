@@ -47,7 +47,8 @@ extension DownloadEngine {
         let remaining = transfer.bytesExpected.map { max(0, $0 - received) }
         emit(.progress(id: transfer.id, TransferProgress(
             bytesReceived: received, bytesExpected: transfer.bytesExpected,
-            bytesPerSecond: run.meter.bytesPerSecond, eta: run.meter.eta(remaining: remaining))))
+            bytesPerSecond: run.meter.bytesPerSecond, eta: run.meter.eta(remaining: remaining),
+            sourceBytes: sourceBytes(transfer))))
     }
 
     /// Below the reserve, running transfers stop and wait (`.diskFull`); above it, waiting ones continue.

@@ -13,6 +13,8 @@ public struct FinishedFile: Sendable, Equatable {
     public var finalURL: String
     public var etag: String?
     public var lastModified: String?
+    /// Bytes received from each source, for a job with mirrors (`TransferSpec.sources` order); else empty.
+    public var sourceBytes: [Int64] = []
 
     public init(filename: String, path: String, size: Int64, sha256: String, contentType: String?, finalURL: String, etag: String?, lastModified: String?) {
         self.filename = filename

@@ -15,6 +15,9 @@ public enum TransferEvent: Sendable {
     case restarted(id: String, reason: String)
     /// At most one per `progressInterval` per transfer.
     case progress(id: String, TransferProgress)
+    /// A source of a job with mirrors was dropped for the rest of this job (`index` in `TransferSpec.sources`): it
+    /// failed, or served another version of the file. The others carry on; the last active one is never dropped.
+    case sourceDropped(id: String, index: Int, JobFailure)
     /// Not downloading for now, and why; the engine continues by itself.
     case waiting(id: String, reason: WaitReason)
     /// The file is complete, verified and in `files/`.
@@ -41,7 +44,7 @@ public enum TransferEvent: Sendable {
     /// The job the event is about.
     public var id: String {
         switch self {
-        case .started(let id, _), .responded(let id, _), .restarted(let id, _), .progress(let id, _),
+        case .started(let id, _), .responded(let id, _), .restarted(let id, _), .progress(let id, _), .sourceDropped(let id, _, _),
              .waiting(let id, _), .finished(let id, _), .failed(let id, _), .paused(let id, _), .stopped(let id, _),
              .delivering(let id, _), .deliveryWaiting(let id, _, _, _), .delivered(let id, _), .deliveryFailed(let id, _):
             return id

@@ -11,8 +11,11 @@ public struct TransferProgress: Sendable, Equatable {
     public var bytesPerSecond: Double
     /// Seconds to go; nil when the size is unknown or nothing moves.
     public var eta: Double?
+    /// Bytes received from each source (`TransferSpec.sources` order); empty for a job without mirrors.
+    public var sourceBytes: [Int64]
 
-    public init(bytesReceived: Int64, bytesExpected: Int64?, bytesPerSecond: Double, eta: Double?) {
+    public init(bytesReceived: Int64, bytesExpected: Int64?, bytesPerSecond: Double, eta: Double?, sourceBytes: [Int64] = []) {
+        self.sourceBytes = sourceBytes
         self.bytesReceived = bytesReceived
         self.bytesExpected = bytesExpected
         self.bytesPerSecond = bytesPerSecond

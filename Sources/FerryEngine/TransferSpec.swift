@@ -27,6 +27,9 @@ public struct TransferSpec: Sendable {
     /// Attempts already made before this submission (informational; the retry budget counts failures of this
     /// submission).
     public var attempts: Int
+    /// The job's sources when it has mirrors: `url`'s own first (its `url` is `url`), then each mirror, with what
+    /// earlier runs recorded (bytes, dropped). Empty for a job without mirrors: `url` is then the only source.
+    public var sources: [TransferSource]
     /// Present when bytes may already be on disk from an earlier run: continue from them if the origin's
     /// validators still match.
     public var resume: ResumeValidators?
@@ -34,7 +37,7 @@ public struct TransferSpec: Sendable {
     public init(
         id: String, url: SubmittedURL, headers: [(name: String, value: String)] = [], filename: String? = nil,
         expectedSHA256: String? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, priority: Int = 0,
-        sequence: Int64 = 0, attempts: Int = 0, resume: ResumeValidators? = nil
+        sequence: Int64 = 0, attempts: Int = 0, resume: ResumeValidators? = nil, sources: [TransferSource] = []
     ) {
         self.id = id
         self.url = url
@@ -47,6 +50,7 @@ public struct TransferSpec: Sendable {
         self.sequence = sequence
         self.attempts = attempts
         self.resume = resume
+        self.sources = sources
     }
 }
 

@@ -32,6 +32,8 @@ public struct FailureCode: RawRepresentable, Hashable, Sendable, Codable, Custom
     public static let internalError = FailureCode(rawValue: "internal")
     /// The onward delivery failed: the target refused the file, or the retries ran out.
     public static let deliveryFailed = FailureCode(rawValue: "delivery_failed")
+    /// A mirror was dropped: its length or validator differs from the first source's (another version of the file).
+    public static let sourceMismatch = FailureCode(rawValue: "source_mismatch")
     /// A waiting job's reason: free space is below the reserve.
     public static let diskFull = FailureCode(rawValue: "disk_full")
     /// A waiting job's reason: a back-off after a retryable failure.
@@ -40,6 +42,7 @@ public struct FailureCode: RawRepresentable, Hashable, Sendable, Codable, Custom
     /// Every code the service sends today.
     public static let known: [FailureCode] = [
         .httpError, .networkError, .timeout, .tooManyRedirects, .checksumMismatch, .fileTooLarge, .quotaExceeded,
-        .forbiddenDestination, .unsupportedScheme, .invalidURL, .internalError, .deliveryFailed, .diskFull, .retrying,
+        .forbiddenDestination, .unsupportedScheme, .invalidURL, .internalError, .deliveryFailed, .sourceMismatch,
+        .diskFull, .retrying,
     ]
 }

@@ -11,6 +11,8 @@ final class SegmentFetch: @unchecked Sendable {
     /// The segment it fills (the segment's first byte, its name in the `SegmentTable`). Moves to 0 only when the
     /// first exchange's answer replaces the bytes on disk with the whole file.
     var segmentStart: Int64
+    /// The source it asks (an index in `Transfer.sources`; 0 for a job without mirrors).
+    var source = 0
     /// The current exchange; nil between exchanges.
     var exchange: Exchange?
     var easy: CurlEasy?

@@ -52,6 +52,10 @@ final class Transfer: @unchecked Sendable {
     var segmented: SegmentedDownload?
     /// The origin misbehaved with ranges: use one connection for the rest of this submission.
     var singleConnectionOnly = false
+    /// The job's sources (`url`, then its mirrors) with their bytes and whether dropped; empty without mirrors.
+    var sources: [TransferSource]
+    /// The source whose answer defined the file (length, validators): every other source must agree with it.
+    var referenceSource = 0
     /// The most bytes the file may reach under the spool's quota (nil: no limit).
     var spoolLimit: Int64?
     /// The attempt failed in a way that leaves its bytes useless (checksum, quota): they are deleted on giving up.
@@ -76,6 +80,8 @@ final class Transfer: @unchecked Sendable {
         lastModified = spec.resume?.lastModified
         bytesExpected = spec.resume?.bytesExpected
         finalURL = spec.resume?.finalURL
+        sources = spec.sources
+        referenceSource = sources.firstIndex(where: \.isActive) ?? 0
     }
 
     var id: String { spec.id }

@@ -21,6 +21,11 @@ struct JobDraft: Sendable, Equatable {
     var tags: [String] = []
     /// Where the finished file goes next (API `deliver`), its target checked like `url`; not part of `dedupeKey`.
     var deliver: Delivery? = nil
+    /// More URLs for the same file (API `mirrors`), each checked like `url`; not part of `dedupeKey`.
+    var mirrors: [SubmittedURL] = []
+
+    /// Mirrors a job may have: with `url`, one connection each at most 16.
+    static let maxMirrors = 15
 
     /// URL (normalized) plus the request headers, names lower-cased and sorted: two jobs with the
     /// same key fetch the same thing (API.md, "dedupe").
@@ -54,6 +59,7 @@ struct JobDraft: Sendable, Equatable {
         var dedupe: Bool?
         var tags: [String]?
         var deliver: DeliverBody?
+        var mirrors: [String]?
     }
 
     /// The `deliver` object as it is decoded.
@@ -105,6 +111,7 @@ struct JobDraft: Sendable, Equatable {
             paused: body.paused ?? false, dedupe: body.dedupe ?? true, tags: try TagList.validate(body.tags ?? []))
         draft.notify = notify
         draft.deliver = try body.deliver.map { given throws(APIError) in try checkedDelivery(given, destinations: destinations) }
+        draft.mirrors = try checkedMirrors(body.mirrors ?? [], of: url, destinations: destinations)
         return draft
     }
 
@@ -153,6 +160,26 @@ struct JobDraft: Sendable, Equatable {
         if method == .put, !fields.isEmpty { throw APIError(.invalidRequest, "'deliver.fields' needs method POST") }
         return Delivery(url: url.normalized, method: method, field: field, fields: fields,
                         headers: try checkedHeaders(given.headers, field: "deliver.headers"), deleteAfter: given.deleteAfter ?? false)
+    }
+
+    /// The `mirrors`: each checked like `url` (the error names which one), none repeating `url` or another mirror.
+    static func checkedMirrors(_ given: [String], of url: SubmittedURL, destinations: AddressPolicy) throws(APIError) -> [SubmittedURL] {
+        guard given.count <= maxMirrors else { throw APIError(.invalidRequest, "'mirrors' may hold at most \(maxMirrors) URLs") }
+        var seen: Set<String> = [url.dedupeKey]
+        var mirrors: [SubmittedURL] = []
+        for (index, text) in given.enumerated() {
+            let mirror: SubmittedURL
+            do {
+                mirror = try checkedDestination(text, destinations: destinations)
+            } catch {
+                throw APIError(error.code, "'mirrors[\(index)]': \(error.message)")
+            }
+            guard seen.insert(mirror.dedupeKey).inserted else {
+                throw APIError(.invalidRequest, "'mirrors[\(index)]' repeats the job's url or another mirror")
+            }
+            mirrors.append(mirror)
+        }
+        return mirrors
     }
 
     /// An http(s) URL parsed as WHATWG does; a literal address `destinations` refuses is refused now

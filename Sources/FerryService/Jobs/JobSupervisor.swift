@@ -303,6 +303,9 @@ actor JobSupervisor {
                 createdAt: created, startedAt: nil, finishedAt: nil, updatedAt: created)
             record.notify = draft.notify?.normalized
             record.delivery = draft.deliver
+            if !draft.mirrors.isEmpty {
+                record.sources = ([draft.url] + draft.mirrors).map { JobSource(url: $0.normalized) }
+            }
             if let requested = draft.filename {
                 record.filename = files.reserveFilename(requested, for: record.id)
             }
@@ -483,6 +486,11 @@ actor JobSupervisor {
             }
             if let url = patch.url {
                 job.url = url.normalized
+                // A fresh link for the main URL makes it a source again.
+                if var sources = job.sources, !sources.isEmpty {
+                    sources[0] = JobSource(url: url.normalized, bytesReceived: sources[0].bytesReceived)
+                    job.sources = sources
+                }
                 self.reindex(job, dedupeKey: Self.dedupeKey(url: url, headers: job.headers))
                 job.dedupeKey = Self.dedupeKey(url: url, headers: job.headers)
                 if job.state == .waiting || job.state == .downloading {
@@ -579,6 +587,10 @@ actor JobSupervisor {
         case .restarted(_, let reason):
             guard !userStopped else { return }
             job.bytesReceived = 0
+            if var sources = job.sources {
+                for index in sources.indices { sources[index].bytesReceived = 0 }
+                job.sources = sources
+            }
             restarts[id, default: 0] += 1
             events.append(jobEvent(job, restartReason: reason))
         case .progress(_, let progress):
@@ -588,11 +600,21 @@ actor JobSupervisor {
             }
             job.bytesReceived = progress.bytesReceived
             job.bytesExpected = progress.bytesExpected ?? job.bytesExpected
+            if var sources = job.sources, sources.count == progress.sourceBytes.count {
+                for (index, bytes) in progress.sourceBytes.enumerated() { sources[index].bytesReceived = bytes }
+                job.sources = sources
+            }
             let live = LiveRates(speed: progress.bytesPerSecond, eta: progress.eta)
             rates[id] = live
             jobs[id] = job
             persist = false
             events.append(progressEvent(job, live))
+        case .sourceDropped(_, let index, let failure):
+            guard var sources = job.sources, sources.indices.contains(index) else { return }
+            sources[index].error = failure
+            job.sources = sources
+            metrics.transferError(failure.code)
+            events.append(jobEvent(job))
         case .waiting(_, let reason):
             guard !userStopped else { return }
             let error: JobFailure? = switch reason {
@@ -623,6 +645,10 @@ actor JobSupervisor {
             job.finalURL = file.finalURL
             job.etag = file.etag ?? job.etag
             job.lastModified = file.lastModified ?? job.lastModified
+            if var sources = job.sources, sources.count == file.sourceBytes.count {
+                for (index, bytes) in file.sourceBytes.enumerated() { sources[index].bytesReceived = bytes }
+                job.sources = sources
+            }
             rates[id] = nil
             if job.delivery != nil {
                 // Downloaded and verified: the upload comes before `finished`.
@@ -741,7 +767,21 @@ actor JobSupervisor {
             id: job.id, url: url, headers: job.headers.map { (name: $0.name, value: $0.value) },
             filename: job.filename, expectedSHA256: job.expectedSHA256,
             maxBytesPerSecond: job.maxBytesPerSecond, connections: job.connections, priority: job.priority, sequence: job.sequence,
-            attempts: job.attempts, resume: resume)
+            attempts: job.attempts, resume: resume, sources: Self.transferSources(job, url: url))
+    }
+
+    /// The engine's view of a job's sources: the main URL as parsed for this submission, then each mirror (one whose
+    /// stored URL no longer parses counts as dropped).
+    static func transferSources(_ job: JobRecord, url: SubmittedURL) -> [TransferSource] {
+        guard let sources = job.sources, !sources.isEmpty else { return [] }
+        return sources.enumerated().map { index, source in
+            if index == 0 { return TransferSource(url: url, bytesReceived: source.bytesReceived, dropped: source.error) }
+            guard let parsed = try? SubmittedURL.parse(source.url) else {
+                return TransferSource(url: url, bytesReceived: source.bytesReceived,
+                                      dropped: source.error ?? JobFailure(code: .invalidURL, message: "the stored mirror URL cannot be parsed"))
+            }
+            return TransferSource(url: parsed, bytesReceived: source.bytesReceived, dropped: source.error)
+        }
     }
 
     /// The job gave up (its download or its delivery) with `failure`.

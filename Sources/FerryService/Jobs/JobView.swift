@@ -52,10 +52,29 @@ enum JobView {
         } else {
             json.null()
         }
+        json.key("sources")
+        if let sources = job.sources {
+            json.beginArray()
+            for source in sources { writeSource(source, into: &json) }
+            json.endArray()
+        } else {
+            json.null()
+        }
         if let restartReason {
             json.field("restarted", true)
             json.field("restartReason", restartReason)
         }
+        json.endObject()
+    }
+
+    /// One of `sources`: the URL (userinfo as `***@`), its bytes, `active` or `dropped`, and why it was dropped.
+    static func writeSource(_ source: JobSource, into json: inout JSONWriter) {
+        json.beginObject()
+        json.field("url", SubmittedURL.redacting(source.url))
+        json.field("bytesReceived", source.bytesReceived)
+        json.field("state", source.isActive ? "active" : "dropped")
+        json.key("error")
+        if let error = source.error { writeError(error, into: &json) } else { json.null() }
         json.endObject()
     }
 

@@ -56,6 +56,8 @@ public struct JobRecord: Sendable, Equatable, Codable {
         public var notify: String?
         /// Where the finished file goes next (API `deliver`), and how far it got; nil for jobs without one.
         public var delivery: Delivery?
+        /// The job's sources when it has mirrors (`url` first); nil for jobs without mirrors.
+        public var sources: [JobSource]?
         /// Validators for resuming with `If-Range`.
         public var etag: String?
         public var lastModified: String?
@@ -99,6 +101,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
         tags: [String] = [],
         notify: String? = nil,
         delivery: Delivery? = nil,
+        sources: [JobSource]? = nil,
         dedupeKey: String,
         etag: String? = nil,
         lastModified: String? = nil,
@@ -119,7 +122,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
         self.details = DetailsBox.make(Details(
             finalURL: finalURL, filename: filename, requestedFilename: requestedFilename, contentType: contentType,
             sha256: sha256, expectedSHA256: expectedSHA256, error: error, maxBytesPerSecond: maxBytesPerSecond,
-            connections: connections, headers: headers, tags: tags, notify: notify, delivery: delivery, etag: etag, lastModified: lastModified,
+            connections: connections, headers: headers, tags: tags, notify: notify, delivery: delivery, sources: sources, etag: etag, lastModified: lastModified,
             startedAt: startedAt, finishedAt: finishedAt))
         self.bytesExpected = bytesExpected
         self.state = state

@@ -12,6 +12,7 @@ enum PostgresJobRow {
         "error_code", "error_message", "error_http_status", "attempts", "priority", "max_bytes_per_second",
         "connections", "headers", "etag", "last_modified",
         "created_at", "started_at", "finished_at", "updated_at", "tags", "notify", "search_text", "delivery",
+        "sources",
     ]
 
     private static let dateColumns: Set<String> = ["created_at", "started_at", "finished_at", "updated_at"]
@@ -44,7 +45,7 @@ enum PostgresJobRow {
     ].map { "jobs." + $0 }.joined(separator: ", ")
         + ", " + ["created_at", "started_at", "finished_at", "updated_at"].map { PostgresSQL.milliseconds("jobs." + $0) }
             .joined(separator: ", ")
-        + ", array_to_json(jobs.tags)::text, jobs.notify, jobs.delivery"
+        + ", array_to_json(jobs.tags)::text, jobs.notify, jobs.delivery, jobs.sources"
 
     /// Positions in `selectColumns`.
     enum Column: Int, CaseIterable {
@@ -53,6 +54,7 @@ enum PostgresJobRow {
         case errorCode, errorMessage, errorHTTPStatus, attempts, priority, maxBytesPerSecond
         case connections, headers, etag, lastModified
         case createdAt, startedAt, finishedAt, updatedAt, tags, notify, delivery
+        case sources
     }
 
     /// The parameters of `insertSQL` and `updateSQL` for `job` (already in its stored form).
@@ -88,7 +90,8 @@ enum PostgresJobRow {
             PostgresParameter.textArray(job.tags),
             PostgresParameter(job.notify),
             .text(JobFilter.searchText(of: job)),
-            PostgresParameter(try job.delivery.map(SQLiteJobRow.encodeDelivery)),
+            PostgresParameter(try job.delivery.map { try SQLiteJobRow.encodeDocument($0, "a delivery") }),
+            PostgresParameter(try job.sources.map { try SQLiteJobRow.encodeDocument($0, "sources") }),
         ]
     }
 
@@ -126,11 +129,8 @@ enum PostgresJobRow {
             JobFailure(code: FailureCode(rawValue: $0), message: text(.errorMessage) ?? "",
                        httpStatus: integer(.errorHTTPStatus).map { Int($0) })
         }
-        var delivery: Delivery?
-        if let json = text(.delivery) {
-            guard let decoded = SQLiteJobRow.decodeDelivery(json) else { throw JobStoreError.corrupt("job \(id): delivery is not a delivery object") }
-            delivery = decoded
-        }
+        let delivery = try SQLiteJobRow.decodeDocument(Delivery.self, text(.delivery), "job \(id): delivery is not a delivery object")
+        let sources = try SQLiteJobRow.decodeDocument([JobSource].self, text(.sources), "job \(id): sources are not a list of sources")
         return JobRecord(
             id: id,
             sequence: try need(integer(.sequence), .sequence),
@@ -153,6 +153,7 @@ enum PostgresJobRow {
             tags: tags,
             notify: text(.notify),
             delivery: delivery,
+            sources: sources,
             dedupeKey: strings.intern(try need(text(.dedupeKey), .dedupeKey)),
             etag: text(.etag),
             lastModified: text(.lastModified),

@@ -123,6 +123,8 @@ enum PostgresSchema {
         Migration(version: 2, sql: "", then: addTrigramIndexIfPossible),
         // Onward delivery: a job's `deliver` target and how far its upload got, as JSON (`Delivery`), as in SQLite.
         Migration(version: 3, sql: "ALTER TABLE jobs ADD COLUMN delivery text"),
+        // Mirrors: a job's sources as JSON (`[JobSource]`), as in SQLite. Version 4 is the checksum's.
+        Migration(version: 5, sql: "ALTER TABLE jobs ADD COLUMN sources text"),
     ]
 
     /// Schema 2: `jobs_search_text_trigram`, in a savepoint, so a server without `pg_trgm` keeps the rest.

@@ -11,6 +11,7 @@ enum SQLiteJobRow {
         "error_code", "error_message", "error_http_status", "attempts", "priority", "max_bytes_per_second",
         "connections", "headers", "etag", "last_modified",
         "created_at", "started_at", "finished_at", "updated_at", "tags", "notify", "delivery",
+        "sources",
     ]
 
     static let selectColumns = columns.joined(separator: ", ")
@@ -31,6 +32,7 @@ enum SQLiteJobRow {
         case errorCode, errorMessage, errorHTTPStatus, attempts, priority, maxBytesPerSecond
         case connections, headers, etag, lastModified
         case createdAt, startedAt, finishedAt, updatedAt, tags, notify, delivery
+        case sources
     }
 
     static let insertSQL = """
@@ -75,7 +77,8 @@ enum SQLiteJobRow {
         try statement.bind(StoredDate.seconds(job.updatedAt), to: ":updated_at")
         try statement.bind(try encodeTags(job.tags), to: ":tags")
         try statement.bind(job.notify, to: ":notify")
-        try statement.bind(try job.delivery.map(encodeDelivery), to: ":delivery")
+        try statement.bind(try job.delivery.map { try encodeDocument($0, "a delivery") }, to: ":delivery")
+        try statement.bind(try job.sources.map { try encodeDocument($0, "sources") }, to: ":sources")
         try statement.bind(JobFilter.searchText(of: job), to: ":search_text")
     }
 
@@ -105,11 +108,8 @@ enum SQLiteJobRow {
         guard let tags = try decodeTags(need(text(.tags), .tags)) else {
             throw JobStoreError.corrupt("job \(id): tags are not a JSON list of strings")
         }
-        var delivery: Delivery?
-        if let json = text(.delivery) {
-            guard let decoded = decodeDelivery(json) else { throw JobStoreError.corrupt("job \(id): delivery is not a delivery object") }
-            delivery = decoded
-        }
+        let delivery = try decodeDocument(Delivery.self, text(.delivery), "job \(id): delivery is not a delivery object")
+        let sources = try decodeDocument([JobSource].self, text(.sources), "job \(id): sources are not a list of sources")
         let url = strings.intern(try need(text(.url), .url))
         let dedupeKey = strings.intern(try need(text(.dedupeKey), .dedupeKey))
         let error = text(.errorCode).map {
@@ -137,6 +137,7 @@ enum SQLiteJobRow {
             tags: tags,
             notify: text(.notify),
             delivery: delivery,
+            sources: sources,
             dedupeKey: dedupeKey,
             etag: text(.etag),
             lastModified: text(.lastModified),
@@ -182,21 +183,24 @@ enum SQLiteJobRow {
         }
     }
 
-    /// A delivery as JSON (dates as milliseconds since 1970, like every stored date); nil when unreadable.
-    static func decodeDelivery(_ text: String) -> Delivery? {
+    /// A column kept as one JSON document (`delivery`, `sources`; dates as milliseconds since 1970, like every
+    /// stored date): nil for NULL; `corrupt` when the text is not such a document.
+    static func decodeDocument<Document: Decodable>(_ type: Document.Type, _ text: String?, _ corrupt: @autoclosure () -> String) throws -> Document? {
+        guard let text else { return nil }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970
-        return try? decoder.decode(Delivery.self, from: Data(text.utf8))
+        guard let document = try? decoder.decode(type, from: Data(text.utf8)) else { throw JobStoreError.corrupt(corrupt()) }
+        return document
     }
 
-    static func encodeDelivery(_ delivery: Delivery) throws -> String {
+    static func encodeDocument<Document: Encodable>(_ document: Document, _ what: String) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .millisecondsSince1970
         do {
-            return String(decoding: try encoder.encode(delivery), as: UTF8.self)
+            return String(decoding: try encoder.encode(document), as: UTF8.self)
         } catch {
-            throw JobStoreError.corrupt("a delivery cannot be encoded as JSON: \(error)")
+            throw JobStoreError.corrupt("\(what) cannot be encoded as JSON: \(error)")
         }
     }
 

@@ -141,6 +141,11 @@ enum SQLiteSchema {
         Migration(version: 6, sql: """
             ALTER TABLE jobs ADD COLUMN delivery TEXT;
             """),
+        // Mirrors (API.md, "Downloader options"): a job's sources with their bytes and whether dropped, as one JSON
+        // list (`[JobSource]`; NULL for jobs without mirrors). Version 7 is the checksum's.
+        Migration(version: 8, sql: """
+            ALTER TABLE jobs ADD COLUMN sources TEXT;
+            """),
     ]
 
     /// Brings the database up to `currentVersion` (or to `target`: tests make the databases older versions left).
