@@ -30,6 +30,8 @@ struct AddCommand: ParsableCommand {
     var headers: [String] = []
     @Option(name: .customLong("tag"), help: "A tag for the jobs, to find them by (ferry ls --tag); repeatable, at most 16.")
     var tags: [String] = []
+    @Option(name: .customLong("mirror"), help: "Another URL for the same file (one URL only): segments are spread over all of them; repeatable, at most 15.")
+    var mirrors: [String] = []
     @Option(name: .customLong("deliver-to"),
             help: "Upload each finished file to this http(s) URL (a presigned URL, a WebDAV path, an upload endpoint).")
     var deliverTo: String?
@@ -48,11 +50,12 @@ struct AddCommand: ParsableCommand {
 
     func run() throws {
         try ClientRun.run {
-            let arguments = AddArguments(urls: urls, filename: filename, sha256: sha256, priority: priority,
+            var arguments = AddArguments(urls: urls, filename: filename, sha256: sha256, priority: priority,
                                          maxBytesPerSecond: try Self.bytesPerSecond(maxSpeed), connections: connections,
                                          paused: paused, headers: headers, tags: tags, deliverTo: deliverTo,
                                          deliveryMethod: method, deliveryField: field, formFields: formFields,
                                          deliveryHeaders: deliveryHeaders, deleteAfter: deleteAfter)
+            arguments.mirrors = mirrors
             let submission = try arguments.submission()
             let api = try connection.api()
             let answer = try api.submit(submission)

@@ -1,4 +1,5 @@
 import Foundation
+import FerryCore
 import Testing
 @testable import FerryStore
 
@@ -592,6 +593,33 @@ struct DeliveryStoreContractTests {
             let read = try #require(try await store.job(id: "d"))
             #expect(read == delivered.storedForm)
             #expect(read.delivery.flatMap(\.deliveredAt).map(StoredDate.milliseconds) == 1_795_000_000_123)
+        }
+    }
+}
+
+/// A job's mirror sources, kept whole by every store (a dropped source stays dropped across restarts).
+@Suite("JobStore contract: sources")
+struct SourcesStoreContractTests {
+    @Test(arguments: StoreKind.allCases)
+    func sourcesReadBackEqualAndChange(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            var job = JobRecord.make("m", state: .downloading)
+            job.sources = [
+                JobSource(url: "https://a.example/f.iso", bytesReceived: 1_048_576),
+                JobSource(url: "https://user:pw@b.example/f.iso", bytesReceived: 7,
+                          error: JobFailure(code: .sourceMismatch, message: "the mirror's ETag differs", httpStatus: nil)),
+                JobSource(url: "https://c.example/f.iso", error: JobFailure(code: .httpError, message: "404", httpStatus: 404)),
+            ]
+            let stored = try await store.insert([job, .make("plain")])
+            #expect(stored[0].sources == job.sources)
+            #expect(try await store.job(id: "m") == stored[0])
+            #expect(try await store.job(id: "plain")?.sources == nil)
+
+            var changed = stored[0]
+            changed.sources?[0].bytesReceived = 2_000_000
+            changed.sources?[0].error = JobFailure(code: .networkError, message: "reset", httpStatus: nil)
+            try await store.apply(updates: [changed], deletions: [], notices: [])
+            #expect(try await store.job(id: "m") == changed.storedForm)
         }
     }
 }

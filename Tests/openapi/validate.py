@@ -560,6 +560,14 @@ def instance_checks(checks, doc):
     expect("Job", dict(finished, state="failed", delivery=refused, error=refused["error"]), True,
            "a job failed with `delivery_failed` + httpStatus is a Job")
     expect("Job", dict(job, delivery=dict(delivery, state="uploading")), False, "an unknown delivery state is refused")
+    # Mirrors: a job's sources, the main URL first; a dropped one carries its error.
+    sources = [
+        {"url": "https://origin.example/file.zip", "bytesReceived": 3145728, "state": "active", "error": None},
+        {"url": "https://***@mirror.example/file.zip", "bytesReceived": 0, "state": "dropped",
+         "error": {"code": "source_mismatch", "message": "the mirror's ETag differs"}},
+    ]
+    expect("Job", dict(finished, sources=sources), True, "a job with mirrors and a dropped source is a Job")
+    expect("Job", dict(job, sources=[dict(sources[0], state="paused")]), False, "an unknown source state is refused")
     expect("JobCreate", {"url": "https://e/a", "deliver": {"url": "https://t/a", "method": "POST", "field": "file",
                                                           "fields": {"k": "v"}, "headers": {"Authorization": "x"},
                                                           "deleteAfter": True}}, True, "a JobCreate with a full deliver is valid")

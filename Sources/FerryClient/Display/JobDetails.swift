@@ -24,6 +24,13 @@ public enum JobDetails {
         return rows
     }
 
+    /// `source  URL  12.0 MiB  active`, or `dropped (code: message)`.
+    static func sourceRow(_ source: JobSource) -> (String, String?) {
+        var state = source.state
+        if let error = source.error { state += " (\(error.code): \(error.message))" }
+        return ("source", "\(source.url)  \(HumanUnits.bytes(source.bytesReceived))  \(state)")
+    }
+
     public static func lines(_ job: Job) -> [String] {
         let cells = JobCells(job)
         var rows: [(String, String?)] = [
@@ -43,6 +50,7 @@ public enum JobDetails {
             rows.append(("error", "\(error.code): \(error.message)\(status)"))
         }
         if let delivery = job.delivery { rows += deliveryRows(delivery, job: job) }
+        rows += (job.sources ?? []).map(sourceRow)
         rows += [
             ("content type", job.contentType),
             ("sha256", job.sha256),

@@ -29,6 +29,8 @@ public struct Job: Sendable, Equatable, Decodable {
     public var tags: [String] = []
     /// The onward delivery, for a job created with `deliver`; nil otherwise (or from a server without delivery).
     public var delivery: Delivery?
+    /// The job's sources when it was created with mirrors (`url` first); nil otherwise.
+    public var sources: [JobSource]?
 
     public init(id: String, url: String, state: JobState, filename: String? = nil, bytesReceived: Int64 = 0,
                 bytesExpected: Int64? = nil, progress: Double? = nil, speed: Double = 0, eta: Double? = nil,
@@ -49,7 +51,7 @@ public struct Job: Sendable, Equatable, Decodable {
     enum CodingKeys: String, CodingKey {
         case id, url, finalUrl, state, filename, bytesReceived, bytesExpected, progress, speed, eta, contentType
         case sha256, expectedSha256, error, attempts, priority, createdAt, startedAt, finishedAt, contentUrl, tags
-        case delivery
+        case delivery, sources
     }
 
     public init(from decoder: any Decoder) throws {
@@ -76,6 +78,7 @@ public struct Job: Sendable, Equatable, Decodable {
         contentURL = try c.decodeIfPresent(String.self, forKey: .contentUrl)
         tags = try c.decodeIfPresent([String].self, forKey: .tags) ?? []
         delivery = try c.decodeIfPresent(Delivery.self, forKey: .delivery)
+        sources = try c.decodeIfPresent([JobSource].self, forKey: .sources)
     }
 
     /// The progress fraction: the server's, else computed from the byte counts, else nil (unknown length).

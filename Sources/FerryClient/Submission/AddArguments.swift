@@ -2,7 +2,7 @@ import Foundation
 
 /// `ferry add`'s arguments, turned into a `Submission`. Pure.
 ///
-/// `--filename` and `--sha256` describe one file, so they are refused with several URLs; `--priority`,
+/// `--filename`, `--sha256` and `--mirror` describe one file, so they are refused with several URLs; `--priority`,
 /// `--max-speed`, `--connections`, `--paused`, `--header` and `--tag` apply to every URL. `--connections` (1-16) and
 /// the speed limit (above 0) are checked here, before any request; priority bounds are the server's: its
 /// `invalid_request` message is shown as is.
@@ -38,6 +38,8 @@ public struct AddArguments: Sendable, Equatable {
     public var deliveryHeaders: [String]
     /// `--delete-after`.
     public var deleteAfter: Bool
+    /// `--mirror`s: more URLs for the one file (the server checks them).
+    public var mirrors: [String] = []
 
     public init(urls: [String], filename: String? = nil, sha256: String? = nil, priority: Int? = nil,
                 maxBytesPerSecond: Int64? = nil, connections: Int? = nil, paused: Bool = false,
@@ -66,6 +68,7 @@ public struct AddArguments: Sendable, Equatable {
         if urls.count > 1 {
             if filename != nil { throw .usage("--filename names one file: give a single URL with it") }
             if sha256 != nil { throw .usage("--sha256 checks one file: give a single URL with it") }
+            if !mirrors.isEmpty { throw .usage("--mirror serves one file: give a single URL with it") }
         }
         if let sha256 {
             guard sha256.count == 64, sha256.allSatisfy(\.isHexDigit) else {
@@ -82,9 +85,11 @@ public struct AddArguments: Sendable, Equatable {
         let parsedHeaders = try Self.parseHeaders(headers)
         let deliver = try delivery()
         let items = urls.map { url in
-            JobSubmission(url: url, filename: filename, headers: parsedHeaders, sha256: sha256?.lowercased(),
-                          priority: priority, maxBytesPerSecond: maxBytesPerSecond, connections: connections,
-                          paused: paused ? true : nil, tags: tags.isEmpty ? nil : tags, deliver: deliver)
+            var item = JobSubmission(url: url, filename: filename, headers: parsedHeaders, sha256: sha256?.lowercased(),
+                                     priority: priority, maxBytesPerSecond: maxBytesPerSecond, connections: connections,
+                                     paused: paused ? true : nil, tags: tags.isEmpty ? nil : tags, deliver: deliver)
+            item.mirrors = mirrors.isEmpty ? nil : mirrors
+            return item
         }
         return items.count == 1 ? .single(items[0]) : .batch(items)
     }

@@ -16,6 +16,8 @@ public struct JobSubmission: Sendable, Equatable, Encodable {
     public var tags: [String]?
     /// Where to upload the finished file, if anywhere.
     public var deliver: DeliverySubmission?
+    /// More URLs for the same file; only sent when there are some.
+    public var mirrors: [String]?
 
     public init(url: String, filename: String? = nil, headers: [String: String]? = nil, sha256: String? = nil,
                 priority: Int? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, paused: Bool? = nil,
