@@ -507,6 +507,7 @@
       speed: q('.speed'),
       eta: q('.eta'),
       error: q('.job-error'),
+      sources: q('.sources'),
       delivery: q('.delivery'),
       deliveryHost: q('.delivery-host'),
       deliveryState: q('.delivery-state'),
@@ -596,6 +597,8 @@
     put(row, 'restarted', !!job.restartedFromZero && state === 'downloading', (v) => { row.restarted.hidden = !v; });
     const tags = Array.isArray(job.tags) ? job.tags.filter((tag) => typeof tag === 'string') : [];
     put(row, 'tags', JSON.stringify([tags, tagFilter]), () => drawTags(row, tags));
+    const sources = Array.isArray(job.sources) ? job.sources : [];
+    put(row, 'sources', JSON.stringify(sources), () => drawSources(row, sources));
 
     // Progress: indeterminate (no value attribute) while the size is unknown.
     const expected = job.bytesExpected == null ? null : num(job.bytesExpected);
@@ -827,6 +830,25 @@
     });
     row.tags.replaceChildren(...chips);
     row.tags.hidden = chips.length === 0;
+  }
+
+  // A job with mirrors: each source's host, the bytes it gave, and why it was dropped (docs/API.md, "Mirrors").
+  function drawSources(row, sources) {
+    const items = sources.map((source) => {
+      const item = document.createElement('li');
+      const dropped = source.state === 'dropped';
+      item.dataset.state = dropped ? 'dropped' : 'active';
+      item.title = source.url || '';
+      const host = document.createElement('span');
+      host.className = 'source-host';
+      host.textContent = source.url || '';
+      let text = ` · ${formatBytes(num(source.bytesReceived))}`;
+      if (dropped) text += ` · dropped${source.error ? `: ${errorSentence(source.error)}` : ''}`;
+      item.append(host, text);
+      return item;
+    });
+    row.sources.replaceChildren(...items);
+    row.sources.hidden = items.length === 0;
   }
 
   function setTagFilter(tag) {

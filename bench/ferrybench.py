@@ -31,7 +31,7 @@ SCALES = {
     "small": dict(big=256 * MiB, seg=40_000_000, small_files=500, wrk_seconds=2, sse_subscribers=1000,
                   sse_markers=4, sse_job_size=32 * MiB, store_jobs=5000, runs=3),
 }
-ALL_CASES = ["download", "segmented", "small-files", "api", "serve", "sse", "store"]
+ALL_CASES = ["download", "segmented", "mirrors", "small-files", "api", "serve", "sse", "store"]
 
 
 def log(msg):
@@ -533,6 +533,50 @@ def case_segmented(b):
     return c
 
 
+def case_mirrors(b):
+    size = b.scale["seg"]
+    c = Case(b, "mirrors", f"two sources capped at 20 MiB/s per connection, {size / 1e6:g} MB, one connection each",
+             "url + one mirror ≥ 1.8× the url alone")
+    sha = b.make_file("seg.bin", size)
+    # Two URLs of the same file (same validators): nginx caps each connection, so a second source is a second lane.
+    main, mirror = f"{b.origin}/limited/seg.bin?source=main", f"{b.origin}/limited/seg.bin?source=mirror"
+    ferry = b.start_ferry("mirrors", max_concurrent=4)
+    dst = os.path.join(b.scratch, "mirror.out")
+    gb = size / 1e9
+    per_run = size / (20 * MiB) * 3 + 30
+
+    def fr(mirrors):
+        def run():
+            body = {"url": main, "dedupe": False, "connections": 1}
+            if mirrors:
+                body["mirrors"] = mirrors
+            r = ferry.run_job(body, size, sha, per_run)
+            return dict(value=size / MiB / r["wall"], cpu_per=r["cpu"] / gb, rss_kb=r["rss_kb"], wall=r["wall"])
+        return run
+
+    def aria():
+        try:
+            r = b.timed(["aria2c", "-q", "-s2", "-x1", "--allow-overwrite=true", "--auto-file-renaming=false",
+                         "--file-allocation=none", "-d", b.scratch, "-o", "mirror.out", main, mirror], per_run)
+            if os.path.getsize(dst) != size:
+                raise RuntimeError("aria2c wrote a short file")
+            return dict(value=size / MiB / r["wall"], cpu_per=r["cpu"] / gb, rss_kb=r["rss_kb"], wall=r["wall"])
+        finally:
+            if os.path.exists(dst):
+                os.unlink(dst)
+
+    s2 = c.tool("Ferry, `url` + one mirror", "MiB/s")
+    sa = c.tool("`aria2c -s2 -x1` with both URIs", "MiB/s")
+    s1 = c.tool("Ferry, `url` alone", "MiB/s")
+    c.interleave([(s2, fr([mirror])), (sa, aria), (s1, fr([]))], b.runs, budget=b.budget("mirrors"))
+    r, rs = paired_ratio(s2, s1)
+    ra, _ = paired_ratio(s2, sa)
+    if r is not None:
+        c.measured = f"{r:.2f}× one source ({span(rs, 2)})" + (f"; {ra:.2f}× aria2c" if ra else "")
+        c.verdict = "PASS" if r >= 1.8 else "MISS"
+    return c
+
+
 class EventCounter(threading.Thread):
     """Reads /api/v1/events and counts jobs whose `job` event says finished (or failed/cancelled)."""
 
@@ -1020,6 +1064,7 @@ def case_store(b):
 CASES = {
     "download": case_download,
     "segmented": case_segmented,
+    "mirrors": case_mirrors,
     "small-files": case_small_files,
     "api": case_api,
     "serve": case_serve,
@@ -1029,8 +1074,8 @@ CASES = {
 
 
 def budget(self, key):
-    full = {"download": 900, "segmented": 600, "small-files": 500, "api": 300, "serve": 300, "sse": 240, "store": 600}
-    small = {"download": 120, "segmented": 90, "small-files": 90, "api": 60, "serve": 60, "sse": 90, "store": 120}
+    full = {"download": 900, "segmented": 600, "mirrors": 300, "small-files": 500, "api": 300, "serve": 300, "sse": 240, "store": 600}
+    small = {"download": 120, "segmented": 90, "mirrors": 60, "small-files": 90, "api": 60, "serve": 60, "sse": 90, "store": 120}
     return (full if self.scale_name == "full" else small)[key]
 
 

@@ -995,6 +995,32 @@ def onward_delivery(page, origin, ferry):
                   not info["download"], info)
 
 
+def mirrors(page, origin, ferry):
+    """A job whose main URL fails carries on from its mirror: the row lists both sources, the first dropped."""
+    page.open(ferry.base + "/")
+    page.wait("the live event stream", lambda: page.js("return document.getElementById('connection').dataset.state") == "live")
+    status, job = ferry.api("POST", "/jobs", {"url": origin.url("/missing.bin?mirrors=1"), "mirrors": [origin.url("/small.txt?mirror=1")],
+                                              "dedupe": False})
+    require("mirrors: the job is created with two sources", status == 201 and len(job.get("sources") or []) == 2, (status, job))
+    sources_js = """
+        const row = document.querySelector(`#jobs > li[data-id="${arguments[0]}"]`);
+        if (!row) return null;
+        const list = row.querySelector('.sources');
+        return {hidden: list.hidden, state: row.querySelector('.badge').dataset.state,
+                items: [...list.querySelectorAll('li')].map((li) => ({state: li.dataset.state, text: li.textContent}))};
+    """
+    info = page.wait("the finished job with its sources", lambda: (lambda d: d if d and d["state"] == "finished" else None)(
+        page.js(sources_js, job["id"])), timeout=30)
+    items = info["items"]
+    RESULTS.check("mirrors: the row lists both sources under the bar", not info["hidden"] and len(items) == 2, info)
+    if len(items) == 2:
+        RESULTS.check("mirrors: the failing main URL is shown dropped with its 404",
+                      items[0]["state"] == "dropped" and "404" in items[0]["text"] and "missing.bin" in items[0]["text"], items[0])
+        RESULTS.check("mirrors: the mirror is active and shows the bytes it gave",
+                      items[1]["state"] == "active" and "small.txt" in items[1]["text"]
+                      and items[1]["text"].endswith(" · 1.33 KiB"), items[1])
+
+
 def read_only_delivery(page, origin, ferry):
     """With the read-only token: a failed delivery's message is shown, the retry button is not."""
     status, job = ferry.api("POST", "/jobs", {"url": origin.url("/small.txt?read-only-delivery=1"),
@@ -1129,6 +1155,7 @@ def main():
                  ("settings", lambda page, _origin, ferry: settings_control(page, ferry), open_ferry),
                  ("tags and search", tags_and_search, open_ferry),
                  ("onward delivery", onward_delivery, open_ferry),
+                 ("mirrors", mirrors, open_ferry),
                  ("read-only delivery", read_only_delivery, secured))
     for name, scenario, ferry in scenarios:
         log(f"--- {name}")
