@@ -353,8 +353,12 @@ def _scenario(suite, name, mount, ferry, nginx, files, filler, recorder):
               r.split("=", 1)[1].split("-", 1)[0].isdigit()]
     suite.check(label + "big job resumed from the kept bytes (Range: bytes=%d-)" % kept, kept in starts,
                 "ranges %s" % ranged[:6])
-    if name == "reserve":  # stopped by the reserve check: little is in flight when the transfer stops
-        suite.check(label + "big job fetched at most 5 % more than its size", fetched <= BIG * 1.05,
+    if name == "reserve":
+        # Stopped by the reserve check: what is lost is what was in flight when the transfer stopped, i.e. what
+        # nginx had written into the loopback socket's buffers and Ferry had not read yet. nginx counts those bytes
+        # as sent; they vary with the kernel's buffer autotuning (0.4 to 0.9 MiB here), so the bound allows one
+        # MiB of them on top of 5 %.
+        suite.check(label + "big job fetched at most 5 % + 1 MiB more than its size", fetched <= BIG * 1.05 + (1 << 20),
                     "%d sent for %d (%.1f %%)" % (fetched, BIG, 100.0 * (fetched - BIG) / BIG))
     ready = ferry.request("GET", "/readyz")
     suite.check(label + "/readyz answers 200 once space returned", ready.status == 200, repr(ready))
