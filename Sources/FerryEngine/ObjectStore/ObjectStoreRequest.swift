@@ -5,7 +5,8 @@
 /// `=` (`?uploads=`, not `?uploads`), and parameters are written sorted by name, already encoded, so the query
 /// sent is the canonical one. Keys are encoded the same way (RFC 3986 unreserved characters kept, `/` kept
 /// between segments), so the path sent is the canonical URI. No `Expect:` header is ever added: libcurl signs
-/// an emptied header it then does not send.
+/// an emptied header it then does not send. Bodies, a POST's too, are read by libcurl's read callback
+/// (`ObjectStoreClient`): a POST body libcurl 7.88 is given in memory is signed wrongly.
 public struct ObjectStoreRequest: Sendable {
     public enum Method: String, Sendable {
         case get = "GET", head = "HEAD", put = "PUT", post = "POST", delete = "DELETE"
@@ -14,7 +15,7 @@ public struct ObjectStoreRequest: Sendable {
     /// What the request sends.
     public enum Body: Sendable, Equatable {
         case none
-        /// A small document held in memory (the completion list); its hash is signed.
+        /// A small document held in memory (the completion list, a small object).
         case bytes([UInt8])
         /// `length` bytes of an open file from `offset`, read by libcurl's read callback as it sends them (never a
         /// whole part in memory). The descriptor stays the caller's: it is not closed here.
