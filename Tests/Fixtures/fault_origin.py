@@ -15,8 +15,25 @@ Started by FerryTestSupport.FaultOrigin; standard library only. The URL scheme i
   are still honoured; combine with ignore_range=1 for an origin that serves none.
   /r/<n>?to=<url>   302 to /r/<n-1>, ..., /r/1 answers 302 to <url> (n redirects in all; /r/0 behaves as /r/1)
   /loop             302 to itself, forever
-  /_requests        JSON array of every request received (except /_requests and /_reset)
-  /_reset           clears the request log and the per-key counters
+  /_requests        JSON array of every request received (except /_requests, /_uploads and /_reset)
+  /_uploads         JSON array of every upload received (PUT or POST to /u/...), in the order they ended
+  /_reset           clears the request log, the upload log and the per-key counters
+
+Uploads (onward delivery targets): PUT or POST to
+
+  /u/<name>?statuses=&retry_after=&reset_after=&stall_after=&stall_secs=&fault_times=&key=
+
+  The body is read whole (Content-Length or chunked; `Expect: 100-continue` is answered), then the request is
+  answered with the next status of `statuses` (a comma list, one per request to the same key; 201 once the list is
+  used up), with `Retry-After: <retry_after>` on every non-2xx answer when given. The faults apply to the first
+  `fault_times` requests of the key (default 1): reset_after=N reads N body bytes and resets the connection (RST);
+  stall_after=N stops reading after N body bytes for stall_secs seconds (default 10), then reads on. The key
+  defaults to the path with the query minus `key`, as for /f/.
+  Each upload is recorded (/_uploads): method, path, key, number (1-based per key), headers (lower-cased), body
+  length and SHA-256 of the bytes received, complete (false when reset), status answered, times (arrival, body
+  read, answered: Unix seconds), a timeline of [seconds since arrival, body bytes] about every 50 ms, and for
+  multipart/form-data the parts: name, filename, content type, length, SHA-256 and, for parts of up to 4 KiB, the
+  value as text. A PUT body is hashed as it streams; a multipart body is held in memory to be split into parts.
 
 Body content: Fixture.content(size, seed) -- a 65,521-byte block from xorshift32 seeded with
 (seed * 2654435761 + 1) & 0xffffffff (1 when that is 0), byte = state & 0xff after each step, repeated.
@@ -28,8 +45,10 @@ blocks) is owned by `State` and guarded by its single lock.
 import argparse
 import email.utils
 import fcntl
+import hashlib
 import json
 import os
+import re
 import socket
 import struct
 import sys
@@ -64,6 +83,7 @@ class State:
     def __init__(self):
         self.lock = threading.Lock()
         self.requests = []
+        self.uploads = []
         self.counters = {}
         self.blocks = {}
 
@@ -71,13 +91,23 @@ class State:
         with self.lock:
             self.requests.append(entry)
 
+    def log_upload(self, record):
+        """Adds a finished upload's record (never changed afterwards)."""
+        with self.lock:
+            self.uploads.append(record)
+
     def snapshot(self):
         with self.lock:
             return list(self.requests)
 
+    def upload_snapshot(self):
+        with self.lock:
+            return list(self.uploads)
+
     def reset(self):
         with self.lock:
             self.requests.clear()
+            self.uploads.clear()
             self.counters.clear()
 
     def count(self, key):
@@ -191,6 +221,12 @@ class Handler(BaseHTTPRequestHandler):
     def do_HEAD(self):
         self.route()
 
+    def do_PUT(self):
+        self.route()
+
+    def do_POST(self):
+        self.route()
+
     # -- routing --------------------------------------------------------------------------------
 
     def route(self):
@@ -202,6 +238,10 @@ class Handler(BaseHTTPRequestHandler):
             query.setdefault(name, value)
         if path == "/_requests":
             body = json.dumps(STATE.snapshot()).encode()
+            self.send_small(200, body, "application/json")
+            return
+        if path == "/_uploads":
+            body = json.dumps(STATE.upload_snapshot()).encode()
             self.send_small(200, body, "application/json")
             return
         if path == "/_reset":
@@ -218,12 +258,18 @@ class Handler(BaseHTTPRequestHandler):
             "if_range": self.headers.get("If-Range"),
             "time": time.time(),
         })
+        key = query.get("key")
+        if key is None:
+            rest = urlencode([(n, v) for n, v in pairs if n != "key"])
+            key = path + ("?" + rest if rest else "")
         try:
-            if path.startswith("/f/"):
-                key = query.get("key")
-                if key is None:
-                    rest = urlencode([(n, v) for n, v in pairs if n != "key"])
-                    key = path + ("?" + rest if rest else "")
+            if self.command in ("PUT", "POST"):
+                if not path.startswith("/u/"):
+                    self.close_connection = True  # the body is not read
+                    self.send_small(404, b"uploads go to /u/<name>\n", "text/plain")
+                    return
+                self.receive_upload(path, query, key)
+            elif path.startswith("/f/"):
                 self.serve_file(query, key)
             elif path.startswith("/r/"):
                 self.serve_redirect_chain(path, query)
@@ -376,6 +422,101 @@ class Handler(BaseHTTPRequestHandler):
             sock.sendall(doubled[phase:phase + n])
             sent += n
 
+    # -- uploads: /u/<name> ---------------------------------------------------------------------
+
+    def receive_upload(self, path, query, key):
+        number = STATE.count(key)
+        statuses = [int(x) for x in query.get("statuses", "").split(",") if x.strip()]
+        status = statuses[number - 1] if number <= len(statuses) else 201
+        faulty = number <= int_param(query, "fault_times", 1)
+        reset_after = int_param(query, "reset_after") if faulty else None
+        stall_after = int_param(query, "stall_after") if faulty else None
+        stall_secs = float_param(query, "stall_secs", 10.0)
+        content_type = self.headers.get("Content-Type") or ""
+        multipart = content_type.lower().startswith("multipart/form-data")
+        arrived = time.time()
+        record = {
+            "method": self.command, "path": path, "key": key, "number": number,
+            "headers": {name.lower(): value for name, value in self.headers.items()},
+            "time": arrived, "complete": False, "status": None, "length": 0, "sha256": None, "timeline": [[0.0, 0]],
+        }
+        digest = hashlib.sha256()
+        kept = bytearray() if multipart else None
+        received = 0
+        last_sample = arrived
+        stalled = stall_after is None
+        for chunk in self.body_chunks(lambda: None if reset_after is None else reset_after - received,
+                                      lambda: None if stalled else stall_after - received):
+            digest.update(chunk)
+            if kept is not None:
+                kept += chunk
+            received += len(chunk)
+            now = time.time()
+            if now - last_sample >= 0.05:
+                record["timeline"].append([round(now - arrived, 4), received])
+                last_sample = now
+            if not stalled and received >= stall_after:
+                time.sleep(stall_secs)
+                stalled = True
+            if reset_after is not None and received >= reset_after:
+                break
+        record["timeline"].append([round(time.time() - arrived, 4), received])
+        record["length"] = received
+        record["sha256"] = digest.hexdigest()
+        record["body_read"] = time.time()
+        if reset_after is not None and received >= reset_after:
+            STATE.log_upload(record)
+            self.reset_now()
+        record["complete"] = True
+        if kept is not None:
+            record["parts"] = multipart_parts(bytes(kept), content_type)
+        extra = []
+        if not 200 <= status < 300 and query.get("retry_after"):
+            extra.append(("Retry-After", query["retry_after"]))
+        text = "fault origin: upload %d of key %s answered %d\n" % (number, key, status)
+        record["status"] = status
+        try:
+            self.send_small(status, text.encode(), "text/plain", extra)
+        finally:
+            record["answered"] = time.time()
+            STATE.log_upload(record)
+
+    def body_chunks(self, limit, pause_at):
+        """The request body's bytes as they arrive (Content-Length or chunked), at most 64 KiB at a time and never
+        past `limit()` or `pause_at()` bytes from here (each None when there is no such mark)."""
+        def cap(n):
+            for mark in (limit(), pause_at()):
+                if mark is not None:
+                    n = min(n, max(mark, 1))
+            return n
+
+        def exactly(count):
+            while count > 0:
+                data = self.rfile.read1(cap(min(count, 65536)))
+                if not data:
+                    raise ConnectionDropped()
+                count -= len(data)
+                yield data
+
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return
+                yield from exactly(size)
+                self.rfile.readline()
+        else:
+            yield from exactly(int(self.headers.get("Content-Length") or 0))
+
+    def reset_now(self):
+        """Resets the connection at once (RST), whatever is still unread or unsent."""
+        sock = self.connection
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+        raise ConnectionDropped()
+
     def reset_connection(self):
         """Waits until the peer has acknowledged every byte sent (so exactly those bytes arrive), then RST."""
         sock = self.connection
@@ -397,6 +538,35 @@ class Handler(BaseHTTPRequestHandler):
             pass
         self.connection.close()
         raise ConnectionDropped()
+
+
+def multipart_parts(body, content_type):
+    """The parts of a multipart/form-data body: [{name, filename, content_type, length, sha256, value?}]."""
+    found = re.search(r'boundary="?([^";]+)"?', content_type)
+    if not found:
+        return []
+    delimiter = b"--" + found.group(1).encode()
+    parts = []
+    for piece in body.split(delimiter)[1:]:
+        if piece.startswith(b"--"):
+            break
+        piece = piece[2:] if piece.startswith(b"\r\n") else piece
+        piece = piece[:-2] if piece.endswith(b"\r\n") else piece
+        head, _, data = piece.partition(b"\r\n\r\n")
+        headers = {}
+        for line in head.decode("utf-8", "replace").split("\r\n"):
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        disposition = headers.get("content-disposition", "")
+        name = re.search(r';\s*name="([^"]*)"', disposition)
+        filename = re.search(r';\s*filename="([^"]*)"', disposition)
+        part = {"name": name.group(1) if name else None, "filename": filename.group(1) if filename else None,
+                "content_type": headers.get("content-type"), "length": len(data),
+                "sha256": hashlib.sha256(data).hexdigest()}
+        if len(data) <= 4096:
+            part["value"] = data.decode("utf-8", "replace")
+        parts.append(part)
+    return parts
 
 
 class Server(ThreadingHTTPServer):

@@ -535,6 +535,13 @@ http {
         server_name localhost;
         root %(root)s;
         location / { }
+        # Upload targets for onward delivery: WebDAV PUT into root/upload/, and a target that refuses.
+        location /upload/ {
+            dav_methods PUT;
+            create_full_put_path on;
+            client_max_body_size 0;
+        }
+        location /refuse-upload/ { return 403; }
         location /slow/ {
             alias %(rootslash)s;
             limit_rate $ferry_rate;
@@ -550,7 +557,8 @@ http {
 
 
 class Nginx:
-    """nginx serving `root` on 127.0.0.1; `/slow/<name>?rate=N` serves root/<name> at N bytes/s."""
+    """nginx serving `root` on 127.0.0.1; `/slow/<name>?rate=N` serves root/<name> at N bytes/s; `PUT /upload/<path>`
+    writes root/upload/<path> (WebDAV) and `/refuse-upload/` answers 403."""
 
     def __init__(self, root, prefix):
         self.root = root
@@ -711,9 +719,10 @@ class EventRecorder(threading.Thread):
 
     Reconnects with Last-Event-ID when the stream ends (e.g. after a Ferry restart)."""
 
-    def __init__(self, port):
+    def __init__(self, port, interval=1000):
         super().__init__(daemon=True)
         self.port = port
+        self.interval = interval
         self.lock = threading.Lock()
         self.by_job = {}
         self.restarted = {}
@@ -738,7 +747,7 @@ class EventRecorder(threading.Thread):
         headers = {"Accept": "text/event-stream"}
         if self.last_id is not None:
             headers["Last-Event-ID"] = self.last_id
-        connection.request("GET", "/api/v1/events?interval=1000", headers=headers)
+        connection.request("GET", "/api/v1/events?interval=%d" % self.interval, headers=headers)
         response = connection.getresponse()
         if response.status != 200:
             response.read()

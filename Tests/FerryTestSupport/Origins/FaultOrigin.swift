@@ -4,7 +4,9 @@ import Testing
 /// The fault origin (`Tests/Fixtures/fault_origin.py`) running on 127.0.0.1 for one test: an HTTP/1.1 origin
 /// that drops connections, stalls, changes ETags, answers 5xx/429 with Retry-After or lies about lengths, as
 /// the query of each URL asks (the URL scheme is in /work/CONTRACTS.md and the script's doc string), e.g.
-/// `url("/f/a.bin?size=1000000&seed=3&drop_after=4096&fail_times=1")`.
+/// `url("/f/a.bin?size=1000000&seed=3&drop_after=4096&fail_times=1")`. It also receives uploads (onward delivery
+/// targets): `PUT` or multipart `POST` to `/u/<name>?statuses=503,503&retry_after=2&reset_after=N&stall_after=N`,
+/// answering the scripted statuses (then 201), resetting or stalling mid-body, and recording each (`uploads()`).
 ///
 /// Stop it with `stop()` in a `defer`: SIGTERM to its pid, SIGKILL after 5 s, temp files removed. `stop()` is
 /// idempotent. The script also exits by itself when the test process is gone.
@@ -108,7 +110,27 @@ public final class FaultOrigin: @unchecked Sendable {
         }
     }
 
-    /// Clears the request log and the per-key counters (`GET /_reset`); a failure is recorded as a test issue.
+    /// Every upload (`PUT`/`POST` to `/u/<name>`) that ended since start or the last `reset()`, in the order they
+    /// ended (`GET /_uploads`).
+    public func fetchUploads() throws -> [FaultUpload] {
+        let response = try LoopbackConnection.fetch(port: port, "/_uploads")
+        guard response.status == 200, response.ending == .complete else {
+            throw FixtureError.malformedResponse("/_uploads answered \(response.status), \(response.ending)")
+        }
+        return try JSONDecoder().decode([FaultUpload].self, from: Data(response.body))
+    }
+
+    /// Like `fetchUploads()`, but a failure is recorded as a test issue and answered with an empty list.
+    public func uploads(sourceLocation: SourceLocation = #_sourceLocation) -> [FaultUpload] {
+        do {
+            return try fetchUploads()
+        } catch {
+            Issue.record(error, "fault origin /_uploads failed", sourceLocation: sourceLocation)
+            return []
+        }
+    }
+
+    /// Clears the request log, the upload log and the per-key counters (`GET /_reset`); a failure is recorded as a test issue.
     public func reset(sourceLocation: SourceLocation = #_sourceLocation) {
         do {
             let response = try LoopbackConnection.fetch(port: port, "/_reset")

@@ -1,10 +1,11 @@
-/// Judges a paced transfer from its progress samples: what a speed limit promises over short windows.
-enum RateCheck {
+/// Judges a paced transfer from its progress samples: what a speed limit promises over short windows. Used by the
+/// engine's download rate tests and by the service's upload rate test (samples taken where the bytes arrive).
+public enum RateCheck {
     /// Sentences for every window (from a sample at least `after` seconds past the first, to the first sample
     /// `window` seconds later) whose rate is off `limit` by more than `tolerance`, and for every stall (bytes not
     /// growing) longer than `maxStall` seconds. Empty when the limit held.
-    static func problems(_ samples: [(time: Double, bytes: Int64)], limit: Double, after: Double, window: Double,
-                         tolerance: Double, maxStall: Double) -> [String] {
+    public static func problems(_ samples: [(time: Double, bytes: Int64)], limit: Double, after: Double, window: Double,
+                                tolerance: Double, maxStall: Double) -> [String] {
         guard let first = samples.first else { return ["no samples"] }
         var problems: [String] = []
         for (index, start) in samples.enumerated() where start.time - first.time >= after {
