@@ -71,7 +71,7 @@ struct JobDraft: Sendable, Equatable {
     ///   loopback names; other names are checked later on the address actually connected.
     static func validate(_ body: Body, destinations: AddressPolicy) throws(APIError) -> JobDraft {
         guard let text = body.url else { throw APIError(.invalidRequest, "'url' is required") }
-        let url = try checkedDestination(text, destinations: destinations)
+        let url = try checkedDestination(text, destinations: destinations, schemes: SubmittedURL.downloadSchemes)
         let notify = try body.notify.map { text throws(APIError) in try checkedDestination(text, destinations: destinations) }
         var filename: String?
         if let requested = body.filename {
@@ -155,11 +155,14 @@ struct JobDraft: Sendable, Equatable {
                         headers: try checkedHeaders(given.headers, field: "deliver.headers"), deleteAfter: given.deleteAfter ?? false)
     }
 
-    /// An http(s) URL parsed as WHATWG does; a literal address `destinations` refuses is refused now
-    /// (`forbidden_destination`), and so are loopback names; other names are checked on the address connected.
-    static func checkedDestination(_ text: String, destinations: AddressPolicy) throws(APIError) -> SubmittedURL {
+    /// A URL of one of `schemes` (http and https unless told: a job's source also takes ftp, ftps and sftp) parsed as
+    /// WHATWG does; a literal address `destinations` refuses is refused now (`forbidden_destination`), and so are
+    /// loopback names; other names are checked on the address connected.
+    static func checkedDestination(
+        _ text: String, destinations: AddressPolicy, schemes: Set<String> = SubmittedURL.webSchemes
+    ) throws(APIError) -> SubmittedURL {
         let url: SubmittedURL
-        do { url = try SubmittedURL.parse(text) } catch { throw APIError(error) }
+        do { url = try SubmittedURL.parse(text, schemes: schemes) } catch { throw APIError(error) }
         let refusal: String?
         switch url.host {
         case .ipv4(let address), .ipv6(let address): refusal = destinations.refusal(of: address)

@@ -39,6 +39,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var webhookSecret: String?
     /// Seconds before a notice's first retry (5). Tests shorten it with `FERRY_WEBHOOK_RETRY_BASE` (no flag).
     public var webhookRetryBase: Double = 5
+    /// The known-hosts file SFTP sources' host keys are checked against (`--ssh-known-hosts`).
+    public var sshKnownHosts: String = NSHomeDirectory() + "/.ssh/known_hosts"
     /// Longest a graceful stop may take before remaining work is abandoned (API.md: exit within 10 s).
     public var shutdownGrace: Double = 8
 

@@ -723,7 +723,7 @@ actor JobSupervisor {
     /// Hands the job's transfer to the engine. `url` is the one the request carried, parsed and checked once; a
     /// stored job's URL is its normalized text, parsed here (a row that does not parse fails with `invalid_url`).
     private func submitTransfer(_ job: JobRecord, url: SubmittedURL? = nil) {
-        guard let url = url ?? (try? SubmittedURL.parse(job.url)) else {
+        guard let url = url ?? (try? SubmittedURL.parse(job.url, schemes: SubmittedURL.downloadSchemes)) else {
             let failure = JobFailure(code: .invalidURL, message: "the stored URL of this job cannot be parsed")
             Task { self.apply(.failed(id: job.id, failure)) }
             return
