@@ -7,7 +7,7 @@ set -euo pipefail
 mode=${1:-build}
 pkgs=(pkg-config libcurl4-openssl-dev libssl-dev libsqlite3-dev libpq-dev ca-certificates)
 if [ "$mode" = test ] || [ "$mode" = all ]; then
-  pkgs+=(nginx-light postgresql python3 python3-pip curl chromium chromium-driver util-linux iproute2)
+  pkgs+=(nginx-light postgresql python3 python3-pip curl chromium chromium-driver util-linux iproute2 openssh-server openssh-client openssl)
 fi
 if [ "$mode" = browser ] || [ "$mode" = all ]; then
   pkgs+=(chromium chromium-driver python3-pip)
@@ -20,6 +20,8 @@ python_missing() {
   [ "$mode" = test ] || [ "$mode" = all ] || return 0
   python3 -c 'import openapi_spec_validator' 2>/dev/null || echo openapi-spec-validator
   python3 -c 'import schemathesis' 2>/dev/null || echo 'schemathesis<5'
+  python3 -c 'import pyftpdlib' 2>/dev/null || echo pyftpdlib
+  python3 -c 'import OpenSSL' 2>/dev/null || echo pyopenssl
 }
 missing=()
 for p in "${pkgs[@]}"; do

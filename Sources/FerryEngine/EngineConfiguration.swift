@@ -28,7 +28,8 @@ public struct EngineConfiguration: Sendable {
     public var lowSpeedLimit: Int = 1024
     public var lowSpeedTime: Int = 60
     /// The known-hosts file SFTP servers' host keys are checked against (`--ssh-known-hosts`): a key not in it, or
-    /// another key than the one there, fails the job with `host_key_unknown`. Never written to.
+    /// another key than the one there, fails the job with `host_key_unknown`. Never written to. The service sets
+    /// it (`ServiceConfiguration.sshKnownHosts`, default `$HOME/.ssh/known_hosts`).
     public var sshKnownHosts: String = NSHomeDirectory() + "/.ssh/known_hosts"
     /// Redirects followed before `too_many_redirects`.
     public var maxRedirects: Int = 10

@@ -121,10 +121,15 @@ struct Exchange: Sendable {
 
     /// Judges an FTP or SFTP exchange that ended with libcurl's `code` before any body byte: with `CURLE_OK`, the
     /// server confirmed that nothing follows the offset (the file is complete, or empty), so its size is the
-    /// offset. Nil for HTTP, for other codes, and once a verdict exists.
+    /// offset; with `CURLE_PARTIAL_FILE` it reported a size and then sent nothing, judged like a first byte (so
+    /// the end says what the server claimed). Nil for HTTP, for other codes, and once a verdict exists.
     mutating func judgeAtEnd(code: Int32, report: ServerReport) -> HeadVerdict? {
-        guard dialect == .byteOffset, verdict == nil, code == Int32(CURLE_OK.rawValue) else { return nil }
-        return judge(report, total: firstByte)
+        guard dialect == .byteOffset, verdict == nil else { return nil }
+        switch code {
+        case Int32(CURLE_OK.rawValue): return judge(report, total: firstByte)
+        case Int32(CURLE_PARTIAL_FILE.rawValue): return judge(report, total: report.remaining.map { firstByte + $0 })
+        default: return nil
+        }
     }
 
     /// What to do with a body chunk of `count` bytes, given where the connection's segment ends now (it moves

@@ -123,7 +123,9 @@ extension ServiceConfiguration {
             configuration.retention = seconds
         }
         if let (_, dir) = value(.publicDirectory) { configuration.publicDirectory = dir }
-        if let (_, path) = value(.sshKnownHosts) { configuration.sshKnownHosts = path }
+        if let (_, path) = value(.sshKnownHosts) {
+            configuration.sshKnownHosts = path.hasPrefix("~/") ? homeDirectory + path.dropFirst(1) : path
+        }
         if let (name, text) = value(.webhookURL) {
             // Checked as a job's `notify` is: http(s), and no literal address the destination guard refuses.
             guard let url = try? SubmittedURL.parse(text) else {

@@ -269,6 +269,11 @@ struct ExchangeTests {
         _ = Self.feed(&liar, [600], segmentEnd: 1_000)
         #expect(liar.ended(code: Self.partial, detail: "Received only partial file", segmentEnd: 1_000)
                 == .failed(.unusableResponse("the server said the file has 1000 bytes, but its data ended at 600")))
+        // On resume it sends nothing at all after the same claim: still said plainly.
+        var resumedLiar = Exchange(.rest(from: 600), known: Self.knownByOffset, dialect: .byteOffset)
+        #expect(resumedLiar.judgeAtEnd(code: Self.partial, report: .init(remaining: 400, modified: nil)) == .accept(offset: 600, total: 1_000, discarding: nil))
+        #expect(resumedLiar.ended(code: Self.partial, detail: "Received only partial file: 0 bytes", segmentEnd: 1_000)
+                == .failed(.unusableResponse("the server said the file has 1000 bytes, but its data ended at 600")))
     }
 
     @Test func anFTPFileOverTheLimitIsRefusedBeforeAnyByteAndARejectedHostKeyWins() {
