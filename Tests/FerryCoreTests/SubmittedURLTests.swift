@@ -135,6 +135,23 @@ import Testing
         #expect(problem(text) == .unsupportedScheme(scheme))
     }
 
+    @Test func downloadSchemesAreAcceptedOnlyWhereAsked() throws {
+        let schemes = SubmittedURL.downloadSchemes
+        let ftp = try SubmittedURL.parse("FTP://user:p%40ss@Example.com:21/dir/a.bin", schemes: schemes)
+        #expect(ftp.scheme == "ftp" && ftp.port == nil && ftp.effectivePort == 21)
+        #expect(ftp.normalized == "ftp://user:p%40ss@example.com/dir/a.bin")
+        #expect(ftp.redacted == "ftp://***@example.com/dir/a.bin")
+        #expect(try SubmittedURL.parse("ftps://example.com/a", schemes: schemes).effectivePort == 21)
+        #expect(try SubmittedURL.parse("ftps://example.com:990/a", schemes: schemes).port == 990)
+        #expect(try SubmittedURL.parse("sftp://example.com:22/a", schemes: schemes).normalized == "sftp://example.com/a")
+        #expect(try SubmittedURL.parse("sftp://example.com:2222/a", schemes: schemes).effectivePort == 2222)
+        // Hosts of every scheme are read by the special-scheme rules: 127.1 is an address, not an opaque name.
+        #expect(try SubmittedURL.parse("sftp://127.1/a", schemes: schemes).host == .ipv4(IPAddress("127.0.0.1")!))
+        #expect(throws: URLProblem.unsupportedScheme("file")) { try SubmittedURL.parse("file:///etc/passwd", schemes: schemes) }
+        #expect(throws: URLProblem.unsupportedScheme("scp")) { try SubmittedURL.parse("scp://example.com/a", schemes: schemes) }
+        #expect(throws: URLProblem.unsupportedScheme("sftp")) { try SubmittedURL.parse("sftp://example.com/a") }
+    }
+
     @Test(arguments: ["", "   ", "example.com/file", "//example.com/file", "/file", ":foo", "1http://x/", "http://", "https:///",
                       "http://@/", "http://user@/", "http://:80/", "http:", "http://?x", "http://#x"])
     func missingPartsAreInvalid(text: String) {

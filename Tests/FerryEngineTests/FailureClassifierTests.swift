@@ -44,10 +44,15 @@ struct FailureClassifierTests {
         #expect(verdict(.curl(code: code(CURLE_FILESIZE_EXCEEDED), detail: "")) == ("giveUp", "file_too_large", nil))
         #expect(verdict(.curl(code: code(CURLE_PEER_FAILED_VERIFICATION), detail: "")) == ("giveUp", "network_error", nil))
         #expect(verdict(.curl(code: code(CURLE_WRITE_ERROR), detail: "")) == ("giveUp", "internal", nil))
+        // FTP and SFTP servers' firm answers.
+        for c in [CURLE_REMOTE_FILE_NOT_FOUND, CURLE_REMOTE_ACCESS_DENIED, CURLE_LOGIN_DENIED, CURLE_USE_SSL_FAILED] {
+            #expect(verdict(.curl(code: code(c), detail: "")) == ("giveUp", "network_error", nil))
+        }
     }
 
     @Test func engineCauses() {
         #expect(verdict(.forbiddenDestination("10.0.0.1")) == ("giveUp", "forbidden_destination", nil))
+        #expect(verdict(.hostKeyRejected("not in known_hosts")) == ("giveUp", "host_key_unknown", nil))
         #expect(verdict(.tooLarge("x")) == ("giveUp", "file_too_large", nil))
         #expect(verdict(.checksumMismatch(expected: "a", actual: "b")) == ("giveUp", "checksum_mismatch", nil))
         #expect(verdict(.internalError("x")) == ("giveUp", "internal", nil))

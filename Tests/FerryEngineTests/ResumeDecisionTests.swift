@@ -68,4 +68,24 @@ struct ResumeDecisionTests {
         #expect(ResumeDecision.unsatisfiedTotal("bytes */x") == nil)
         #expect(ResumeDecision.unsatisfiedTotal(nil) == nil)
     }
+
+    @Test func byOffsetTheBytesOnDiskContinueOnlyAtTheRecordedSizeAndTime() {
+        func decide(_ offset: Int64, known: Int64?, knownTime: String? = nil, reported: Int64?, time: String? = nil, max: Int64? = nil) -> ResumeDecision {
+            ResumeDecision.decideByOffset(requestedOffset: offset, knownTotal: known, knownModified: knownTime, reportedTotal: reported,
+                                          reportedModified: time, maxFileSize: max)
+        }
+        #expect(decide(0, known: nil, reported: 10) == .append(offset: 0, total: 10))
+        #expect(decide(0, known: 99, reported: nil) == .append(offset: 0, total: nil))
+        #expect(decide(4, known: 10, reported: 10) == .append(offset: 4, total: 10))
+        #expect(decide(10, known: 10, reported: 10) == .complete)
+        #expect(decide(4, known: 10, knownTime: "a", reported: 10, time: "a") == .append(offset: 4, total: 10))
+        #expect(decide(4, known: 10, knownTime: "a", reported: 10, time: nil) == .append(offset: 4, total: 10))
+        #expect(decide(4, known: 10, knownTime: "a", reported: 10, time: "b") == .restart(reason: "the file's modification time changed from a to b"))
+        #expect(decide(4, known: 10, reported: 11) == .restart(reason: "the file's size changed from 10 to 11"))
+        #expect(decide(4, known: nil, reported: 10) == .restart(reason: "no size was recorded with the bytes on disk to resume safely"))
+        #expect(decide(4, known: 10, reported: nil) == .restart(reason: "the server gave no size to confirm the bytes on disk"))
+        #expect(decide(12, known: 10, reported: 10) == .restart(reason: "the partial file is larger than the file"))
+        #expect(decide(0, known: nil, reported: 10, max: 5) == .tooLarge(total: 10, limit: 5))
+        #expect(decide(4, known: 10, reported: 10, max: 10) == .append(offset: 4, total: 10))
+    }
 }

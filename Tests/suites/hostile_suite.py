@@ -91,7 +91,8 @@ PRIVATE_LITERALS = [
 # More spellings of non-public addresses that the WHATWG URL parser turns into a literal address, and more
 # non-public ranges ("loopback, private, link-local, CGNAT, multicast and reserved").
 PRIVATE_EXTRAS = [
-    "https://127.0.0.1:8443/x", "http://127.0.0.1:80/x", "HTTP://127.0.0.1/", "http://127.0.0.1./",
+    "https://127.0.0.1:8443/x", "http://127.0.0.1:80/x", "ftp://127.0.0.1/x", "ftps://user:pw@10.0.0.1/x",
+    "sftp://127.0.0.1/x", "sftp://[::1]:2222/x", "HTTP://127.0.0.1/", "http://127.0.0.1./",
     "http://127.000.000.001/", "http://0x7f.0.0.1/", "http://0x7f.1/", "http://017700000001/", "http://0/",
     "http://127.255.255.254/", "http://[0:0:0:0:0:0:0:1]/", "http://[::]/", "http://[::ffff:7f00:1]/",
     "http://[0:0:0:0:0:ffff:127.0.0.1]/", "http://[::ffff:10.0.0.1]/", "http://[::ffff:169.254.169.254]/",
@@ -102,8 +103,9 @@ PRIVATE_EXTRAS = [
     "http://%31%32%37.0.0.1/",
 ]
 
-SCHEMES = ["file:///etc/passwd", "ftp://127.0.0.1/x", "gopher://127.0.0.1:70/_x", "dict://127.0.0.1:11211/stat",
-           "FILE:///etc/passwd", "ldap://127.0.0.1/", "sftp://127.0.0.1/x", "ws://127.0.0.1/x", "telnet://127.0.0.1/"]
+# ftp, ftps and sftp are download schemes (their private addresses are in PRIVATE_EXTRAS); scp and tftp are not.
+SCHEMES = ["file:///etc/passwd", "scp://127.0.0.1/x", "gopher://127.0.0.1:70/_x", "dict://127.0.0.1:11211/stat",
+           "FILE:///etc/passwd", "ldap://127.0.0.1/", "tftp://127.0.0.1/x", "ws://127.0.0.1/x", "telnet://127.0.0.1/"]
 
 
 def submit(client, url, **fields):

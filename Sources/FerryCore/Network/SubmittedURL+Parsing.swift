@@ -2,10 +2,11 @@ extension SubmittedURL {
     /// The longest URL accepted, in bytes: enough for long signed URLs, small enough to bound parsing work.
     public static let maxLength = 65_536
 
-    /// Parses `text` as described on ``SubmittedURL``.
-    /// - Throws: ``URLProblem/unsupportedScheme(_:)`` for schemes other than http(s),
+    /// Parses `text` as described on ``SubmittedURL``, accepting the schemes in `schemes` (``webSchemes`` unless
+    /// told: webhooks and delivery targets; a job's source takes ``downloadSchemes``).
+    /// - Throws: ``URLProblem/unsupportedScheme(_:)`` for other schemes,
     ///   ``URLProblem/invalid(_:)`` for everything else that is wrong.
-    public static func parse(_ text: String) throws(URLProblem) -> SubmittedURL {
+    public static func parse(_ text: String, schemes: Set<String> = webSchemes) throws(URLProblem) -> SubmittedURL {
         var bytes = Array(text.utf8)
         // WHATWG: strip leading and trailing C0 control or space.
         while let last = bytes.last, last <= 0x20 { bytes.removeLast() }
@@ -23,7 +24,7 @@ extension SubmittedURL {
             throw .invalid("the URL has no scheme; it must start with http:// or https://")
         }
         let scheme = String(decoding: bytes[0..<colon], as: UTF8.self).lowercased()
-        guard scheme == "http" || scheme == "https" else { throw .unsupportedScheme(scheme) }
+        guard schemes.contains(scheme) else { throw .unsupportedScheme(scheme) }
 
         // Authority: after any run of / or \, up to the first / \ ? #.
         var index = colon + 1
@@ -70,7 +71,7 @@ extension SubmittedURL {
             }
             port = value
         }
-        if port == (scheme == "https" ? 443 : 80) { port = nil }
+        if port == defaultPort(of: scheme) { port = nil }
 
         return SubmittedURL(scheme: scheme, host: host, port: port, pathAndQuery: encodePathAndQuery(rest), userinfo: userinfo)
     }

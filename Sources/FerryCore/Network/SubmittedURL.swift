@@ -6,8 +6,12 @@
 /// - Leading and trailing spaces and C0 controls are trimmed (pasted URLs); any other control character
 ///   (including tab and newline, which WHATWG would silently drop) makes the URL invalid, so nothing can
 ///   smuggle a header line through.
-/// - Only `http` and `https` are accepted (case-insensitive); every other scheme, including `file:`,
-///   `ftp:`, `gopher:`, `dict:`, `data:` and `javascript:`, is ``URLProblem/unsupportedScheme(_:)``.
+/// - Only the schemes the caller accepts (case-insensitive): `http` and `https` (``webSchemes``), and for a
+///   job's source also `ftp`, `ftps` and `sftp` (``downloadSchemes``); every other scheme, including `file:`,
+///   `gopher:`, `dict:`, `data:` and `javascript:`, is ``URLProblem/unsupportedScheme(_:)``. Every accepted
+///   scheme's authority is parsed by the rules WHATWG has for special schemes, so a host means the same address
+///   to Ferry's guard as to libcurl's resolver (`ftps` and `sftp` are not special to WHATWG, which would keep
+///   `127.1` as an opaque name).
 /// - As WHATWG does for special schemes, any run of `/` or `\` may follow the scheme, and `\` counts as
 ///   `/` in the authority and the path.
 /// - The host is parsed as WHATWG does: percent-decoded, lowercased, internationalised names mapped
@@ -16,7 +20,8 @@
 ///   mean 127.0.0.1), and `[…]` is IPv6. A trailing dot is removed. Empty labels, labels longer than 63
 ///   bytes and names longer than 253 bytes are refused (no resolver would answer them).
 /// - The port must be 0–65535; the scheme's default port is dropped.
-/// - Userinfo (`user:pass@`) is kept, because origins may need HTTP basic authentication; it appears in
+/// - Userinfo (`user:pass@`) is kept, because origins may need HTTP basic authentication (and FTP and SFTP
+///   servers a login); it appears in
 ///   ``normalized`` (handed to libcurl) but never in ``redacted`` (which writes it `***@`), which is what the
 ///   API, events, logs and error messages must use.
 /// - The path and query are kept byte for byte, except that spaces and non-ASCII characters are
@@ -50,7 +55,7 @@ public struct SubmittedURL: Sendable, Equatable {
         }
     }
 
-    /// `"http"` or `"https"`.
+    /// `"http"`, `"https"`, `"ftp"`, `"ftps"` or `"sftp"`, lowercased.
     public let scheme: String
     /// The destination host.
     public let host: Host
@@ -96,7 +101,23 @@ public struct SubmittedURL: Sendable, Equatable {
     public var dedupeKey: String { normalized }
 
     /// The port a connection uses: the explicit one or the scheme's default.
-    public var effectivePort: Int { port ?? (scheme == "https" ? 443 : 80) }
+    public var effectivePort: Int { port ?? Self.defaultPort(of: scheme) }
+
+    /// Schemes of webhooks and delivery targets (and the default of ``parse(_:schemes:)``).
+    public static let webSchemes: Set<String> = ["http", "https"]
+    /// Schemes a job may download from: the web's, FTP (`ftps`: TLS required, negotiated with `AUTH TLS` on the
+    /// FTP port) and SFTP.
+    public static let downloadSchemes: Set<String> = webSchemes.union(["ftp", "ftps", "sftp"])
+
+    /// The port a scheme connects to when the URL names none (`ftps` is explicit FTPS, on FTP's port).
+    public static func defaultPort(of scheme: String) -> Int {
+        switch scheme {
+        case "https": return 443
+        case "ftp", "ftps": return 21
+        case "sftp": return 22
+        default: return 80
+        }
+    }
 
     init(scheme: String, host: Host, port: Int?, pathAndQuery: String, userinfo: String?) {
         self.scheme = scheme

@@ -1,8 +1,8 @@
 /// Why a submitted URL was refused. The message is a sentence fragment for users, e.g.
 /// `invalid("port 70000 is out of range")`; it never contains the URL's userinfo.
 public enum URLProblem: Error, Equatable, Sendable {
-    /// Not a usable http(s) URL; the message says what is wrong.
+    /// Not a usable URL; the message says what is wrong.
     case invalid(String)
-    /// A scheme other than http or https (the associated value is the scheme, lowercased).
+    /// A scheme the caller does not accept (the associated value is the scheme, lowercased).
     case unsupportedScheme(String)
 }

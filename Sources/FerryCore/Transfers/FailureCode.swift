@@ -29,6 +29,8 @@ public struct FailureCode: RawRepresentable, Hashable, Sendable, Codable, Custom
     public static let forbiddenDestination = FailureCode(rawValue: "forbidden_destination")
     public static let unsupportedScheme = FailureCode(rawValue: "unsupported_scheme")
     public static let invalidURL = FailureCode(rawValue: "invalid_url")
+    /// An SFTP server's host key is not in `--ssh-known-hosts`, or differs from the one there.
+    public static let hostKeyUnknown = FailureCode(rawValue: "host_key_unknown")
     public static let internalError = FailureCode(rawValue: "internal")
     /// The onward delivery failed: the target refused the file, or the retries ran out.
     public static let deliveryFailed = FailureCode(rawValue: "delivery_failed")
@@ -42,7 +44,7 @@ public struct FailureCode: RawRepresentable, Hashable, Sendable, Codable, Custom
     /// Every code the service sends today.
     public static let known: [FailureCode] = [
         .httpError, .networkError, .timeout, .tooManyRedirects, .checksumMismatch, .fileTooLarge, .quotaExceeded,
-        .forbiddenDestination, .unsupportedScheme, .invalidURL, .internalError, .deliveryFailed, .sourceMismatch,
-        .diskFull, .retrying,
+        .forbiddenDestination, .unsupportedScheme, .invalidURL, .hostKeyUnknown, .internalError, .deliveryFailed,
+        .sourceMismatch, .diskFull, .retrying,
     ]
 }

@@ -2,7 +2,7 @@ import CCurl
 import Dispatch
 import Foundation
 
-/// One libcurl easy handle and the callbacks of one HTTP exchange.
+/// One libcurl easy handle and the callbacks of one exchange (HTTP, FTP or SFTP).
 ///
 /// Confined to the engine queue (the queue of the `CurlMulti` it is added to); libcurl calls its callbacks there,
 /// inside `curl_multi_socket_action`. The closures are cleared by `cleanup()`, which breaks the reference cycle
@@ -29,9 +29,20 @@ final class CurlEasy: @unchecked Sendable {
     var onBody: ((UnsafeRawBufferPointer) -> BodyDisposition)?
     /// The address libcurl is about to connect to (4 or 16 bytes; empty for other families). False refuses it.
     var onConnect: (([UInt8]) -> Bool)?
+    /// An SFTP server's host key, as checked against the known-hosts file. False rejects it.
+    var onHostKey: ((HostKeyMatch) -> Bool)?
     /// What an upload sends next (the request body, or a multipart's file part): fill the buffer.
     var onRead: ((UnsafeMutableRawBufferPointer) -> ReadDisposition)?
     private var mime: OpaquePointer?
+
+    /// How an SFTP server's host key compares with the known-hosts file (`CURLOPT_SSH_KEYFUNCTION`'s match).
+    enum HostKeyMatch: Equatable {
+        case known
+        /// No key for this host and port in the file.
+        case unknown
+        /// The file holds another key for this host and port.
+        case changed
+    }
 
     /// What the read callback did with libcurl's buffer.
     enum ReadDisposition {
@@ -84,6 +95,14 @@ final class CurlEasy: @unchecked Sendable {
         try check(ferry_easy_setopt_string(handle, option, value), Self.name(option))
     }
 
+    /// Checks SFTP host keys against the known-hosts file at `path` (`CURLOPT_SSH_KNOWNHOSTS`), asking `onHostKey`
+    /// about every key: libcurl never adds one to the file.
+    func checkHostKeys(knownHosts path: String) throws(CurlError) {
+        try set(CURLOPT_SSH_KNOWNHOSTS, path)
+        try check(ferry_easy_setopt_sshkey_cb(handle, Self.hostKeyCallback), "CURLOPT_SSH_KEYFUNCTION")
+        try check(ferry_easy_setopt_ptr(handle, CURLOPT_SSH_KEYDATA, Unmanaged.passUnretained(self).toOpaque()), "CURLOPT_SSH_KEYDATA")
+    }
+
     /// Request header lines ("Name: value"), kept alive until `cleanup()`.
     func setHeaders(_ lines: [String]) throws(CurlError) {
         var list: UnsafeMutablePointer<curl_slist>?
@@ -128,6 +147,22 @@ final class CurlEasy: @unchecked Sendable {
         return String(cString: pointer)
     }
 
+    /// CURLINFO_CONTENT_LENGTH_DOWNLOAD_T: the bytes the server said it sends (for FTP and SFTP: from the offset
+    /// asked for); nil when unknown.
+    var contentLength: Int64? {
+        var value: curl_off_t = -1
+        guard ferry_easy_getinfo_off(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &value) == CURLE_OK, value >= 0 else { return nil }
+        return Int64(value)
+    }
+
+    /// CURLINFO_FILETIME_T (with `CURLOPT_FILETIME`): the remote file's modification time, seconds since 1970; nil
+    /// when unknown.
+    var fileTime: Int? {
+        var value: curl_off_t = -1
+        guard ferry_easy_getinfo_off(handle, CURLINFO_FILETIME_T, &value) == CURLE_OK, value >= 0 else { return nil }
+        return Int(value)
+    }
+
     /// CURLINFO_RESPONSE_CODE of the last response.
     var responseCode: Int {
         var code = 0
@@ -141,6 +176,7 @@ final class CurlEasy: @unchecked Sendable {
         onBody = nil
         onConnect = nil
         onRead = nil
+        onHostKey = nil
         curl_easy_cleanup(handle)
         if let mime { curl_mime_free(mime) }
         mime = nil
@@ -213,6 +249,18 @@ final class CurlEasy: @unchecked Sendable {
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         easy.multi?.socketOpened(fd)
         return fd
+    }
+
+    private static let hostKeyCallback: curl_sshkeycallback = { _, _, _, match, clientp in
+        let reject = Int32(CURLKHSTAT_REJECT.rawValue)
+        guard let easy = easy(clientp), let onHostKey = easy.onHostKey else { return reject }
+        let verdict: HostKeyMatch
+        switch match {
+        case CURLKHMATCH_OK: verdict = .known
+        case CURLKHMATCH_MISMATCH: verdict = .changed
+        default: verdict = .unknown
+        }
+        return onHostKey(verdict) ? Int32(CURLKHSTAT_FINE.rawValue) : reject
     }
 
     private static let closeSocketCallback: curl_closesocket_callback = { clientp, socket in

@@ -1,11 +1,14 @@
 import CCurl
 import Foundation
 
-/// One HTTP exchange of one connection, as a pure state machine: it reads the response head, judges it against
-/// what is known of the file, says what to do with each body chunk, and says how the exchange ended.
+/// One exchange of one connection, as a pure state machine: it reads the response head (or, from an FTP or SFTP
+/// server, the size and time libcurl reports), judges it against what is known of the file, says what to do with
+/// each body chunk, and says how the exchange ended.
 ///
-/// Events in: header lines (`read(headerLine:now:)`), body chunks (`step(forBody:…)` then `take(_:)`), the
-/// refused address or an abort from the driver (`refuse(_:)`, `abort(_:)`), and the end (`ended(…)`). Actions out:
+/// Events in: header lines (`read(headerLine:now:)`), the server's report before the first body byte or at the
+/// end of an exchange that had none (`judgeBeforeBody(report:now:)`, `judgeAtEnd(code:report:)`), body chunks
+/// (`step(forBody:…)` then `take(_:)`), the refused address or an abort from the driver (`refuse(_:)`,
+/// `abort(_:)`), and the end (`ended(…)`). Actions out:
 /// `HeadVerdict`, `BodyStep`, `ExchangeEnd`. No I/O and no clock (the time is passed in), so every rule is
 /// unit-tested without sockets (`ExchangeTests`); `DownloadEngine+Fetches` carries the actions out with libcurl
 /// and the writer. Every kind of request goes through it: the first request of a download (the rest of the file
@@ -13,8 +16,29 @@ import Foundation
 ///
 /// The rule it keeps: bytes are never spliced across versions of a file. A body is written after the bytes on
 /// disk only when the origin confirms that it continues the same representation (`ResumeDecision` for the rest
-/// of a file, `SegmentResponse` for a segment).
+/// of a file, `SegmentResponse` for a segment; `ResumeDecision.decideByOffset` for a server that resumes by offset).
 struct Exchange: Sendable {
+    /// How the server describes the file.
+    enum Dialect: Equatable, Sendable {
+        /// An HTTP response head (status, `Content-Range`, validators), read from libcurl's header lines.
+        case http
+        /// FTP or SFTP: no status and no head (libcurl's header lines are the FTP control replies, not read). The
+        /// request is the rest of the file from an offset (`CURLOPT_RESUME_FROM_LARGE`); what libcurl learnt of
+        /// the file (`ServerReport`) is judged before the first body byte, or at the end of an exchange that had
+        /// none (a file already complete, or empty).
+        case byteOffset
+    }
+
+    /// What an FTP or SFTP server said of the file, as libcurl reports it.
+    struct ServerReport: Equatable, Sendable {
+        /// The bytes the server will send from the offset asked for (`CURLINFO_CONTENT_LENGTH_DOWNLOAD_T`: its
+        /// `SIZE`, or SFTP's stat, less the offset); nil when it gave none.
+        var remaining: Int64?
+        /// The file's modification time (`CURLINFO_FILETIME_T`, from FTP's `MDTM` or SFTP's stat) as an HTTP
+        /// date, the validator recorded with the bytes on disk; nil when it gave none.
+        var modified: String?
+    }
+
     /// What was asked for.
     enum Request: Equatable, Sendable {
         /// The rest of the file from `offset` (`Range: bytes=N-` with `If-Range` when N > 0, nothing at 0).
@@ -33,6 +57,9 @@ struct Exchange: Sendable {
 
     let request: Request
     let known: Known
+    let dialect: Dialect
+    /// The server's report the verdict was judged from (`byteOffset` only).
+    private(set) var report: ServerReport?
     /// The next byte of the file this exchange delivers.
     private(set) var position: Int64
     private var reader = ResponseHeadReader()
@@ -43,9 +70,10 @@ struct Exchange: Sendable {
     /// The segment's end was reached and the exchange cut there on purpose.
     private var cutAtEnd = false
 
-    init(_ request: Request, known: Known) {
+    init(_ request: Request, known: Known, dialect: Dialect = .http) {
         self.request = request
         self.known = known
+        self.dialect = dialect
         switch request {
         case .rest(let offset): position = offset
         case .range(let range): position = range.lowerBound
@@ -73,15 +101,35 @@ struct Exchange: Sendable {
 
     /// Feeds one header line; returns the verdict when this line ends the final response's head.
     mutating func read(headerLine line: String, now: Date) -> HeadVerdict? {
-        guard verdict == nil, let head = reader.read(line) else { return nil }
+        guard dialect == .http, verdict == nil, let head = reader.read(line) else { return nil }
         return judge(head, now: now)
     }
 
-    /// Judges a head that never got its end (a response without a header block end, HTTP/0.9-like), when the
-    /// first body byte arrives before any verdict; nil when there is no head at all.
-    mutating func judgeUnfinishedHead(now: Date) -> HeadVerdict? {
-        guard verdict == nil, let head = reader.head else { return nil }
-        return judge(head, now: now)
+    /// Judges the answer when the first body byte arrives before any verdict: for HTTP a head that never got its
+    /// end (a response without a header block end, HTTP/0.9-like; nil when there is no head at all), for FTP and
+    /// SFTP the server's `report`.
+    mutating func judgeBeforeBody(report: ServerReport, now: Date) -> HeadVerdict? {
+        guard verdict == nil else { return nil }
+        switch dialect {
+        case .http:
+            guard let head = reader.head else { return nil }
+            return judge(head, now: now)
+        case .byteOffset:
+            return judge(report, total: report.remaining.map { firstByte + $0 })
+        }
+    }
+
+    /// Judges an FTP or SFTP exchange that ended with libcurl's `code` before any body byte: with `CURLE_OK`, the
+    /// server confirmed that nothing follows the offset (the file is complete, or empty), so its size is the
+    /// offset; with `CURLE_PARTIAL_FILE` it reported a size and then sent nothing, judged like a first byte (so
+    /// the end says what the server claimed). Nil for HTTP, for other codes, and once a verdict exists.
+    mutating func judgeAtEnd(code: Int32, report: ServerReport) -> HeadVerdict? {
+        guard dialect == .byteOffset, verdict == nil else { return nil }
+        switch code {
+        case Int32(CURLE_OK.rawValue): return judge(report, total: firstByte)
+        case Int32(CURLE_PARTIAL_FILE.rawValue): return judge(report, total: report.remaining.map { firstByte + $0 })
+        default: return nil
+        }
     }
 
     /// What to do with a body chunk of `count` bytes, given where the connection's segment ends now (it moves
@@ -134,7 +182,13 @@ struct Exchange: Sendable {
         if code == Int32(CURLE_RANGE_ERROR.rawValue) {
             return .restart(reason: "the origin did not honour the range request", singleConnection: false)
         }
+        if dialect == .byteOffset, code == Int32(CURLE_BAD_DOWNLOAD_RESUME.rawValue), stopCause == nil {
+            return .restart(reason: "the file on the server is smaller than the bytes on disk", singleConnection: false)
+        }
         if let stopCause { return .failed(stopCause) }
+        if dialect == .byteOffset, code == Int32(CURLE_PARTIAL_FILE.rawValue), case .accept(_, let total?, _) = verdict {
+            return .failed(.unusableResponse("the server said the file has \(total) bytes, but its data ended at \(position)"))
+        }
         switch verdict {
         case .tooLarge(let total, let limit):
             return .failed(.tooLarge("the file has \(total) bytes, more than the limit of \(limit)"))
@@ -181,6 +235,25 @@ struct Exchange: Sendable {
                 lastModified: known.lastModified, head: head), range: range, total: known.total, head: head, now: now)
         }
         if case .accept(let offset, _, _) = verdict { position = offset }
+        self.verdict = verdict
+        return verdict
+    }
+
+    private mutating func judge(_ report: ServerReport, total: Int64?) -> HeadVerdict {
+        let offset = firstByte
+        let decision = ResumeDecision.decideByOffset(
+            requestedOffset: offset, knownTotal: known.total, knownModified: known.lastModified, reportedTotal: total,
+            reportedModified: report.modified, maxFileSize: known.maxFileSize)
+        let verdict: HeadVerdict
+        switch decision {
+        case .append(let at, let total): verdict = .accept(offset: at, total: total, discarding: nil)
+        case .complete: verdict = .complete(total: offset)
+        case .restart(let reason): verdict = .restart(reason: reason, singleConnection: false)
+        case .tooLarge(let total, let limit): verdict = .tooLarge(total: total, limit: limit)
+        case .replace(let total, let reason): verdict = .accept(offset: 0, total: total, discarding: reason)
+        case .httpError(let status): verdict = .httpError(status: status, retryAfter: nil)
+        }
+        self.report = report
         self.verdict = verdict
         return verdict
     }

@@ -9,6 +9,8 @@ enum FailureCause: Equatable, Sendable {
     case httpStatus(Int, retryAfter: Double?)
     /// A connection to a forbidden address was refused (the destination guard).
     case forbiddenDestination(String)
+    /// An SFTP server's host key is not in the known-hosts file, or differs from the one there.
+    case hostKeyRejected(String)
     /// Writing the partial file failed.
     case write(SystemError)
     /// The file is larger than allowed.

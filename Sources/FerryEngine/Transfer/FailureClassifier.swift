@@ -11,6 +11,8 @@ enum FailureClassifier {
             return .giveUp(failure)
         case .forbiddenDestination(let detail):
             return .giveUp(JobFailure(code: .forbiddenDestination, message: detail))
+        case .hostKeyRejected(let detail):
+            return .giveUp(JobFailure(code: .hostKeyUnknown, message: detail))
         case .write(let error):
             if error.isNoSpace { return .waitForSpace(JobFailure(code: .diskFull, message: "no space left for the file: \(error)")) }
             return .giveUp(JobFailure(code: .internalError, message: "writing the file failed: \(error)"))
@@ -63,6 +65,10 @@ enum FailureClassifier {
             return .giveUp(JobFailure(code: .unsupportedScheme, message: message))
         case CURLE_URL_MALFORMAT:
             return .giveUp(JobFailure(code: .invalidURL, message: message))
+        case CURLE_REMOTE_FILE_NOT_FOUND, CURLE_REMOTE_ACCESS_DENIED, CURLE_LOGIN_DENIED, CURLE_USE_SSL_FAILED:
+            // An FTP or SFTP server's firm answer (no such file, no access, wrong login, no TLS): asking again
+            // gets the same one.
+            return .giveUp(JobFailure(code: .networkError, message: message))
         case CURLE_FILESIZE_EXCEEDED:
             return .giveUp(JobFailure(code: .fileTooLarge, message: message))
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,

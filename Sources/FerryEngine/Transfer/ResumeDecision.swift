@@ -39,6 +39,34 @@ enum ResumeDecision: Equatable, Sendable {
         return decision
     }
 
+    /// The same rule for a server that resumes by offset (FTP's `REST`, SFTP's seek) and answers with no status:
+    /// it reports only the file's size (`reportedTotal`) and maybe its modification time. The bytes on disk are
+    /// continued only when the size equals the one recorded when they were written (and the time, when both are
+    /// known); a server that gives no size cannot confirm anything, so its file is fetched again from zero.
+    /// - Parameters:
+    ///   - requestedOffset: the offset asked for (`CURLOPT_RESUME_FROM_LARGE`), else 0.
+    ///   - knownTotal, knownModified: what was recorded with the bytes on disk.
+    static func decideByOffset(
+        requestedOffset: Int64, knownTotal: Int64?, knownModified: String?, reportedTotal: Int64?,
+        reportedModified: String?, maxFileSize: Int64?
+    ) -> ResumeDecision {
+        if let maxFileSize, let reportedTotal, reportedTotal > maxFileSize {
+            return .tooLarge(total: reportedTotal, limit: maxFileSize)
+        }
+        guard requestedOffset > 0 else { return .append(offset: 0, total: reportedTotal) }
+        guard let knownTotal else { return .restart(reason: "no size was recorded with the bytes on disk to resume safely") }
+        guard let reportedTotal else { return .restart(reason: "the server gave no size to confirm the bytes on disk") }
+        guard reportedTotal == knownTotal else {
+            return .restart(reason: "the file's size changed from \(knownTotal) to \(reportedTotal)")
+        }
+        if let knownModified, let reportedModified, knownModified != reportedModified {
+            return .restart(reason: "the file's modification time changed from \(knownModified) to \(reportedModified)")
+        }
+        if requestedOffset == reportedTotal { return .complete }
+        guard requestedOffset < reportedTotal else { return .restart(reason: "the partial file is larger than the file") }
+        return .append(offset: requestedOffset, total: reportedTotal)
+    }
+
     private static func baseDecision(requestedOffset: Int64, knownTotal: Int64?, status: Int, contentRange: String?, contentLength: Int64?) -> ResumeDecision {
         switch status {
         case 206:

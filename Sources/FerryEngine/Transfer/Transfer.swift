@@ -95,6 +95,13 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
+    /// How the engine speaks to the source (by its URL's scheme).
+    var source: SourceProtocol { SourceProtocol(scheme: url.scheme) }
+
+    /// Whether the bytes on disk can be continued safely: HTTP needs an `If-Range` validator; FTP and SFTP need the
+    /// file's size recorded with them (`ResumeDecision.decideByOffset`).
+    var canValidateResume: Bool { source.dialect == .http ? ifRangeValidator != nil : bytesExpected != nil }
+
     /// The `If-Range` value: a strong ETag, else Last-Modified; nil when neither can validate a resume.
     var ifRangeValidator: String? { Self.ifRangeValidator(etag: etag, lastModified: lastModified) }
 

@@ -67,7 +67,7 @@ public struct APIError: Error, HTTPResponseError, Equatable, CustomStringConvert
         switch problem {
         case .invalid(let why): self.init(.invalidURL, why)
         case .unsupportedScheme(let scheme):
-            self.init(.unsupportedScheme, "only http and https URLs can be downloaded, not '\(scheme)'")
+            self.init(.unsupportedScheme, "'\(scheme)' URLs are not accepted here: a job downloads from http, https, ftp, ftps or sftp; webhooks and deliveries take http or https")
         }
     }
 

@@ -77,7 +77,7 @@ struct JobDraft: Sendable, Equatable {
     ///   loopback names; other names are checked later on the address actually connected.
     static func validate(_ body: Body, destinations: AddressPolicy) throws(APIError) -> JobDraft {
         guard let text = body.url else { throw APIError(.invalidRequest, "'url' is required") }
-        let url = try checkedDestination(text, destinations: destinations)
+        let url = try checkedDestination(text, destinations: destinations, schemes: SubmittedURL.downloadSchemes)
         let notify = try body.notify.map { text throws(APIError) in try checkedDestination(text, destinations: destinations) }
         var filename: String?
         if let requested = body.filename {
@@ -165,6 +165,9 @@ struct JobDraft: Sendable, Equatable {
     /// The `mirrors`: each checked like `url` (the error names which one), none repeating `url` or another mirror.
     static func checkedMirrors(_ given: [String], of url: SubmittedURL, destinations: AddressPolicy) throws(APIError) -> [SubmittedURL] {
         guard given.count <= maxMirrors else { throw APIError(.invalidRequest, "'mirrors' may hold at most \(maxMirrors) URLs") }
+        guard given.isEmpty || SubmittedURL.webSchemes.contains(url.scheme) else {
+            throw APIError(.invalidRequest, "'mirrors' need an http or https 'url' (ftp, ftps and sftp sources use one connection)")
+        }
         var seen: Set<String> = [url.dedupeKey]
         var mirrors: [SubmittedURL] = []
         for (index, text) in given.enumerated() {
@@ -182,11 +185,14 @@ struct JobDraft: Sendable, Equatable {
         return mirrors
     }
 
-    /// An http(s) URL parsed as WHATWG does; a literal address `destinations` refuses is refused now
-    /// (`forbidden_destination`), and so are loopback names; other names are checked on the address connected.
-    static func checkedDestination(_ text: String, destinations: AddressPolicy) throws(APIError) -> SubmittedURL {
+    /// A URL of one of `schemes` (http and https unless told: a job's source also takes ftp, ftps and sftp) parsed as
+    /// WHATWG does; a literal address `destinations` refuses is refused now (`forbidden_destination`), and so are
+    /// loopback names; other names are checked on the address connected.
+    static func checkedDestination(
+        _ text: String, destinations: AddressPolicy, schemes: Set<String> = SubmittedURL.webSchemes
+    ) throws(APIError) -> SubmittedURL {
         let url: SubmittedURL
-        do { url = try SubmittedURL.parse(text) } catch { throw APIError(error) }
+        do { url = try SubmittedURL.parse(text, schemes: schemes) } catch { throw APIError(error) }
         let refusal: String?
         switch url.host {
         case .ipv4(let address), .ipv6(let address): refusal = destinations.refusal(of: address)

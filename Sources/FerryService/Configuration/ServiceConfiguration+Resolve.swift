@@ -27,6 +27,7 @@ extension ServiceConfiguration {
         case publicDirectory = "public"
         case webhookURL = "webhook-url"
         case webhookSecret = "webhook-secret"
+        case sshKnownHosts = "ssh-known-hosts"
 
         /// `FERRY_MAX_CONCURRENT` for `--max-concurrent`.
         public var environmentName: String {
@@ -122,6 +123,9 @@ extension ServiceConfiguration {
             configuration.retention = seconds
         }
         if let (_, dir) = value(.publicDirectory) { configuration.publicDirectory = dir }
+        if let (_, path) = value(.sshKnownHosts) {
+            configuration.sshKnownHosts = path.hasPrefix("~/") ? homeDirectory + path.dropFirst(1) : path
+        }
         if let (name, text) = value(.webhookURL) {
             // Checked as a job's `notify` is: http(s), and no literal address the destination guard refuses.
             guard let url = try? SubmittedURL.parse(text) else {

@@ -39,6 +39,14 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var webhookSecret: String?
     /// Seconds before a notice's first retry (5). Tests shorten it with `FERRY_WEBHOOK_RETRY_BASE` (no flag).
     public var webhookRetryBase: Double = 5
+    /// The known-hosts file SFTP sources' host keys are checked against (`--ssh-known-hosts`; `~/` is `$HOME`).
+    public var sshKnownHosts: String = ServiceConfiguration.homeDirectory + "/.ssh/known_hosts"
+
+    /// `$HOME`, as OpenSSH and libcurl read it (its key file, `~/.ssh/id_rsa`, too), else the account's home.
+    public static var homeDirectory: String {
+        if let home = ProcessInfo.processInfo.environment["HOME"], !home.isEmpty { return home }
+        return NSHomeDirectory()
+    }
     /// Longest a graceful stop may take before remaining work is abandoned (API.md: exit within 10 s).
     public var shutdownGrace: Double = 8
 

@@ -749,7 +749,7 @@ actor JobSupervisor {
     /// Hands the job's transfer to the engine. `url` is the one the request carried, parsed and checked once; a
     /// stored job's URL is its normalized text, parsed here (a row that does not parse fails with `invalid_url`).
     private func submitTransfer(_ job: JobRecord, url: SubmittedURL? = nil) {
-        guard let url = url ?? (try? SubmittedURL.parse(job.url)) else {
+        guard let url = url ?? (try? SubmittedURL.parse(job.url, schemes: SubmittedURL.downloadSchemes)) else {
             let failure = JobFailure(code: .invalidURL, message: "the stored URL of this job cannot be parsed")
             Task { self.apply(.failed(id: job.id, failure)) }
             return
@@ -773,7 +773,8 @@ actor JobSupervisor {
     /// The engine's view of a job's sources: the main URL as parsed for this submission, then each mirror (one whose
     /// stored URL no longer parses counts as dropped).
     static func transferSources(_ job: JobRecord, url: SubmittedURL) -> [TransferSource] {
-        guard let sources = job.sources, !sources.isEmpty else { return [] }
+        // Mirrors spread ranges of an http(s) file; a main URL changed to ftp/sftp by a PATCH runs alone.
+        guard let sources = job.sources, !sources.isEmpty, SubmittedURL.webSchemes.contains(url.scheme) else { return [] }
         return sources.enumerated().map { index, source in
             if index == 0 { return TransferSource(url: url, bytesReceived: source.bytesReceived, dropped: source.error) }
             guard let parsed = try? SubmittedURL.parse(source.url) else {

@@ -53,6 +53,7 @@ extension RunningService {
         engineConfiguration.destinations = configuration.destinations
         engineConfiguration.maxFileSize = configuration.maxFileSize
         engineConfiguration.minFreeSpace = configuration.minFreeSpace
+        engineConfiguration.sshKnownHosts = configuration.sshKnownHosts
         let (events, engineEvents) = AsyncStream<TransferEvent>.makeStream()
         let table = JobTable()
         let quota = configuration.spoolQuota.map { SpoolQuota(quota: $0, table: table) }

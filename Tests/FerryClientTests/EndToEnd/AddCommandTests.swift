@@ -98,11 +98,11 @@ extension ClientEndToEnd {
             try await withOriginAndFerry { origin, ferry in
                 _ = try originFile(origin, "ok.bin", size: 10_000, seed: 5)
                 let cli = FerryCLI(ferry: ferry)
-                let result = try await cli.run(["add", origin.url("/ok.bin"), "ftp://127.0.0.1/x.bin"])
+                let result = try await cli.run(["add", origin.url("/ok.bin"), "gopher://127.0.0.1/x.bin"])
                 #expect(result.status == 1, "\(result)")
                 #expect(result.lines.count == 1, "only the accepted URL has an id: \(result)")
                 #expect(result.stderr.contains("unsupported_scheme"), "\(result)")
-                #expect(result.stderr.contains("ftp://127.0.0.1/x.bin"), "\(result)")
+                #expect(result.stderr.contains("gopher://127.0.0.1/x.bin"), "\(result)")
             }
         }
 

@@ -143,8 +143,8 @@ struct ExchangeTests {
         var exchange = Exchange(.rest(from: 0), known: .init())
         _ = exchange.read(headerLine: "HTTP/1.0 200 OK\r\n", now: Self.now)
         _ = exchange.read(headerLine: "Content-Length: 5\r\n", now: Self.now)
-        #expect(exchange.judgeUnfinishedHead(now: Self.now) == .accept(offset: 0, total: 5, discarding: nil))
-        #expect(exchange.judgeUnfinishedHead(now: Self.now) == nil)
+        #expect(exchange.judgeBeforeBody(report: .init(), now: Self.now) == .accept(offset: 0, total: 5, discarding: nil))
+        #expect(exchange.judgeBeforeBody(report: .init(), now: Self.now) == nil)
     }
 
     @Test func aRangeErrorFromLibcurlRestarts() {
@@ -195,5 +195,94 @@ struct ExchangeTests {
             Issue.record("an origin ignoring ranges must restart with one connection")
             return
         }
+    }
+
+    // MARK: FTP and SFTP (a size from the server, resume by offset)
+
+    static let partial = Int32(CURLE_PARTIAL_FILE.rawValue)
+    static let badResume = Int32(CURLE_BAD_DOWNLOAD_RESUME.rawValue)
+    static let mtime = "Tue, 14 Nov 2023 22:13:20 GMT"
+    static let knownByOffset = Exchange.Known(total: 1_000, etag: nil, lastModified: mtime, maxFileSize: nil)
+
+    @Test func anFTPFileIsJudgedByItsReportedSizeAtTheFirstByteAndItsControlRepliesAreNotAHead() {
+        var exchange = Exchange(.rest(from: 0), known: .init(), dialect: .byteOffset)
+        for line in ["220 ready\r\n", "HTTP/1.1 200 OK\r\n", "213 1000\r\n", "\r\n"] {
+            #expect(exchange.read(headerLine: line, now: Self.now) == nil)
+        }
+        #expect(exchange.head == nil)
+        let report = Exchange.ServerReport(remaining: 1_000, modified: Self.mtime)
+        #expect(exchange.judgeBeforeBody(report: report, now: Self.now) == .accept(offset: 0, total: 1_000, discarding: nil))
+        #expect(exchange.report == report)
+        #expect(Self.feed(&exchange, [1_000], segmentEnd: 1_000) == [.write(offset: 0, count: 1_000, last: false)])
+        #expect(exchange.ended(code: Self.ok, detail: "", segmentEnd: 1_000) == .received)
+    }
+
+    @Test func anFTPResumeContinuesOnlyTheSameSizeAndTime() {
+        var same = Exchange(.rest(from: 400), known: Self.knownByOffset, dialect: .byteOffset)
+        #expect(same.judgeBeforeBody(report: .init(remaining: 600, modified: Self.mtime), now: Self.now) == .accept(offset: 400, total: 1_000, discarding: nil))
+        #expect(Self.feed(&same, [600], segmentEnd: 1_000) == [.write(offset: 400, count: 600, last: false)])
+
+        var grown = Exchange(.rest(from: 400), known: Self.knownByOffset, dialect: .byteOffset)
+        #expect(grown.judgeBeforeBody(report: .init(remaining: 700, modified: Self.mtime), now: Self.now)
+                == .restart(reason: "the file's size changed from 1000 to 1100", singleConnection: false))
+        #expect(Self.feed(&grown, [10], segmentEnd: 1_000) == [.fail(.internalError("a body without a usable response head"))])
+        #expect(grown.ended(code: Self.ok, detail: "", segmentEnd: 1_000) == .restart(reason: "the file's size changed from 1000 to 1100", singleConnection: false))
+
+        var touched = Exchange(.rest(from: 400), known: Self.knownByOffset, dialect: .byteOffset)
+        guard case .restart = touched.judgeBeforeBody(report: .init(remaining: 600, modified: "Wed, 15 Nov 2023 00:00:00 GMT"), now: Self.now) else {
+            Issue.record("a new modification time must restart from zero")
+            return
+        }
+        var sizeless = Exchange(.rest(from: 400), known: Self.knownByOffset, dialect: .byteOffset)
+        #expect(sizeless.judgeBeforeBody(report: .init(remaining: nil, modified: nil), now: Self.now)
+                == .restart(reason: "the server gave no size to confirm the bytes on disk", singleConnection: false))
+    }
+
+    @Test func anFTPExchangeWithoutBodyIsCompleteOnlyAtTheRecordedSize() {
+        var complete = Exchange(.rest(from: 1_000), known: Self.knownByOffset, dialect: .byteOffset)
+        // FTP reports the whole size when nothing follows the offset; what counts is that libcurl said OK.
+        #expect(complete.judgeAtEnd(code: Self.ok, report: .init(remaining: 1_000, modified: Self.mtime)) == .complete(total: 1_000))
+        #expect(complete.ended(code: Self.ok, detail: "", segmentEnd: 1_000) == .received)
+
+        var shrunk = Exchange(.rest(from: 800), known: Self.knownByOffset, dialect: .byteOffset)
+        guard case .restart = shrunk.judgeAtEnd(code: Self.ok, report: .init(remaining: 800, modified: nil)) else {
+            Issue.record("a file that now ends at the bytes on disk changed: restart")
+            return
+        }
+        var empty = Exchange(.rest(from: 0), known: .init(), dialect: .byteOffset)
+        #expect(empty.judgeAtEnd(code: Self.ok, report: .init(remaining: 0, modified: nil)) == .accept(offset: 0, total: 0, discarding: nil))
+        #expect(empty.ended(code: Self.ok, detail: "", segmentEnd: 0) == .received)
+
+        var failed = Exchange(.rest(from: 0), known: .init(), dialect: .byteOffset)
+        #expect(failed.judgeAtEnd(code: Self.reset, report: .init()) == nil)
+        var http = Exchange(.rest(from: 0), known: .init())
+        #expect(http.judgeAtEnd(code: Self.ok, report: .init(remaining: 0, modified: nil)) == nil)
+    }
+
+    @Test func aServerSmallerThanTheBytesOnDiskRestartsAndOneShortOfItsSizeFailsClearly() {
+        let shorter = Exchange(.rest(from: 900), known: Self.knownByOffset, dialect: .byteOffset)
+        #expect(shorter.ended(code: Self.badResume, detail: "Offset is larger than file size", segmentEnd: 1_000)
+                == .restart(reason: "the file on the server is smaller than the bytes on disk", singleConnection: false))
+
+        var liar = Exchange(.rest(from: 0), known: .init(), dialect: .byteOffset)
+        #expect(liar.judgeBeforeBody(report: .init(remaining: 1_000, modified: nil), now: Self.now) == .accept(offset: 0, total: 1_000, discarding: nil))
+        _ = Self.feed(&liar, [600], segmentEnd: 1_000)
+        #expect(liar.ended(code: Self.partial, detail: "Received only partial file", segmentEnd: 1_000)
+                == .failed(.unusableResponse("the server said the file has 1000 bytes, but its data ended at 600")))
+        // On resume it sends nothing at all after the same claim: still said plainly.
+        var resumedLiar = Exchange(.rest(from: 600), known: Self.knownByOffset, dialect: .byteOffset)
+        #expect(resumedLiar.judgeAtEnd(code: Self.partial, report: .init(remaining: 400, modified: nil)) == .accept(offset: 600, total: 1_000, discarding: nil))
+        #expect(resumedLiar.ended(code: Self.partial, detail: "Received only partial file: 0 bytes", segmentEnd: 1_000)
+                == .failed(.unusableResponse("the server said the file has 1000 bytes, but its data ended at 600")))
+    }
+
+    @Test func anFTPFileOverTheLimitIsRefusedBeforeAnyByteAndARejectedHostKeyWins() {
+        var large = Exchange(.rest(from: 0), known: .init(total: nil, etag: nil, lastModified: nil, maxFileSize: 500), dialect: .byteOffset)
+        #expect(large.judgeBeforeBody(report: .init(remaining: 1_000, modified: nil), now: Self.now) == .tooLarge(total: 1_000, limit: 500))
+
+        var sftp = Exchange(.rest(from: 0), known: .init(), dialect: .byteOffset)
+        sftp.abort(.hostKeyRejected("unknown key"))
+        #expect(sftp.ended(code: Int32(CURLE_PEER_FAILED_VERIFICATION.rawValue), detail: "", segmentEnd: SegmentTable.openEnd)
+                == .failed(.hostKeyRejected("unknown key")))
     }
 }

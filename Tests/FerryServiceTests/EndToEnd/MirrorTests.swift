@@ -153,6 +153,10 @@ struct MirrorTests {
                 "url": "http://example.com/a.bin", "mirrors": (0..<16).map { "http://m\($0).example.com/a.bin" },
             ])
             #expect(many.status == 400)
+            let ftp = try await ferry.client.json("POST", "/api/v1/jobs", [
+                "url": "ftp://example.com/a.bin", "mirrors": ["http://example.net/a.bin"],
+            ])
+            #expect(ftp.status == 400)
             let plain = try await ferry.client.json("POST", "/api/v1/jobs", ["url": "http://example.com/b.bin", "paused": true])
             #expect(plain.status == 201)
             #expect(try plain.json()["sources"] is NSNull)

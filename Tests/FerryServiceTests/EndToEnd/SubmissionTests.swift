@@ -64,7 +64,7 @@ struct SubmissionTests {
 
     @Test(arguments: [
         (#"{"url":"not a url"}"#, 400, "invalid_url"),
-        (#"{"url":"ftp://example.org/a"}"#, 400, "unsupported_scheme"),
+        (#"{"url":"gopher://example.org/a"}"#, 400, "unsupported_scheme"),
         (#"{"url":"file:///etc/passwd"}"#, 400, "unsupported_scheme"),
         (#"{}"#, 400, "invalid_request"),
         (#"{"url":5}"#, 400, "invalid_request"),

@@ -1,0 +1,280 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// FTP, FTPS and SFTP sources through the `ferry` process against real servers on 127.0.0.1: pyftpdlib
+/// (`FTPOrigin`) and OpenSSH's sshd (`SSHServer`). Ferry runs as a child process with its own `HOME`, so its log
+/// can be read and SFTP uses the test's key and known-hosts file as libcurl's and Ferry's defaults.
+@Suite("FTP, FTPS and SFTP sources, end to end", .serialized)
+struct FileProtocolTests {
+    /// A `ferry serve` child allowed to reach 127.0.0.1 only, stopped by pid.
+    struct Ferry {
+        let process: ChildProcess
+        let client: TestClient
+        let spool: String
+
+        static func start(home: String, arguments: [String] = [], environment extra: [String: String] = [:]) async throws -> Ferry {
+            let spool = try Fixture.tempDirectory("ferry-protocols")
+            let port = try RestartTests.freePort()
+            var environment = ProcessInfo.processInfo.environment
+            environment["HOME"] = home
+            environment.merge(extra) { _, new in new }
+            let process = try ChildProcess.launch(
+                try ferryExecutable(),
+                ["serve", "--host", "127.0.0.1", "--port", String(port), "--spool", spool, "--allow-network", "127.0.0.1/32",
+                 "--min-free-space", "0", "--log-level", "debug", "--public", RunningFerry.repositoryRoot + "/Public"] + arguments,
+                environment: environment)
+            let client = TestClient(port: port)
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                if let health = try? await client.get("/healthz"), health.status == 200 { return Ferry(process: process, client: client, spool: spool) }
+                if !process.isRunning { break }
+                try await Task.sleep(nanoseconds: 50_000_000)
+            }
+            let log = process.standardError()
+            _ = process.stop(grace: 1)
+            Fixture.removeTree(spool)
+            throw TestClientError.timeout("ferry did not start: \(log.suffix(2000))")
+        }
+
+        /// Stops the process (SIGTERM) and returns its whole log.
+        func stop() -> String {
+            _ = process.stop(grace: 10)
+            let log = process.standardError() + process.standardOutput()
+            Fixture.removeTree(spool)
+            return log
+        }
+
+        func submit(_ url: String, _ extra: [String: Any] = [:]) async throws -> String {
+            var body = extra
+            body["url"] = url
+            let created = try await client.json("POST", "/api/v1/jobs", body)
+            #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+            return try #require(try created.json()["id"] as? String)
+        }
+
+        func ended(_ id: String, timeout: Double = 30) async throws -> [String: Any] {
+            try await client.waitForJob(id, timeout: timeout) { ["finished", "failed"].contains($0["state"] as? String ?? "") }
+        }
+    }
+
+    static func withFTP(_ options: FTPOrigin.Options = FTPOrigin.Options(), _ body: (FTPOrigin) async throws -> Void) async throws {
+        let origin = try FTPOrigin.start(options)
+        do { try await body(origin) } catch { origin.stop(); throw error }
+        origin.stop()
+    }
+
+    static func withSSH(_ body: (SSHServer) async throws -> Void) async throws {
+        let server = try SSHServer.start()
+        do { try await body(server) } catch { server.stop(); throw error }
+        server.stop()
+    }
+
+    static func errorCode(_ job: [String: Any]) -> String? { (job["error"] as? [String: Any])?["code"] as? String }
+    static func errorMessage(_ job: [String: Any]) -> String { (job["error"] as? [String: Any])?["message"] as? String ?? "" }
+
+    // MARK: FTP
+
+    @Test func ftpDownloadIsByteIdenticalAndItsPasswordIsNeverShown() async throws {
+        var options = FTPOrigin.Options()
+        options.password = "pw-\(UUID().uuidString.prefix(8))"
+        try await Self.withFTP(options) { origin in
+            let size = 3 * 1024 * 1024 + 17
+            try Fixture.writeFile(at: origin.root + "/data.bin", size: size, seed: 61)
+            let home = try Fixture.tempDirectory("ferry-home")
+            defer { Fixture.removeTree(home) }
+            let ferry = try await Ferry.start(home: home)
+            var log = ""
+            var jobID = ""
+            do {
+                let events = try await ferry.client.events("/api/v1/events")
+                let id = try await ferry.submit(origin.url("/data.bin"))
+                jobID = id
+                let job = try await ferry.ended(id)
+                #expect(job["state"] as? String == "finished", "\(job)")
+                #expect(job["sha256"] as? String == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 61)))
+                #expect(job["bytesExpected"] as? Int == size)
+                #expect(job["filename"] as? String == "data.bin")
+                let redacted = "ftp://***@127.0.0.1:\(origin.port)/data.bin"
+                #expect(job["url"] as? String == redacted)
+                #expect(job["finalUrl"] as? String == redacted)
+                let content = try await ferry.client.get("/api/v1/jobs/\(id)/content")
+                #expect(Fixture.sha256Hex(of: content.body) == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 61)))
+                let seen = try await events.collect(timeout: 10) { event in
+                    event.event == "job" && ((try? event.json()["state"] as? String) == "finished")
+                }
+                #expect(!seen.isEmpty)
+                for event in seen { #expect(!event.data.contains(options.password), "an event shows the password: \(event.data)") }
+                let list = try await ferry.client.get("/api/v1/jobs")
+                #expect(!String(decoding: list.body, as: UTF8.self).contains(options.password))
+                let metrics = try await ferry.client.get("/metrics")
+                #expect(metrics.status == 200)
+                #expect(!String(decoding: metrics.body, as: UTF8.self).contains(options.password))
+            } catch {
+                log = ferry.stop()
+                throw error
+            }
+            log = ferry.stop()
+            #expect(log.contains(jobID), "the debug log should speak of the job")
+            #expect(!log.contains(options.password), "Ferry's log shows the FTP password")
+            #expect(origin.retrievals().map(\.rest) == [0])
+        }
+    }
+
+    @Test func ftpResumeAfterPauseContinuesFromTheOffsetOnDisk() async throws {
+        var options = FTPOrigin.Options()
+        options.rate = 512 * 1024
+        try await Self.withFTP(options) { origin in
+            let size = 3 * 1024 * 1024
+            try Fixture.writeFile(at: origin.root + "/slow.bin", size: size, seed: 62)
+            let home = try Fixture.tempDirectory("ferry-home")
+            defer { Fixture.removeTree(home) }
+            let ferry = try await Ferry.start(home: home)
+            defer { _ = ferry.stop() }
+            let client = ferry.client
+            let id = try await ferry.submit(origin.url("/slow.bin"), ["connections": 4])
+            try await client.waitForJob(id) { ($0["bytesReceived"] as? Int ?? 0) > 600_000 }
+            #expect(try await client.request("POST", "/api/v1/jobs/\(id)/pause").status == 200)
+            let paused = try await client.waitForJob(id, timeout: 10) { $0["state"] as? String == "paused" }
+            let kept = try #require(paused["bytesReceived"] as? Int)
+            #expect(kept > 0 && kept < size)
+            #expect(try await client.request("POST", "/api/v1/jobs/\(id)/resume").status == 200)
+            let job = try await ferry.ended(id, timeout: 40)
+            #expect(job["state"] as? String == "finished", "\(job)")
+            #expect(job["sha256"] as? String == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 62)))
+            #expect(job["restarted"] as? Bool != true)
+            // One connection (FTP is never split), and the second RETR starts with REST at the bytes kept.
+            let deadline = Date().addingTimeInterval(5)
+            while origin.retrievals().count < 2, Date() < deadline { try await Task.sleep(nanoseconds: 50_000_000) }
+            let retrievals = origin.retrievals()
+            #expect(retrievals.map(\.rest) == [0, Int64(kept)], "\(retrievals)")
+            #expect(retrievals.last?.sent == Int64(size - kept))
+        }
+    }
+
+    @Test func ftpServerWhoseSizeOverstatesItsDataFailsClearlyWithoutSplicing() async throws {
+        var options = FTPOrigin.Options()
+        options.lieSize = 4096
+        try await Self.withFTP(options) { origin in
+            let size = 200_000
+            try Fixture.writeFile(at: origin.root + "/liar.bin", size: size, seed: 63)
+            let home = try Fixture.tempDirectory("ferry-home")
+            defer { Fixture.removeTree(home) }
+            let ferry = try await Ferry.start(home: home)
+            defer { _ = ferry.stop() }
+            let id = try await ferry.submit(origin.url("/liar.bin"))
+            let job = try await ferry.ended(id, timeout: 60)
+            #expect(job["state"] as? String == "failed", "\(job)")
+            #expect(Self.errorCode(job) == "network_error")
+            #expect(Self.errorMessage(job).contains("the server said the file has \(size + 4096) bytes, but its data ended at \(size)"), "\(job)")
+            #expect((job["bytesReceived"] as? Int ?? 0) <= size)
+            #expect(try await ferry.client.get("/api/v1/jobs/\(id)/content").status != 200)
+            // Every retry continued exactly at the bytes on disk: nothing was written twice or spliced.
+            let rests = Set(origin.retrievals().map(\.rest))
+            #expect(rests.isSubset(of: [0, Int64(size)]), "\(origin.retrievals())")
+        }
+    }
+
+    @Test func ftpsWithAnUntrustedCertificateFailsWithATLSError() async throws {
+        let directory = try Fixture.tempDirectory("ferry-ftps-cert")
+        defer { Fixture.removeTree(directory) }
+        let candidates: [String] = ["/usr/bin/openssl", "/usr/local/bin/openssl"]
+        let openssl = try #require(candidates.first { path in access(path, X_OK) == 0 })
+        let request = try ChildProcess.launch(openssl, [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+            "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem"], outputDirectory: directory)
+        #expect(request.waitForExit(timeout: 60) == 0, "\(request.standardError())")
+        var options = FTPOrigin.Options()
+        options.tls = (certificate: directory + "/cert.pem", key: directory + "/key.pem")
+        try await Self.withFTP(options) { origin in
+            try Fixture.writeFile(at: origin.root + "/secure.bin", size: 10_000, seed: 64)
+            let home = try Fixture.tempDirectory("ferry-home")
+            defer { Fixture.removeTree(home) }
+            let ferry = try await Ferry.start(home: home)
+            defer { _ = ferry.stop() }
+            let id = try await ferry.submit(origin.url("/secure.bin", scheme: "ftps"))
+            let job = try await ferry.ended(id, timeout: 20)
+            #expect(job["state"] as? String == "failed", "\(job)")
+            #expect(Self.errorCode(job) == "network_error")
+            #expect(Self.errorMessage(job).lowercased().contains("certificate"), "\(job)")
+            #expect(job["url"] as? String == "ftps://***@127.0.0.1:\(origin.port)/secure.bin")
+            // It did negotiate TLS (explicit FTPS, AUTH TLS on the FTP port), refused the certificate, and no file was sent.
+            #expect(origin.serverLog().contains("SSL handshake failed"), "\(origin.serverLog().suffix(1500))")
+            #expect(origin.retrievals().isEmpty)
+        }
+    }
+
+    @Test func ftpAndSFTPURLsToRefusedAddressesAreRefusedAtSubmit() async throws {
+        try await withFerry({ $0.allowPrivateNetworks = false }) { ferry in
+            for url in ["ftp://user:pw@127.0.0.1/a.bin", "ftps://10.0.0.1/a", "sftp://[::1]:2222/a", "ftp://0x7f.1/a"] {
+                let answer = try await ferry.client.json("POST", "/api/v1/jobs", ["url": url])
+                #expect(answer.status == 403, "\(url)")
+                #expect((try answer.json()["error"] as? [String: Any])?["code"] as? String == "forbidden_destination", "\(url)")
+                #expect(!String(decoding: answer.body, as: UTF8.self).contains("pw"), "\(url)")
+            }
+            for url in ["file:///etc/passwd", "scp://example.com/a", "tftp://example.com/a"] {
+                let answer = try await ferry.client.json("POST", "/api/v1/jobs", ["url": url])
+                #expect(answer.status == 400, "\(url)")
+                #expect((try answer.json()["error"] as? [String: Any])?["code"] as? String == "unsupported_scheme", "\(url)")
+            }
+        }
+    }
+
+    // MARK: SFTP
+
+    @Test func sftpDownloadWithAKnownHostKeyIsByteIdentical() async throws {
+        try await Self.withSSH { ssh in
+            let size = 2 * 1024 * 1024 + 5
+            try Fixture.writeFile(at: ssh.root + "/data.bin", size: size, seed: 65)
+            // No --ssh-known-hosts: the default, ~/.ssh/known_hosts of Ferry's HOME, holds the server's key.
+            let ferry = try await Ferry.start(home: ssh.home)
+            var log = ""
+            do {
+                let id = try await ferry.submit(ssh.url("data.bin"))
+                let job = try await ferry.ended(id)
+                #expect(job["state"] as? String == "finished", "\(job) \(ssh.serverLog().suffix(1500))")
+                #expect(job["sha256"] as? String == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 65)))
+                #expect(job["bytesExpected"] as? Int == size)
+                #expect(job["url"] as? String == "sftp://***@127.0.0.1:\(ssh.port)\(ssh.root)/data.bin")
+            } catch {
+                log = ferry.stop()
+                throw error
+            }
+            log = ferry.stop()
+            #expect(!log.contains("\(ssh.user)@127.0.0.1"), "Ferry's log shows the SFTP user name")
+        }
+    }
+
+    @Test func sftpWithAnUnknownHostKeyFailsWithHostKeyUnknown() async throws {
+        try await Self.withSSH { ssh in
+            try Fixture.writeFile(at: ssh.root + "/data.bin", size: 10_000, seed: 66)
+            let knownHosts = ssh.directory + "/empty_known_hosts"
+            try "".write(toFile: knownHosts, atomically: true, encoding: .utf8)
+            let ferry = try await Ferry.start(home: ssh.home, arguments: ["--ssh-known-hosts", knownHosts])
+            defer { _ = ferry.stop() }
+            let id = try await ferry.submit(ssh.url("data.bin"))
+            let job = try await ferry.ended(id)
+            #expect(job["state"] as? String == "failed", "\(job)")
+            #expect(Self.errorCode(job) == "host_key_unknown")
+            #expect(Self.errorMessage(job).contains("is not in \(knownHosts)"), "\(job)")
+            #expect(!ssh.serverLog().contains("Accepted publickey"), "Ferry logged in to a server it does not know")
+        }
+    }
+
+    @Test func sftpWithAChangedHostKeyFailsWithHostKeyUnknown() async throws {
+        try await Self.withSSH { ssh in
+            try Fixture.writeFile(at: ssh.root + "/data.bin", size: 10_000, seed: 67)
+            let knownHosts = ssh.directory + "/changed_known_hosts"
+            try (try ssh.otherHostKeyLine() + "\n").write(toFile: knownHosts, atomically: true, encoding: .utf8)
+            // The environment twin this time.
+            let ferry = try await Ferry.start(home: ssh.home, environment: ["FERRY_SSH_KNOWN_HOSTS": knownHosts])
+            defer { _ = ferry.stop() }
+            let id = try await ferry.submit(ssh.url("data.bin"))
+            let job = try await ferry.ended(id)
+            #expect(job["state"] as? String == "failed", "\(job)")
+            #expect(Self.errorCode(job) == "host_key_unknown")
+            #expect(Self.errorMessage(job).contains("differs from the one in \(knownHosts)"), "\(job)")
+            #expect(!ssh.serverLog().contains("Accepted publickey"), "Ferry logged in to a server whose key changed")
+        }
+    }
+}
