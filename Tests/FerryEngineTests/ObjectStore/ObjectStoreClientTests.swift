@@ -157,6 +157,38 @@ struct ObjectStoreClientTests {
         }
     }
 
+    @Test func aSinkRunsOnTheEngineQueueAndMayStopTheObject() async throws {
+        try await withClient { client, harness in
+            let key = client.location.key(jobID: "job-4", filename: "stopped.bin")
+            let bytes = Fixture.content(size: 3 * Self.mebibyte, seed: 4)
+            _ = try await client.putObject(key: key, bytes: bytes)
+            let engineQueue = DispatchSpecificKey<Bool>()
+            harness.engine.queue.setSpecific(key: engineQueue, value: true)
+            let calls = ByteCollector()
+            let stopped = try #require(await failure { () async throws(ObjectStoreError) in
+                try await client.getObject(key: key) { _ in
+                    let onEngineQueue: [UInt8] = [DispatchQueue.getSpecific(key: engineQueue) == true ? 1 : 0]
+                    _ = onEngineQueue.withUnsafeBytes { calls.append($0) }
+                    return false
+                }
+            }, "a sink refusing bytes did not stop the object")
+            #expect(stopped.kind == .stopped && stopped.operation == .getObject, "\(stopped)")
+            #expect(calls.collected == [1], "the sink ran once, on the engine queue")
+            // The client and the connection cache are still usable.
+            #expect(try await client.headObject(key: key).size == Int64(bytes.count))
+        }
+    }
+
+    @Test func aStoppedClientRefusesNewRequests() async throws {
+        try await withClient { client, _ in
+            try await client.checkBucket()
+            await client.stop()
+            let refused = try #require(await failure { () async throws(ObjectStoreError) in try await client.checkBucket() },
+                                       "a stopped client sent a request")
+            #expect(refused.kind == .stopped && !refused.isRetryable, "\(refused)")
+        }
+    }
+
     @Test func checkBucketPassesForAnExistingBucketAndNamesAMissingOne() async throws {
         try await withClient { client, _ in
             try await client.checkBucket()
