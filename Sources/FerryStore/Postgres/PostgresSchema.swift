@@ -123,6 +123,13 @@ enum PostgresSchema {
         Migration(version: 2, sql: "", then: addTrigramIndexIfPossible),
         // Onward delivery: a job's `deliver` target and how far its upload got, as JSON (`Delivery`), as in SQLite.
         Migration(version: 3, sql: "ALTER TABLE jobs ADD COLUMN delivery text"),
+        // A job's `checksum` as `ALGORITHM:HEX`; an expected SHA-256 stored before moves here (`expected_sha256`
+        // is left NULL, no longer read or written), as in SQLite's schema 7.
+        Migration(version: 4, sql: """
+            ALTER TABLE jobs ADD COLUMN checksum text;
+            UPDATE jobs SET checksum = 'sha-256:' || lower(expected_sha256), expected_sha256 = NULL
+                WHERE expected_sha256 IS NOT NULL;
+            """),
     ]
 
     /// Schema 2: `jobs_search_text_trigram`, in a savepoint, so a server without `pg_trgm` keeps the rest.
