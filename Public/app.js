@@ -59,6 +59,7 @@
     url: $('url'),
     filename: $('filename'),
     sha256: $('sha256'),
+    checksumAlgorithm: $('checksum-algorithm'),
     deliverUrl: $('deliver-url'),
     deliverMethod: $('deliver-method'),
     addError: $('add-error'),
@@ -623,7 +624,10 @@
     let bytesText;
     if (state === 'finished') bytesText = formatBytes(received || expected || 0);
     else if (downloaded) bytesText = `${formatBytes(received || expected || 0)} downloaded`;
-    else if (mismatch) bytesText = received > 0 ? `${formatBytes(received)} received, SHA-256 did not match` : 'SHA-256 did not match';
+    else if (mismatch) {
+      const algorithm = checksumName(job);
+      bytesText = received > 0 ? `${formatBytes(received)} received, ${algorithm} did not match` : `${algorithm} did not match`;
+    }
     else if (expected !== null) bytesText = `${formatBytes(received)} of ${formatBytes(expected)} (${percent}%)`;
     else bytesText = received > 0 ? `${formatBytes(received)} of unknown size` : 'size unknown';
     put(row, 'bytes', bytesText, (v) => { row.bytes.textContent = v; });
@@ -743,6 +747,12 @@
         markDirty(job.id);
       }
     } catch { /* the button stays; a click will say what happened */ }
+  }
+
+  /** The name of the digest a job was checked against: its checksum's algorithm (SHA-512, MD5, …), else SHA-256. */
+  function checksumName(job) {
+    const algorithm = job.checksum && typeof job.checksum.algorithm === 'string' ? job.checksum.algorithm : 'sha-256';
+    return algorithm.toUpperCase();
   }
 
   function errorSentence(error) {
@@ -966,6 +976,9 @@
 
   // MARK: Adding jobs
 
+  /** Hex digits of each checksum algorithm the API takes. */
+  const CHECKSUM_DIGITS = { 'sha-256': 64, 'sha-512': 128, 'sha-1': 40, md5: 32 };
+
   ui.addForm.addEventListener('submit', async (event) => {
     event.preventDefault();
     setFieldError(ui.addError, '');
@@ -977,8 +990,13 @@
     if (filename) body.filename = filename;
     const sha = ui.sha256.value.trim();
     if (sha) {
-      if (!/^[0-9a-fA-F]{64}$/.test(sha)) return fieldProblem(ui.sha256, 'The SHA-256 must be 64 hexadecimal digits.');
-      body.sha256 = sha.toLowerCase();
+      const algorithm = ui.checksumAlgorithm.value in CHECKSUM_DIGITS ? ui.checksumAlgorithm.value : 'sha-256';
+      const digits = CHECKSUM_DIGITS[algorithm];
+      const name = algorithm.toUpperCase();
+      if (!/^[0-9a-fA-F]+$/.test(sha)) return fieldProblem(ui.sha256, `The ${name} must be hexadecimal digits (0-9, a-f).`);
+      if (sha.length !== digits) return fieldProblem(ui.sha256, `The ${name} must be ${digits} hexadecimal digits, not ${sha.length}.`);
+      if (algorithm === 'sha-256') body.sha256 = sha.toLowerCase();
+      else body.checksum = { algorithm, value: sha.toLowerCase() };
     }
     const tags = ui.tags.value.split(',').map((tag) => tag.trim()).filter(Boolean);
     if (tags.length) body.tags = tags;
@@ -1001,7 +1019,8 @@
       if (error.status === 401) return;
       const field = (body.deliver && /deliver/i.test(error.message) ? ui.deliverUrl : undefined)
         || { invalid_url: ui.url, unsupported_scheme: ui.url, forbidden_destination: ui.url }[error.code]
-        || (error.code === 'invalid_request' && error.message.startsWith("'tags") ? ui.tags : undefined);
+        || (error.code === 'invalid_request' && error.message.startsWith("'tags") ? ui.tags : undefined)
+        || (error.code === 'invalid_request' && /^'(sha256|checksum)/.test(error.message) ? ui.sha256 : undefined);
       fieldProblem(field || ui.url, error.message, field ? undefined : false);
     } finally {
       button.disabled = false;

@@ -31,7 +31,7 @@ SCALES = {
     "small": dict(big=256 * MiB, seg=40_000_000, small_files=500, wrk_seconds=2, sse_subscribers=1000,
                   sse_markers=4, sse_job_size=32 * MiB, store_jobs=5000, runs=3),
 }
-ALL_CASES = ["download", "segmented", "mirrors", "small-files", "api", "serve", "sse", "store"]
+ALL_CASES = ["download", "upload", "segmented", "mirrors", "small-files", "api", "serve", "sse", "store"]
 
 
 def log(msg):
@@ -922,6 +922,169 @@ def case_serve(b):
     return c
 
 
+class JobEventClock(threading.Thread):
+    """Follows /api/v1/events and notes, for every `job` event, when it arrived and the server's CPU seconds then:
+    seen[(job id, state)] = (perf_counter, cpu) of the first such event. Used to time one phase of a job."""
+
+    def __init__(self, port, pid, deadline):
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.deadline = deadline
+        self.seen = {}
+        self.lock = threading.Lock()
+        self.ready = threading.Event()
+        self.error = None
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.sock.sendall(f"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+
+    def run(self):
+        buf = b""
+        try:
+            self.sock.settimeout(0.2)
+            while time.monotonic() < self.deadline:
+                try:
+                    chunk = self.sock.recv(1 << 16)
+                except socket.timeout:
+                    continue
+                if not chunk:
+                    self.error = "event stream closed by the server"
+                    break
+                now, cpu = time.perf_counter(), proc_cpu(self.pid)
+                buf += chunk
+                if not self.ready.is_set():
+                    if b"\r\n\r\n" not in buf:
+                        continue
+                    head, _, buf = buf.partition(b"\r\n\r\n")
+                    if b" 200 " not in head.split(b"\r\n")[0]:
+                        self.error = f"events answered {head[:60]!r}"
+                        break
+                    self.ready.set()
+                for frame in re.findall(rb"event: job\ndata: ([^\n]*)\n", buf):
+                    job = json.loads(frame)
+                    with self.lock:
+                        self.seen.setdefault((job["id"], job["state"]), (now, cpu))
+                buf = buf[buf.rfind(b"\n\n") + 2:] if b"\n\n" in buf else buf
+        except Exception as e:  # noqa: BLE001 - reported to the case
+            self.error = f"{type(e).__name__}: {e}"
+        finally:
+            self.ready.set()
+            self.sock.close()
+
+    def at(self, job_id, state):
+        with self.lock:
+            return self.seen.get((job_id, state))
+
+    def stop(self):
+        self.deadline = 0
+
+
+def case_upload(b):
+    size = b.scale["big"]
+    c = Case(b, "upload", f"uploading a finished {size / GiB:g} GiB file to nginx WebDAV `PUT`",
+             "≥ 0.9× `curl -T` throughput, CPU/GB reported")
+    sha = b.make_file("big.bin", size)
+    source = os.path.join(b.www, "big.bin")
+    targets = os.path.join(b.www, "upload")
+    ferry = b.start_ferry("upload", max_concurrent=4)
+    gb = size / 1e9
+    per_run = max(120, size / (10 * MiB))
+    checked = set()
+
+    def discard(name):
+        path = os.path.join(targets, name)
+        if os.path.exists(path):
+            os.unlink(path)
+
+    def nginx_seconds(name):
+        """nginx's $request_time of the last complete PUT of /upload/<name> (bench/run.sh logs them)."""
+        try:
+            with open(os.path.join(b.work, "nginx", "logs", "upload.log")) as f:
+                lines = [line.split() for line in f if line.startswith(f"/upload/{name} ")]
+        except OSError:
+            return None
+        done = [fields for fields in lines if len(fields) == 4 and fields[1] in ("201", "204")]
+        return float(done[-1][2]) if done else None
+
+    def received(name):
+        """Checks the uploaded file's size (and, once per tool, its SHA-256), then removes it."""
+        path = os.path.join(targets, name)
+        try:
+            got = os.path.getsize(path)
+            if got != size:
+                raise RuntimeError(f"the target got {got} bytes, expected {size}")
+            if name not in checked:
+                digest = subprocess.run(["sha256sum", path], check=True, capture_output=True, text=True,
+                                        timeout=300).stdout.split()[0]
+                if digest != sha:
+                    raise RuntimeError(f"the uploaded file's SHA-256 {digest} differs from the source's {sha}")
+                checked.add(name)
+        finally:
+            if os.path.exists(path):
+                os.unlink(path)
+
+    def fr():
+        # Download (not timed), then the delivery phase: from the `delivering` job event to the `finished` one,
+        # with the server's CPU over the same span.
+        discard("ferry.bin")
+        clock = JobEventClock(ferry.port, ferry.pid, time.monotonic() + per_run)
+        clock.start()
+        clock.ready.wait(10)
+        try:
+            if clock.error:
+                raise RuntimeError(clock.error)
+            job = ferry.submit({"url": f"{b.origin}/big.bin", "dedupe": False,
+                                "deliver": {"url": f"{b.origin}/upload/ferry.bin"}})
+            done = ferry.wait_finished(job["id"], per_run, poll=0.2)
+            deadline = time.monotonic() + 10
+            while clock.at(job["id"], "finished") is None and time.monotonic() < deadline and not clock.error:
+                time.sleep(0.01)
+            began, ended = clock.at(job["id"], "delivering"), clock.at(job["id"], "finished")
+            if began is None or ended is None:
+                raise RuntimeError(f"job events not seen (delivering {began}, finished {ended}): {clock.error}")
+            delivery = done.get("delivery") or {}
+            if delivery.get("state") != "delivered" or delivery.get("bytesSent") != size:
+                raise RuntimeError(f"delivery {delivery}")
+            wall, cpu = ended[0] - began[0], ended[1] - began[1]
+            status, _ = ferry.call("DELETE", f"/api/v1/jobs/{job['id']}")
+            if status != 204:
+                raise RuntimeError(f"DELETE answered {status}")
+            received("ferry.bin")
+            return dict(value=size / MiB / wall, cpu_per=cpu / gb, wall=wall, nginx_seconds=nginx_seconds("ferry.bin"))
+        finally:
+            clock.stop()
+
+    def curl():
+        try:
+            r = b.timed(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-T", source,
+                         f"{b.origin}/upload/curl.bin"], per_run)
+            if r["stdout"] not in ("201", "204"):
+                raise RuntimeError(f"curl -T got {r['stdout']}")
+        except BaseException:
+            discard("curl.bin")
+            raise
+        received("curl.bin")
+        return dict(value=size / MiB / r["wall"], cpu_per=r["cpu"] / gb, rss_kb=r["rss_kb"], wall=r["wall"],
+                    nginx_seconds=nginx_seconds("curl.bin"))
+
+    sf = c.tool("Ferry delivery (`delivering` → `finished` job events)", "MiB/s")
+    sc = c.tool("`curl -T`", "MiB/s")
+    c.interleave([(sf, fr), (sc, curl)], b.runs, budget=b.budget("upload"), between=b.sync)
+    # Cross-check, the same clock for both: the PUT's duration as nginx logged it.
+    by_nginx = [c_s / f_s for f_s, c_s in zip(sf.extra.get("nginx_seconds", []), sc.extra.get("nginx_seconds", []))
+                if f_s and c_s]
+    if by_nginx:
+        c.rows = [("Ferry ÷ `curl -T` throughput by nginx's `$request_time` of each PUT (cross-check), median",
+                   f"{med(by_nginx):.2f}× ({span(by_nginx, 2)})")]
+    r, rs = paired_ratio(sf, sc)
+    cpu_f, cpu_c = med(sf.cpu_per), med(sc.cpu_per)
+    if r is not None:
+        c.measured = (f"{r:.2f}× curl ({span(rs, 2)}), {fmt(med(sf.values))} vs {fmt(med(sc.values))} MiB/s; "
+                      f"CPU/GB {fmt(cpu_f, 2)} vs {fmt(cpu_c, 2)} s"
+                      + (f"; by nginx's request time {med(by_nginx):.2f}×" if by_nginx else ""))
+        c.verdict = "PASS" if r >= 0.9 else "MISS"
+    return c
+
+
 def case_sse(b):
     n = b.scale["sse_subscribers"]
     c = Case(b, "sse", f"{n:,} SSE subscribers while 20 jobs download",
@@ -1063,6 +1226,7 @@ def case_store(b):
 
 CASES = {
     "download": case_download,
+    "upload": case_upload,
     "segmented": case_segmented,
     "mirrors": case_mirrors,
     "small-files": case_small_files,
@@ -1074,8 +1238,8 @@ CASES = {
 
 
 def budget(self, key):
-    full = {"download": 900, "segmented": 600, "mirrors": 300, "small-files": 500, "api": 300, "serve": 300, "sse": 240, "store": 600}
-    small = {"download": 120, "segmented": 90, "mirrors": 60, "small-files": 90, "api": 60, "serve": 60, "sse": 90, "store": 120}
+    full = {"download": 900, "upload": 600, "segmented": 600, "mirrors": 300, "small-files": 500, "api": 300, "serve": 300, "sse": 240, "store": 600}
+    small = {"download": 120, "upload": 120, "segmented": 90, "mirrors": 60, "small-files": 90, "api": 60, "serve": 60, "sse": 90, "store": 120}
     return (full if self.scale_name == "full" else small)[key]
 
 

@@ -9,7 +9,7 @@
 #   FERRY_BIN     Ferry binary (default .build/release/ferry)
 #   BENCH_SCALE   full (default) or small (quick smoke run, under ~2 minutes)
 #   RUNS          measured runs per tool and case after one warm-up (default 5; 3 when small)
-#   CASES         comma list of cases to run (default all): download,segmented,mirrors,small-files,api,serve,sse,store
+#   CASES         comma list of cases to run (default all): download,upload,segmented,mirrors,small-files,api,serve,sse,store
 #   BENCH_TMP     parent directory of the temp dir (default $TMPDIR or /tmp); needs ~8 GB free at full scale
 #
 # Output: a Markdown table on stdout, also written to bench/out/results.md (raw numbers in
@@ -118,6 +118,8 @@ http {
     fastcgi_temp_path $WORK/nginx/tmp/fastcgi;
     uwsgi_temp_path $WORK/nginx/tmp/uwsgi;
     scgi_temp_path $WORK/nginx/tmp/scgi;
+    # The upload case reads each PUT's time as nginx saw it (first byte of the request to the answer sent).
+    log_format upload '\$request_uri \$status \$request_time \$request_length';
     server {
         # Also on 127.0.0.2-4 (loopback): Ferry allows 6 downloads per host, so runs that need more
         # parallel downloads spread them over these names.
@@ -130,6 +132,11 @@ http {
         location /limited/ { alias $WORK/www/; limit_rate 20m; }
         # 2 MiB/s per connection (downloads that run while event streams are measured)
         location /slow/ { alias $WORK/www/; limit_rate 2m; }
+        # Upload target (the upload case): WebDAV PUT into www/upload/
+        location /upload/ {
+            dav_methods PUT; create_full_put_path on; client_max_body_size 0;
+            access_log $WORK/nginx/logs/upload.log upload;
+        }
     }
 }
 EOF

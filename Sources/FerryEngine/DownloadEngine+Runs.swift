@@ -161,18 +161,18 @@ extension DownloadEngine {
             case .failure(let error):
                 transfer.phase = .running
                 self.attemptFailed(transfer, .write(error))
-            case .success(let (size, sha256)):
-                if let expected = transfer.spec.expectedSHA256?.lowercased(), expected != sha256 {
+            case .success(let (size, digests)):
+                if let expected = transfer.spec.checksum, !digests.matches(expected) {
                     // The job's final numbers: what was received, though the file is discarded.
                     self.emit(.progress(id: transfer.id, TransferProgress(
                         bytesReceived: size, bytesExpected: transfer.bytesExpected, bytesPerSecond: 0, eta: nil)))
                     transfer.discardOnGiveUp = true
-                    self.giveUp(transfer, FailureClassifier.classify(.checksumMismatch(expected: expected, actual: sha256)).failure)
+                    self.giveUp(transfer, FailureClassifier.classify(.checksumMismatch(expected: expected, actual: digests.hex[expected.algorithm] ?? "")).failure)
                     return
                 }
                 let finalURL = transfer.finalURL ?? transfer.url.normalized
                 let name = transfer.filename ?? Filename.resolve(requested: nil, contentDisposition: nil, finalURL: finalURL)
-                let pending = PendingFinish(transfer: transfer, finish: FinishingFile(jobID: transfer.id, filename: name, size: size, sha256: sha256))
+                let pending = PendingFinish(transfer: transfer, finish: FinishingFile(jobID: transfer.id, filename: name, size: size, sha256: digests.sha256))
                 if let group = self.finishGroups.add(pending) { self.moveToFiles(group) }
             }
         }

@@ -12,8 +12,9 @@ public struct TransferSpec: Sendable {
     /// The job's file name in `files/`, already reserved for it (`reserveFilename`, or claimed in recovery); nil
     /// until known, when the engine reserves one from the first response (`Content-Disposition`, else the final URL).
     public var filename: String?
-    /// Expected SHA-256 of the whole file, hex (any case); a mismatch fails with `checksum_mismatch`.
-    public var expectedSHA256: String?
+    /// The digest the whole file must have (computed as the bytes arrive, with its SHA-256); a mismatch fails with
+    /// `checksum_mismatch`.
+    public var checksum: Checksum?
     /// Speed limit for this transfer, bytes per second (for a segmented download, shared by its connections).
     public var maxBytesPerSecond: Int64?
     /// Parallel connections (ranges) for this file, 1-16 (clamped); nil lets the engine choose
@@ -36,14 +37,14 @@ public struct TransferSpec: Sendable {
 
     public init(
         id: String, url: SubmittedURL, headers: [(name: String, value: String)] = [], filename: String? = nil,
-        expectedSHA256: String? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, priority: Int = 0,
+        checksum: Checksum? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, priority: Int = 0,
         sequence: Int64 = 0, attempts: Int = 0, resume: ResumeValidators? = nil, sources: [TransferSource] = []
     ) {
         self.id = id
         self.url = url
         self.headers = headers
         self.filename = filename
-        self.expectedSHA256 = expectedSHA256
+        self.checksum = checksum
         self.maxBytesPerSecond = maxBytesPerSecond
         self.connections = connections
         self.priority = priority

@@ -20,6 +20,9 @@ struct AddCommand: ParsableCommand {
     @Argument(help: "The http or https URLs to download.") var urls: [String]
     @Option(help: "Name for the file (one URL only).") var filename: String?
     @Option(help: "Expected SHA-256 of the file, 64 hex digits (one URL only).") var sha256: String?
+    @Option(help: ArgumentHelp("Expected digest of the file as ALGORITHM:HEX, ALGORITHM one of sha-256, sha-512, sha-1, md5 (one URL only).",
+                               valueName: "algorithm:hex"))
+    var checksum: String?
     @Option(help: "Priority: higher starts first (default 0).") var priority: Int?
     @Option(name: .customLong("max-speed"),
             help: "Speed limit per job, bytes per second: 500K, 5MiB, 1.5M (K/M/G = 1000s, KiB/MiB/GiB = 1024s).")
@@ -50,7 +53,7 @@ struct AddCommand: ParsableCommand {
 
     func run() throws {
         try ClientRun.run {
-            var arguments = AddArguments(urls: urls, filename: filename, sha256: sha256, priority: priority,
+            var arguments = AddArguments(urls: urls, filename: filename, sha256: sha256, checksum: checksum, priority: priority,
                                          maxBytesPerSecond: try Self.bytesPerSecond(maxSpeed), connections: connections,
                                          paused: paused, headers: headers, tags: tags, deliverTo: deliverTo,
                                          deliveryMethod: method, deliveryField: field, formFields: formFields,

@@ -1,26 +1,59 @@
 import Dispatch
+import FerryCore
 @testable import FerryEngine
 import FerryTestSupport
 import Foundation
 import Testing
 
-struct SHA256DigestTests {
+struct DigestTests {
+    /// The "abc" and empty vectors of each algorithm (FIPS 180 and RFC 1321).
+    static let vectors: [(DigestAlgorithm, abc: String, empty: String)] = [
+        (.sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+         "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        (.sha512, "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f",
+         "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e"),
+        (.sha1, "a9993e364706816aba3e25717850c26c9cd0d89d", "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
+        (.md5, "900150983cd24fb0d6963f7d28e17f72", "d41d8cd98f00b204e9800998ecf8427e"),
+    ]
+
     @Test func knownVectors() {
-        let empty = SHA256Digest()
-        #expect(empty.finalizeHex() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        let abc = SHA256Digest()
+        let empty = Digest()
+        #expect(empty.finalize().sha256 == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        let abc = Digest()
         abc.update(Array("abc".utf8))
-        #expect(abc.finalizeHex() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        let pieces = SHA256Digest()
+        #expect(abc.finalize().sha256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        let pieces = Digest()
         for byte in "abc".utf8 { pieces.update([byte]) }
-        #expect(pieces.finalizeHex() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(pieces.finalize().sha256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+
+    @Test func everyAlgorithmAtOnceFromOneStream() {
+        let all = Digest(DigestAlgorithm.allCases + [.sha256])
+        #expect(all.algorithms == DigestAlgorithm.allCases, "repeats are dropped")
+        for byte in "abc".utf8 { all.update([byte]) }
+        let digests = all.finalize()
+        for vector in Self.vectors {
+            #expect(digests.hex[vector.0] == vector.abc, "\(vector.0)")
+            #expect(digests.hex[vector.0]?.count == vector.0.hexLength)
+        }
+        all.reset()
+        let empty = all.finalize()
+        for vector in Self.vectors { #expect(empty.hex[vector.0] == vector.empty, "\(vector.0) after reset") }
+        #expect(digests.matches(try! Checksum(algorithm: .md5, value: "900150983CD24FB0D6963F7D28E17F72")))
+        #expect(!digests.matches(try! Checksum(algorithm: .md5, value: String(repeating: "0", count: 32))))
+        #expect(!Digest().finalize().matches(try! Checksum(algorithm: .sha1, value: Self.vectors[2].empty)),
+                "an algorithm not computed never matches")
     }
 
     @Test func fileDigestMatchesTheFixture() throws {
         let root = try Fixture.tempDirectory("ferry-sha-test")
         defer { Fixture.removeTree(root) }
         try Fixture.writeFile(at: root + "/f", size: 3_000_000, seed: 2)
-        #expect(try SHA256Digest.hex(ofFile: root + "/f") == Fixture.sha256Hex(of: Fixture.content(size: 3_000_000, seed: 2)))
+        let digests = try Digest.ofFile(root + "/f", algorithms: DigestAlgorithm.allCases)
+        #expect(digests.sha256 == Fixture.sha256Hex(of: Fixture.content(size: 3_000_000, seed: 2)))
+        for algorithm in DigestAlgorithm.allCases {
+            #expect(digests.hex[algorithm] == (try Fixture.digestHex(ofFile: root + "/f", algorithm: algorithm.rawValue)))
+        }
     }
 }
 
@@ -29,7 +62,9 @@ struct FileWriterTests {
     private final class Run: @unchecked Sendable {
         let queue = DispatchQueue(label: "test.writer.callbacks")
         let writer: FileWriter
-        init(path: String) { writer = FileWriter(path: path, label: "test", callbackQueue: queue) }
+        init(path: String, algorithms: [DigestAlgorithm] = []) {
+            writer = FileWriter(path: path, label: "test", callbackQueue: queue, algorithms: algorithms)
+        }
 
         func open(keep: Bool) async -> Result<Int64, SystemError> {
             await withCheckedContinuation { c in writer.open(keepExisting: keep) { c.resume(returning: $0) } }
@@ -37,7 +72,7 @@ struct FileWriterTests {
         func write(_ bytes: [UInt8], at offset: Int64) async -> SystemError? {
             await withCheckedContinuation { c in writer.write(bytes, at: offset) { c.resume(returning: $0) } }
         }
-        func finish() async -> Result<(size: Int64, sha256: String), SystemError> {
+        func finish() async -> Result<(size: Int64, digests: FileDigests), SystemError> {
             await withCheckedContinuation { c in writer.finish { c.resume(returning: $0) } }
         }
         func close() async -> Int64 {
@@ -57,7 +92,7 @@ struct FileWriterTests {
         }
         let result = try await run.finish().get()
         #expect(result.size == 300_000)
-        #expect(result.sha256 == Fixture.sha256Hex(of: content))
+        #expect(result.digests.sha256 == Fixture.sha256Hex(of: content))
     }
 
     @Test func resumeHashesTheBytesOnDiskFirst() async throws {
@@ -69,7 +104,26 @@ struct FileWriterTests {
         #expect(try await run.open(keep: true).get() == 80_000)
         #expect(await run.write(Array(content[80_000...]), at: 80_000) == nil)
         let result = try await run.finish().get()
-        #expect(result.sha256 == Fixture.sha256Hex(of: content))
+        #expect(result.digests.sha256 == Fixture.sha256Hex(of: content))
+    }
+
+    /// A resumed partial's other digest starts from the bytes already on disk too, so a checksum of any algorithm
+    /// holds across a restart; out-of-order writes are read back into every algorithm.
+    @Test func resumeComputesTheChecksumAlgorithmOverTheWholeFile() async throws {
+        let root = try Fixture.tempDirectory("ferry-writer-test")
+        defer { Fixture.removeTree(root) }
+        let content = Fixture.content(size: 200_000, seed: 7)
+        try Data(content).write(to: URL(fileURLWithPath: root + "/whole"))
+        for algorithm in [DigestAlgorithm.sha512, .sha1, .md5] {
+            try Data(content[0..<80_000]).write(to: URL(fileURLWithPath: root + "/p"))
+            let run = Run(path: root + "/p", algorithms: [algorithm])
+            #expect(try await run.open(keep: true).get() == 80_000)
+            #expect(await run.write(Array(content[150_000...]), at: 150_000) == nil)
+            #expect(await run.write(Array(content[80_000..<150_000]), at: 80_000) == nil)
+            let result = try await run.finish().get()
+            #expect(result.digests.sha256 == Fixture.sha256Hex(of: content))
+            #expect(result.digests.hex[algorithm] == (try Fixture.digestHex(ofFile: root + "/whole", algorithm: algorithm.rawValue)))
+        }
     }
 
     @Test func outOfOrderWritesAreHashedFromTheFile() async throws {
@@ -80,7 +134,7 @@ struct FileWriterTests {
         _ = await run.open(keep: false)
         #expect(await run.write(Array(content[50_000...]), at: 50_000) == nil)
         #expect(await run.write(Array(content[..<50_000]), at: 0) == nil)
-        #expect(try await run.finish().get().sha256 == Fixture.sha256Hex(of: content))
+        #expect(try await run.finish().get().digests.sha256 == Fixture.sha256Hex(of: content))
     }
 
     /// Staged pieces become one write per run: contiguous pieces join, a jump starts a new run, a full run is
@@ -105,7 +159,7 @@ struct FileWriterTests {
         }
         let result = try await run.finish().get()
         #expect(result.size == Int64(size))
-        #expect(result.sha256 == Fixture.sha256Hex(of: content))
+        #expect(result.digests.sha256 == Fixture.sha256Hex(of: content))
         let seen = await completions.all(count: order.count, on: run.queue)
         #expect(seen.map(\.index) == Array(0..<order.count))
         #expect(seen.allSatisfy { $0.error == nil })

@@ -50,11 +50,11 @@ struct FailureClassifierTests {
         }
     }
 
-    @Test func engineCauses() {
+    @Test func engineCauses() throws {
         #expect(verdict(.forbiddenDestination("10.0.0.1")) == ("giveUp", "forbidden_destination", nil))
         #expect(verdict(.hostKeyRejected("not in known_hosts")) == ("giveUp", "host_key_unknown", nil))
         #expect(verdict(.tooLarge("x")) == ("giveUp", "file_too_large", nil))
-        #expect(verdict(.checksumMismatch(expected: "a", actual: "b")) == ("giveUp", "checksum_mismatch", nil))
+        #expect(verdict(.checksumMismatch(expected: try Checksum(algorithm: .md5, value: String(repeating: "a", count: 32)), actual: "b")) == ("giveUp", "checksum_mismatch", nil))
         #expect(verdict(.internalError("x")) == ("giveUp", "internal", nil))
     }
 

@@ -133,7 +133,7 @@ extension EngineIntegrationTests {
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let wrong = String(repeating: "0", count: 64)
-            let end = await h.download(TransferSpec(id: "cm", url: origin.url("/f/sum.bin?size=10000&seed=16"), expectedSHA256: wrong))
+            let end = await h.download(TransferSpec(id: "cm", url: origin.url("/f/sum.bin?size=10000&seed=16"), checksum: try Checksum(algorithm: .sha256, value: wrong)))
             let failure = try #require(end?.failure)
             #expect(failure.code == .checksumMismatch)
             #expect(h.finishedNames().isEmpty)
@@ -141,7 +141,7 @@ extension EngineIntegrationTests {
             #expect(h.partialSize("cm") == nil)
             // The right digest (any case) passes.
             let right = Self.sha(10_000, 16).uppercased()
-            let ok = await h.download(TransferSpec(id: "cm2", url: origin.url("/f/sum.bin?size=10000&seed=16"), expectedSHA256: right))
+            let ok = await h.download(TransferSpec(id: "cm2", url: origin.url("/f/sum.bin?size=10000&seed=16"), checksum: try Checksum(algorithm: .sha256, value: right)))
             #expect(ok?.finishedFile?.sha256 == Self.sha(10_000, 16))
         }
     }

@@ -46,7 +46,7 @@ struct JobRecordStorageTests {
             { $0.id = "e" }, { $0.sequence += 1 }, { $0.url += "?" }, { $0.finalURL = nil }, { $0.state = .waiting },
             { $0.filename = "other" }, { $0.requestedFilename = nil }, { $0.bytesReceived += 1 },
             { $0.bytesExpected = nil }, { $0.contentType = "text/plain" }, { $0.sha256 = nil },
-            { $0.expectedSHA256 = nil }, { $0.error = nil }, { $0.attempts += 1 }, { $0.priority += 1 },
+            { $0.checksum = nil }, { $0.error = nil }, { $0.attempts += 1 }, { $0.priority += 1 },
             { $0.maxBytesPerSecond = nil }, { $0.connections = 1 }, { $0.headers = [] }, { $0.dedupeKey = "k" },
             { $0.etag = nil }, { $0.lastModified = nil },
             { $0.createdAt += 1 }, { $0.startedAt = nil }, { $0.finishedAt = nil }, { $0.updatedAt += 1 },
@@ -89,7 +89,7 @@ struct JobRecordStorageTests {
     @Test func columnPositionsFollowTheColumnList() {
         #expect(SQLiteJobRow.Column.allCases.count == SQLiteJobRow.columns.count)
         for column in SQLiteJobRow.Column.allCases {
-            // finalURL → final_url, errorHTTPStatus → error_http_status, expectedSHA256 → expected_sha256
+            // finalURL → final_url, errorHTTPStatus → error_http_status, errorHTTPStatus → error_http_status
             let name = Array(String(describing: column))
             var snake = ""
             for (index, character) in name.enumerated() {

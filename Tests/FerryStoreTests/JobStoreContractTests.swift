@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 import FerryCore
 import Testing
@@ -27,6 +28,33 @@ struct JobStoreContractTests {
             #expect(try await store.job(id: "full") == stored[0])
             #expect(try await store.job(id: "plain") == stored[1])
             #expect(try await store.job(id: "missing") == nil)
+        }
+    }
+
+    /// A checksum of each algorithm is kept as given (value lowercased when it was made), through insert and update.
+    @Test(arguments: StoreKind.allCases)
+    func checksumsOfEveryAlgorithmAreKept(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            var jobs: [JobRecord] = []
+            for (index, algorithm) in DigestAlgorithm.allCases.enumerated() {
+                var job = JobRecord.make("c\(index)")
+                job.checksum = try Checksum(algorithm: algorithm, value: String(repeating: "aF", count: algorithm.hexLength / 2))
+                jobs.append(job)
+            }
+            _ = try await store.insert(jobs + [.make("none")])
+            for job in jobs {
+                let read = try #require(try await store.job(id: job.id))
+                #expect(read.checksum == job.checksum)
+                #expect(read.checksum?.value == String(repeating: "af", count: job.checksum!.algorithm.hexLength / 2))
+            }
+            #expect(try await store.job(id: "none")?.checksum == nil)
+            var changed = try #require(try await store.job(id: "c0"))
+            changed.checksum = try Checksum(algorithm: .md5, value: String(repeating: "01", count: 16))
+            try await store.update(changed)
+            #expect(try await store.job(id: "c0")?.checksum == changed.checksum)
+            changed.checksum = nil
+            try await store.update(changed)
+            #expect(try await store.job(id: "c0")?.checksum == nil)
         }
     }
 

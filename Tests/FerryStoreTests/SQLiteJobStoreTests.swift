@@ -1,4 +1,5 @@
 import CSQLite
+import FerryCore
 import Foundation
 import Testing
 @testable import FerryStore
@@ -90,6 +91,49 @@ struct SQLiteJobStoreTests {
         try await migrated.update(b)
         #expect(try await ids(JobFilter(tag: "x")) == ["b"])
         await migrated.close()
+    }
+
+    @Test func schemaSevenMovesAnExpectedSHA256IntoTheChecksum() async throws {
+        let directory = try TemporaryDirectory(prefix: "ferry-store-migrate7")
+        defer { directory.remove() }
+        let path = directory.path + "/jobs.sqlite"
+        try makeDatabase(path, schema: 6)
+        let digest = String(repeating: "AB", count: 32)
+        try rawExecute(path, Self.schemaOneRow(id: "a", url: "https://origin.example/a.bin", filename: nil)
+            + "UPDATE jobs SET expected_sha256 = '\(digest)' WHERE id = 'a';")
+        try rawExecute(path, Self.schemaOneRow(id: "b", url: "https://origin.example/b.bin", filename: nil, sequence: 2))
+
+        let migrated = try SQLiteJobStore(path: path)
+        #expect(try await migrated.job(id: "a")?.checksum == (try Checksum(algorithm: .sha256, value: digest.lowercased())))
+        #expect(try await migrated.job(id: "b")?.checksum == nil)
+        var b = try #require(try await migrated.job(id: "b"))
+        b.checksum = try Checksum(algorithm: .md5, value: String(repeating: "0f", count: 16))
+        try await migrated.update(b)
+        #expect(try await migrated.job(id: "b")?.checksum?.description == "md5:" + String(repeating: "0f", count: 16))
+        await migrated.close()
+        // The old column is emptied, so the checksum has one home.
+        try rawExecute(path, "UPDATE jobs SET state = 'paused' WHERE expected_sha256 IS NOT NULL")
+        let reopened = try SQLiteJobStore(path: path)
+        #expect((try await reopened.counts()[.paused] ?? 0) == 0)
+        #expect(try await reopened.counts()[.waiting] == 2)
+        await reopened.close()
+    }
+
+    @Test func anUnreadableChecksumIsReportedAsCorrupt() async throws {
+        let directory = try TemporaryDirectory(prefix: "ferry-store-badsum")
+        defer { directory.remove() }
+        let path = directory.path + "/jobs.sqlite"
+        await (try SQLiteJobStore(path: path)).close()
+        try rawExecute(path, Self.schemaOneRow(id: "a", url: "https://origin.example/a.bin", filename: nil)
+            + "UPDATE jobs SET checksum = 'sha-3:00' WHERE id = 'a';")
+        let store = try SQLiteJobStore(path: path)
+        do {
+            _ = try await store.job(id: "a")
+            Issue.record("a checksum Ferry never writes was read")
+        } catch let JobStoreError.corrupt(detail) {
+            #expect(detail.contains("job a") && detail.contains("checksum"), "\(detail)")
+        }
+        await store.close()
     }
 
     @Test func aTagIsReadFromItsIndexInListOrder() async throws {

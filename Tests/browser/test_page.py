@@ -1095,6 +1095,36 @@ def open_mode(page, origin, ferry):
     RESULTS.check("a checksum failure row shows the bytes received, not '0 B of ...'",
                   info["bytes"].startswith(f"{size} B received") and not info["bytes"].startswith("0 B"), info["bytes"])
 
+    # Other checksum algorithms: the form's algorithm menu sends `checksum`; the row names the algorithm.
+    def choose_algorithm(value):
+        page.js("const s = document.getElementById('checksum-algorithm'); s.value = arguments[0];"
+                "s.dispatchEvent(new Event('change', {bubbles: true}));", value)
+    md5_url = origin.url("/small2.txt?md5=1")
+    page.fill("url", md5_url)
+    choose_algorithm("md5")
+    page.fill("sha256", hashlib.md5(origin.files["/small2.txt"]).hexdigest().upper())
+    page.click("#add-form button[type=submit]")
+    info = page.wait_row(md5_url, "the MD5-checked job finished", lambda r: r["state"] in ("finished", "failed"), timeout=20)
+    status, job = ferry.api("GET", f"/jobs/{info['id']}")
+    RESULTS.check("add form: an MD5 is sent as checksum {algorithm, value} and the job finishes",
+                  info["state"] == "finished" and job.get("checksum") == {
+                      "algorithm": "md5", "value": hashlib.md5(origin.files["/small2.txt"]).hexdigest()}, job)
+    choose_algorithm("sha-512")
+    page.fill("sha256", "0" * 64)
+    page.fill("url", origin.url("/small3.txt?sha512=short"))
+    page.click("#add-form button[type=submit]")
+    problem = page.wait("the form's complaint about a short SHA-512",
+                        lambda: page.js("return document.getElementById('sha256').getAttribute('aria-invalid')") == "true", timeout=5)
+    RESULTS.check("add form: a SHA-512 of 64 digits is caught before sending (no job made)",
+                  problem and not any("sha512=short" in j["url"] for j in ferry.jobs()))
+    sha512_url = origin.url("/small3.txt?sha512=wrong")
+    page.fill("url", sha512_url)
+    page.fill("sha256", "0" * 128)
+    page.click("#add-form button[type=submit]")
+    info = page.wait_row(sha512_url, "the SHA-512 failure", lambda r: r["state"] == "failed", timeout=20)
+    RESULTS.check("a wrong SHA-512 fails the job and the row names SHA-512",
+                  "SHA-512 did not match" in info["bytes"] and bool(info["error"]), info)
+
     # Hundreds of jobs (created paused by another client) arrive through the event stream.
     count = 600
     status, answers = ferry.api("POST", "/jobs", [{"url": origin.url(f"/small.txt?copy={i}"), "paused": True} for i in range(count)])

@@ -54,7 +54,7 @@ public enum JobDetails {
         rows += [
             ("content type", job.contentType),
             ("sha256", job.sha256),
-            ("expected sha256", job.expectedSHA256),
+            ("expected checksum", job.expectedChecksum?.description),
             ("attempts", job.attempts.map(String.init)),
             ("priority", job.priority.map(String.init)),
             ("tags", job.tags.isEmpty ? nil : job.tags.joined(separator: ", ")),

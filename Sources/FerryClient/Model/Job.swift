@@ -18,6 +18,9 @@ public struct Job: Sendable, Equatable, Decodable {
     public var contentType: String?
     public var sha256: String?
     public var expectedSHA256: String?
+    /// The digest the file must have (`checksum`), of any algorithm; nil when none was asked (or from a server
+    /// without checksums, which gives only `expectedSha256`).
+    public var checksum: Checksum?
     public var error: JobFailure?
     public var attempts: Int?
     public var priority: Int?
@@ -50,7 +53,7 @@ public struct Job: Sendable, Equatable, Decodable {
 
     enum CodingKeys: String, CodingKey {
         case id, url, finalUrl, state, filename, bytesReceived, bytesExpected, progress, speed, eta, contentType
-        case sha256, expectedSha256, error, attempts, priority, createdAt, startedAt, finishedAt, contentUrl, tags
+        case sha256, expectedSha256, checksum, error, attempts, priority, createdAt, startedAt, finishedAt, contentUrl, tags
         case delivery, sources
     }
 
@@ -69,6 +72,9 @@ public struct Job: Sendable, Equatable, Decodable {
         contentType = try c.decodeIfPresent(String.self, forKey: .contentType)
         sha256 = try c.decodeIfPresent(String.self, forKey: .sha256)
         expectedSHA256 = try c.decodeIfPresent(String.self, forKey: .expectedSha256)
+        if let given = try c.decodeIfPresent(ChecksumObject.self, forKey: .checksum) {
+            checksum = try? Checksum(algorithmName: given.algorithm, value: given.value)
+        }
         error = try c.decodeIfPresent(JobFailure.self, forKey: .error)
         attempts = try c.decodeIfPresent(Int.self, forKey: .attempts)
         priority = try c.decodeIfPresent(Int.self, forKey: .priority)
@@ -79,6 +85,17 @@ public struct Job: Sendable, Equatable, Decodable {
         tags = try c.decodeIfPresent([String].self, forKey: .tags) ?? []
         delivery = try c.decodeIfPresent(Delivery.self, forKey: .delivery)
         sources = try c.decodeIfPresent([JobSource].self, forKey: .sources)
+    }
+
+    /// The API's `checksum` object.
+    private struct ChecksumObject: Decodable {
+        var algorithm: String
+        var value: String
+    }
+
+    /// The digest asked for: `checksum`, else `expectedSha256` as a SHA-256 checksum.
+    public var expectedChecksum: Checksum? {
+        checksum ?? expectedSHA256.flatMap { try? Checksum(algorithm: .sha256, value: $0) }
     }
 
     /// The progress fraction: the server's, else computed from the byte counts, else nil (unknown length).

@@ -1,8 +1,10 @@
+import FerryCore
 import Foundation
 
 /// `ferry add`'s arguments, turned into a `Submission`. Pure.
 ///
-/// `--filename`, `--sha256` and `--mirror` describe one file, so they are refused with several URLs; `--priority`,
+/// `--filename`, `--sha256`, `--checksum` and `--mirror` describe one file, so they are refused with several URLs (and
+/// `--sha256` with `--checksum`: one expected digest); `--priority`,
 /// `--max-speed`, `--connections`, `--paused`, `--header` and `--tag` apply to every URL. `--connections` (1-16) and
 /// the speed limit (above 0) are checked here, before any request; priority bounds are the server's: its
 /// `invalid_request` message is shown as is.
@@ -17,6 +19,8 @@ public struct AddArguments: Sendable, Equatable {
     public var urls: [String]
     public var filename: String?
     public var sha256: String?
+    /// `--checksum ALGORITHM:HEX` as typed (`sha-512:9b71…`).
+    public var checksum: String?
     public var priority: Int?
     /// `--max-speed`, already turned into bytes per second.
     public var maxBytesPerSecond: Int64?
@@ -41,14 +45,15 @@ public struct AddArguments: Sendable, Equatable {
     /// `--mirror`s: more URLs for the one file (the server checks them).
     public var mirrors: [String] = []
 
-    public init(urls: [String], filename: String? = nil, sha256: String? = nil, priority: Int? = nil,
-                maxBytesPerSecond: Int64? = nil, connections: Int? = nil, paused: Bool = false,
+    public init(urls: [String], filename: String? = nil, sha256: String? = nil, checksum: String? = nil,
+                priority: Int? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, paused: Bool = false,
                 headers: [String] = [], tags: [String] = [], deliverTo: String? = nil, deliveryMethod: String? = nil,
                 deliveryField: String? = nil, formFields: [String] = [], deliveryHeaders: [String] = [],
                 deleteAfter: Bool = false) {
         self.urls = urls
         self.filename = filename
         self.sha256 = sha256
+        self.checksum = checksum
         self.priority = priority
         self.maxBytesPerSecond = maxBytesPerSecond
         self.connections = connections
@@ -69,6 +74,14 @@ public struct AddArguments: Sendable, Equatable {
             if filename != nil { throw .usage("--filename names one file: give a single URL with it") }
             if sha256 != nil { throw .usage("--sha256 checks one file: give a single URL with it") }
             if !mirrors.isEmpty { throw .usage("--mirror serves one file: give a single URL with it") }
+            if checksum != nil { throw .usage("--checksum checks one file: give a single URL with it") }
+        }
+        if sha256 != nil, checksum != nil { throw .usage("--sha256 and --checksum are two ways to give one digest: give one") }
+        var expected: Checksum?
+        if let checksum {
+            do { expected = try Checksum(parsing: checksum) } catch {
+                throw .usage("--checksum: \(error) (got '\(TerminalText.sanitized(checksum))')")
+            }
         }
         if let sha256 {
             guard sha256.count == 64, sha256.allSatisfy(\.isHexDigit) else {
@@ -86,7 +99,8 @@ public struct AddArguments: Sendable, Equatable {
         let deliver = try delivery()
         let items = urls.map { url in
             var item = JobSubmission(url: url, filename: filename, headers: parsedHeaders, sha256: sha256?.lowercased(),
-                                     priority: priority, maxBytesPerSecond: maxBytesPerSecond, connections: connections,
+                                     checksum: expected.map(ChecksumSubmission.init), priority: priority,
+                                     maxBytesPerSecond: maxBytesPerSecond, connections: connections,
                                      paused: paused ? true : nil, tags: tags.isEmpty ? nil : tags, deliver: deliver)
             item.mirrors = mirrors.isEmpty ? nil : mirrors
             return item

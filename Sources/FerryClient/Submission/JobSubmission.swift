@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 
 /// The body of `POST /api/v1/jobs` for one URL. Absent options are left out, so the server's defaults apply.
@@ -6,6 +7,8 @@ public struct JobSubmission: Sendable, Equatable, Encodable {
     public var filename: String?
     public var headers: [String: String]?
     public var sha256: String?
+    /// The expected digest of another algorithm (or SHA-256), sent as `{"algorithm", "value"}`.
+    public var checksum: ChecksumSubmission?
     public var priority: Int?
     /// The job's own speed limit, bytes per second.
     public var maxBytesPerSecond: Int64?
@@ -20,17 +23,29 @@ public struct JobSubmission: Sendable, Equatable, Encodable {
     public var mirrors: [String]?
 
     public init(url: String, filename: String? = nil, headers: [String: String]? = nil, sha256: String? = nil,
-                priority: Int? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, paused: Bool? = nil,
+                checksum: ChecksumSubmission? = nil, priority: Int? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, paused: Bool? = nil,
                 tags: [String]? = nil, deliver: DeliverySubmission? = nil) {
         self.url = url
         self.filename = filename
         self.headers = headers
         self.sha256 = sha256
+        self.checksum = checksum
         self.priority = priority
         self.maxBytesPerSecond = maxBytesPerSecond
         self.connections = connections
         self.paused = paused
         self.tags = tags
         self.deliver = deliver
+    }
+}
+
+/// A job's `checksum` as the API takes it.
+public struct ChecksumSubmission: Sendable, Equatable, Encodable {
+    public var algorithm: String
+    public var value: String
+
+    public init(_ checksum: Checksum) {
+        algorithm = checksum.algorithm.rawValue
+        value = checksum.value
     }
 }

@@ -1,40 +1,72 @@
 import CCrypto
+import FerryCore
 import Foundation
 
-/// An incremental SHA-256 over OpenSSL's EVP interface.
+/// An incremental digest over OpenSSL's EVP interface, of one or more algorithms fed the same bytes at once.
+///
+/// A transfer's file is hashed once, in file order, whatever it is checked against: SHA-256 always (the job's
+/// `sha256`), plus the algorithm of its `checksum` when that is another one. One EVP context per algorithm.
 ///
 /// Not thread-safe: owned by whoever feeds it (a `FileWriter` updates it on its queue, in file order).
-final class SHA256Digest {
-    private let context: OpaquePointer
+final class Digest {
+    /// The algorithms computed, without repeats, in the order given.
+    let algorithms: [DigestAlgorithm]
+    private let contexts: [OpaquePointer]
 
-    init() {
-        guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed (out of memory)") }
-        self.context = context
+    /// - Parameter algorithms: what to compute (repeats ignored); empty means SHA-256.
+    init(_ algorithms: [DigestAlgorithm] = [.sha256]) {
+        var unique: [DigestAlgorithm] = []
+        for algorithm in algorithms.isEmpty ? [.sha256] : algorithms where !unique.contains(algorithm) {
+            unique.append(algorithm)
+        }
+        self.algorithms = unique
+        self.contexts = unique.map { _ in
+            guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed (out of memory)") }
+            return context
+        }
         reset()
     }
 
-    deinit { EVP_MD_CTX_free(context) }
+    deinit { contexts.forEach { EVP_MD_CTX_free($0) } }
+
+    /// libcrypto's description of an algorithm.
+    static func evp(_ algorithm: DigestAlgorithm) -> OpaquePointer? {
+        switch algorithm {
+        case .sha256: EVP_sha256()
+        case .sha512: EVP_sha512()
+        case .sha1: EVP_sha1()
+        case .md5: EVP_md5()
+        }
+    }
 
     /// Starts over, as if nothing had been hashed.
     func reset() {
-        guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else { fatalError("EVP_DigestInit_ex(sha256) failed") }
+        for (algorithm, context) in zip(algorithms, contexts) {
+            guard EVP_DigestInit_ex(context, Self.evp(algorithm), nil) == 1 else {
+                fatalError("EVP_DigestInit_ex(\(algorithm.rawValue)) failed")
+            }
+        }
     }
 
     func update(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }
-        EVP_DigestUpdate(context, bytes.baseAddress, bytes.count)
+        for context in contexts { EVP_DigestUpdate(context, bytes.baseAddress, bytes.count) }
     }
 
     func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
 
-    /// The digest of everything fed so far, as lowercase hex. The digest must be reset before reuse.
-    func finalizeHex() -> String {
+    /// The digests of everything fed so far. The digest must be reset before reuse.
+    func finalize() -> FileDigests {
+        var hex: [DigestAlgorithm: String] = [:]
         var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        EVP_DigestFinal_ex(context, &output, &length)
-        return output.prefix(Int(length)).map { String(format: "%02x", $0) }.joined()
+        for (algorithm, context) in zip(algorithms, contexts) {
+            var length: UInt32 = 0
+            EVP_DigestFinal_ex(context, &output, &length)
+            hex[algorithm] = output.prefix(Int(length)).map { String(format: "%02x", $0) }.joined()
+        }
+        return FileDigests(hex: hex)
     }
 
     /// Hashes the first `length` bytes of an open file into this digest (resume: what is already on disk).
@@ -60,15 +92,26 @@ final class SHA256Digest {
         }
     }
 
-    /// The SHA-256 of a whole file, as lowercase hex.
-    static func hex(ofFile path: String) throws(SystemError) -> String {
+    /// The digests of a whole file.
+    static func ofFile(_ path: String, algorithms: [DigestAlgorithm] = [.sha256]) throws(SystemError) -> FileDigests {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw SystemError("open", path) }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw SystemError("fstat", path) }
-        let digest = SHA256Digest()
+        let digest = Digest(algorithms)
         try digest.update(fileDescriptor: fd, length: Int64(info.st_size), path: path)
-        return digest.finalizeHex()
+        return digest.finalize()
     }
+}
+
+/// The digests of one file as lowercase hex, by algorithm (what a `Digest` computed).
+struct FileDigests: Sendable, Equatable {
+    let hex: [DigestAlgorithm: String]
+
+    /// The SHA-256, which every transfer's digest computes (empty when this one did not).
+    var sha256: String { hex[.sha256] ?? "" }
+
+    /// Whether the file has the digest `checksum` expects; false when that algorithm was not computed.
+    func matches(_ checksum: Checksum) -> Bool { hex[checksum.algorithm] == checksum.value }
 }

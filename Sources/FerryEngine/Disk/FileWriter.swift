@@ -1,15 +1,17 @@
 import CLinux
 import Dispatch
+import FerryCore
 import Foundation
 
 /// Writes one transfer's body into its partial file at explicit offsets and hashes it in file order.
 ///
-/// Owns the descriptor, the digest, the record of written ranges and the segment sidecar file; every operation
+/// Owns the descriptor, the digest (SHA-256, plus the algorithm of the job's `checksum` when another: one `Digest`
+/// fed once), the record of written ranges and the segment sidecar file; every operation
 /// runs on the writer's own serial queue, so disk I/O never runs on the engine queue. Results are delivered on
 /// `callbackQueue` (the engine queue), in submission order.
 ///
 /// Writes go to explicit offsets (`pwrite`), so the connections of a segmented download all write through one
-/// writer into one preallocated file. The SHA-256 is computed in file order as the written prefix grows: a write
+/// writer into one preallocated file. The digest is computed in file order as the written prefix grows: a write
 /// that lands exactly at the end of the hashed prefix is hashed from memory; when the prefix then reaches ranges
 /// other segments wrote earlier, those are read back (from the page cache, where they still are) and hashed, in
 /// slices of 8 MiB so that writes queued meanwhile are not held up.
@@ -41,7 +43,7 @@ final class FileWriter: @unchecked Sendable {
     private let queue: DispatchQueue
     private let callbackQueue: DispatchQueue
     private var fd: Int32 = -1
-    private let digest = SHA256Digest()
+    private let digest: Digest
     /// Bytes [0, hashedUpTo) are in the digest.
     private var hashedUpTo: Int64 = 0
     /// A byte already hashed was written again: `finish` hashes the whole file instead.
@@ -85,8 +87,10 @@ final class FileWriter: @unchecked Sendable {
         case discarded(reason: String)
     }
 
-    init(path: String, segmentsPath: String? = nil, label: String, callbackQueue: DispatchQueue) {
+    /// - Parameter algorithms: what the digest computes besides SHA-256 (the job's `checksum` algorithm).
+    init(path: String, segmentsPath: String? = nil, label: String, callbackQueue: DispatchQueue, algorithms: [DigestAlgorithm] = []) {
         self.path = path
+        self.digest = Digest([.sha256] + algorithms)
         self.segmentsPath = segmentsPath
         self.queue = DispatchQueue(label: "ferry.writer.\(label)")
         self.callbackQueue = callbackQueue
@@ -219,12 +223,12 @@ final class FileWriter: @unchecked Sendable {
         }
     }
 
-    /// Makes the bytes durable and closes the file; returns its size and SHA-256 (hex). Removes the segment
-    /// sidecar once the bytes are synced.
-    func finish(completion: @escaping @Sendable (Result<(size: Int64, sha256: String), SystemError>) -> Void) {
+    /// Makes the bytes durable and closes the file; returns its size and digests (SHA-256 and the algorithms asked
+    /// for). Removes the segment sidecar once the bytes are synced.
+    func finish(completion: @escaping @Sendable (Result<(size: Int64, digests: FileDigests), SystemError>) -> Void) {
         flush()
         queue.async { [self] in
-            let result = Result<(size: Int64, sha256: String), SystemError> { () throws(SystemError) in
+            let result = Result<(size: Int64, digests: FileDigests), SystemError> { () throws(SystemError) in
                 if let failure { throw failure }
                 guard fd >= 0 else { throw SystemError("fsync", path, errno: EBADF) }
                 guard fsync(fd) == 0 else { throw SystemError("fsync", path) }
@@ -232,19 +236,19 @@ final class FileWriter: @unchecked Sendable {
                 guard fstat(fd, &info) == 0 else { throw SystemError("fstat", path) }
                 let size = Int64(info.st_size)
                 catchUp(budget: .max)
-                let hex: String
+                let digests: FileDigests
                 if hashedUpTo == size, !digestInvalid {
-                    hex = digest.finalizeHex()
+                    digests = digest.finalize()
                 } else {
-                    let whole = SHA256Digest()
+                    let whole = Digest(digest.algorithms)
                     try whole.update(fileDescriptor: fd, length: size, path: path)
-                    hex = whole.finalizeHex()
+                    digests = whole.finalize()
                 }
                 Foundation.close(fd)
                 fd = -1
                 // Complete and synced: the file no longer needs its segment state.
                 if let segmentsPath { AtomicFile.remove(segmentsPath) }
-                return (size, hex)
+                return (size, digests)
             }
             callbackQueue.async { completion(result) }
         }

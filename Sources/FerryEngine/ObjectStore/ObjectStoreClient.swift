@@ -118,13 +118,16 @@ public final class ObjectStoreClient: @unchecked Sendable {
         try await send(.headObject(location, key: key)).head.object
     }
 
-    /// Streams an object, or the bytes `range` covers, into `sink` as they arrive (on the engine queue: the sink
-    /// must not block; false stops the exchange with `.stopped`). Returns what the answer's head said (`size` is
-    /// the whole object's).
-    public func getObject(key: String, range: ClosedRange<Int64>? = nil,
-                          sink: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool) async throws(ObjectStoreError) -> ObjectInfo {
-        try await send(.getObject(location, key: key, range: range), sink: sink).head.object
+    /// Streams an object, or the bytes `range` covers, into `sink` as they arrive. The sink runs on the engine
+    /// queue and must not block: a reader that cannot take more answers `.pause` and calls `reading.resume()`
+    /// when it can. Returns what the answer's head said (`size` is the whole object's).
+    public func getObject(key: String, range: ClosedRange<Int64>? = nil, reading: ObjectReading? = nil,
+                          sink: @escaping Sink) async throws(ObjectStoreError) -> ObjectInfo {
+        try await send(.getObject(location, key: key, range: range), sink: sink, reading: reading).head.object
     }
+
+    /// Takes a chunk of an object's bytes (on the engine queue, inside a libcurl call).
+    public typealias Sink = @Sendable (UnsafeRawBufferPointer) -> ObjectBodyDisposition
 
     public func deleteObject(key: String) async throws(ObjectStoreError) {
         _ = try await send(.deleteObject(location, key: key))
@@ -157,7 +160,8 @@ public final class ObjectStoreClient: @unchecked Sendable {
     private final class Exchange {
         let request: ObjectStoreRequest
         let easy: CurlEasy
-        let sink: (@Sendable (UnsafeRawBufferPointer) -> Bool)?
+        let sink: Sink?
+        let reading: ObjectReading?
         let completion: @Sendable (Result<Response, ObjectStoreError>) -> Void
         var head = ObjectStoreResponseHead()
         var body: [UInt8] = []
@@ -166,25 +170,26 @@ public final class ObjectStoreClient: @unchecked Sendable {
         /// Set when Ferry stopped the exchange from a callback (the sink refused, the file could not be read).
         var failure: ObjectStoreError?
 
-        init(request: ObjectStoreRequest, easy: CurlEasy, sink: (@Sendable (UnsafeRawBufferPointer) -> Bool)?,
+        init(request: ObjectStoreRequest, easy: CurlEasy, sink: Sink?, reading: ObjectReading?,
              completion: @escaping @Sendable (Result<Response, ObjectStoreError>) -> Void) {
             self.request = request
             self.easy = easy
             self.sink = sink
+            self.reading = reading
             self.completion = completion
         }
     }
 
-    private func send(_ request: ObjectStoreRequest, sink: (@Sendable (UnsafeRawBufferPointer) -> Bool)? = nil) async throws(ObjectStoreError) -> Response {
+    private func send(_ request: ObjectStoreRequest, sink: Sink? = nil, reading: ObjectReading? = nil) async throws(ObjectStoreError) -> Response {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Response, ObjectStoreError>, Never>) in
-            start(request, sink: sink) { continuation.resume(returning: $0) }
+            start(request, sink: sink, reading: reading) { continuation.resume(returning: $0) }
         }
         return try result.get()
     }
 
     /// Sends `request`; `completion` runs once, on the queue. A 2xx answer is a success; any other answer, or no
     /// answer, is an `ObjectStoreError` classified once.
-    func start(_ request: ObjectStoreRequest, sink: (@Sendable (UnsafeRawBufferPointer) -> Bool)?,
+    func start(_ request: ObjectStoreRequest, sink: Sink?, reading: ObjectReading? = nil,
                completion: @escaping @Sendable (Result<Response, ObjectStoreError>) -> Void) {
         queue.async { [self] in
             guard !stopped else {
@@ -196,7 +201,7 @@ public final class ObjectStoreClient: @unchecked Sendable {
                 completion(.failure(self.error(request.operation, .invalidRequest, message: "\(error)")))
                 return
             }
-            let exchange = Exchange(request: request, easy: easy, sink: sink, completion: completion)
+            let exchange = Exchange(request: request, easy: easy, sink: sink, reading: reading, completion: completion)
             do {
                 try configure(easy, request)
                 easy.onHeaderLine = { [unowned exchange] line in
@@ -205,11 +210,19 @@ public final class ObjectStoreClient: @unchecked Sendable {
                 }
                 easy.onBody = { [unowned self, unowned exchange] bytes in receive(bytes, exchange) }
                 easy.onRead = { [unowned self, unowned exchange] buffer in read(into: buffer, exchange) }
-                try multi.add(easy) { [unowned self] code in
+                // Strong: the client lives until its exchanges ended (the multi drops this closure then).
+                try multi.add(easy) { [self] code in
                     running[ObjectIdentifier(exchange)] = nil
                     finish(exchange, outcome(of: exchange, code))
                 }
                 running[ObjectIdentifier(exchange)] = exchange
+                let id = ObjectIdentifier(exchange)
+                reading?.attach { [weak self] in
+                    self?.queue.async { [weak self] in
+                        guard let self, let exchange = running[id] else { return }
+                        multi.unpause(exchange.easy)
+                    }
+                }
             } catch {
                 finish(exchange, .failure(self.error(request.operation, .invalidRequest, message: "\(error)")))
             }
@@ -248,12 +261,14 @@ public final class ObjectStoreClient: @unchecked Sendable {
 
     private func receive(_ bytes: UnsafeRawBufferPointer, _ exchange: Exchange) -> CurlEasy.BodyDisposition {
         if let sink = exchange.sink, (200..<300).contains(exchange.head.status) {
-            guard sink(bytes) else {
+            switch sink(bytes) {
+            case .consumed: return .consumed
+            case .pause: return .pause
+            case .stop:
                 exchange.failure = error(exchange.request.operation, .stopped, status: exchange.head.status,
                                          message: "the reader stopped the object's bytes")
                 return .abort
             }
-            return .consumed
         }
         guard exchange.body.count + bytes.count <= Self.maxDocumentSize else {
             exchange.failure = error(exchange.request.operation, .malformedResponse, status: exchange.head.status,
@@ -317,6 +332,7 @@ public final class ObjectStoreClient: @unchecked Sendable {
 
     /// Frees the handle, then tells the caller.
     private func finish(_ exchange: Exchange, _ result: Result<Response, ObjectStoreError>) {
+        exchange.reading?.attach(nil)
         exchange.easy.cleanup()
         exchange.completion(result)
     }

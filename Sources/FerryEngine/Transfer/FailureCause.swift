@@ -17,7 +17,8 @@ enum FailureCause: Equatable, Sendable {
     case tooLarge(String)
     /// The file does not fit in the spool's quota (`SpoolAllowance`).
     case quotaExceeded(String)
-    case checksumMismatch(expected: String, actual: String)
+    /// The finished file's digest (`actual`, hex, of `expected`'s algorithm) is not the one the job asked for.
+    case checksumMismatch(expected: Checksum, actual: String)
     /// The origin kept answering in ways that cannot be used (e.g. wrong ranges after restarts).
     case unusableResponse(String)
     case internalError(String)

@@ -21,7 +21,8 @@ enum FailureClassifier {
         case .quotaExceeded(let detail):
             return .giveUp(JobFailure(code: .quotaExceeded, message: detail))
         case .checksumMismatch(let expected, let actual):
-            return .giveUp(JobFailure(code: .checksumMismatch, message: "SHA-256 is \(actual), expected \(expected)"))
+            return .giveUp(JobFailure(
+                code: .checksumMismatch, message: "\(expected.algorithm.displayName) is \(actual), expected \(expected.value)"))
         case .unusableResponse(let detail):
             return .retry(JobFailure(code: .networkError, message: detail), retryAfter: nil)
         case .internalError(let detail):

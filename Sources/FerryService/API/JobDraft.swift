@@ -11,7 +11,8 @@ struct JobDraft: Sendable, Equatable {
     var notify: SubmittedURL? = nil
     var filename: String?
     var headers: [HeaderField]
-    var expectedSHA256: String?
+    /// The digest the file must have: `checksum`, or `sha256` (its short form for SHA-256).
+    var checksum: Checksum?
     var priority: Int
     var maxBytesPerSecond: Int64?
     var connections: Int?
@@ -52,6 +53,7 @@ struct JobDraft: Sendable, Equatable {
         var filename: String?
         var headers: [String: String]?
         var sha256: String?
+        var checksum: ChecksumBody?
         var priority: Int?
         var maxBytesPerSecond: Int64?
         var connections: Int?
@@ -60,6 +62,12 @@ struct JobDraft: Sendable, Equatable {
         var tags: [String]?
         var deliver: DeliverBody?
         var mirrors: [String]?
+    }
+
+    /// The `checksum` object as it is decoded.
+    struct ChecksumBody: Decodable {
+        var algorithm: String?
+        var value: String?
     }
 
     /// The `deliver` object as it is decoded.
@@ -87,14 +95,7 @@ struct JobDraft: Sendable, Equatable {
             filename = clean
         }
         let headers = try checkedHeaders(body.headers, field: "headers")
-        var digest: String?
-        if let sha = body.sha256 {
-            let lower = sha.lowercased()
-            guard lower.utf8.count == 64, lower.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
-                throw APIError(.invalidRequest, "'sha256' must be 64 hexadecimal digits")
-            }
-            digest = lower
-        }
+        let checksum = try checkedChecksum(sha256: body.sha256, checksum: body.checksum)
         let priority = body.priority ?? 0
         guard (-1_000_000...1_000_000).contains(priority) else {
             throw APIError(.invalidRequest, "'priority' must be between -1000000 and 1000000")
@@ -106,13 +107,40 @@ struct JobDraft: Sendable, Equatable {
             throw APIError(.invalidRequest, "'connections' must be between 1 and 16")
         }
         var draft = JobDraft(
-            url: url, filename: filename, headers: headers, expectedSHA256: digest, priority: priority,
+            url: url, filename: filename, headers: headers, checksum: checksum, priority: priority,
             maxBytesPerSecond: body.maxBytesPerSecond, connections: body.connections,
             paused: body.paused ?? false, dedupe: body.dedupe ?? true, tags: try TagList.validate(body.tags ?? []))
         draft.notify = notify
         draft.deliver = try body.deliver.map { given throws(APIError) in try checkedDelivery(given, destinations: destinations) }
         draft.mirrors = try checkedMirrors(body.mirrors ?? [], of: url, destinations: destinations)
         return draft
+    }
+
+    /// The expected digest: `checksum` (an algorithm API.md lists and a value of its length in hex), or `sha256`,
+    /// its short form for SHA-256. Both may be given only when they say the same.
+    static func checkedChecksum(sha256: String?, checksum given: ChecksumBody?) throws(APIError) -> Checksum? {
+        var short: Checksum?
+        if let sha256 {
+            do { short = try Checksum(algorithm: .sha256, value: sha256) } catch {
+                throw APIError(.invalidRequest, "'sha256' must be 64 hexadecimal digits")
+            }
+        }
+        guard let given else { return short }
+        guard let name = given.algorithm else {
+            throw APIError(.invalidRequest, "'checksum.algorithm' is required: one of \(DigestAlgorithm.names)")
+        }
+        guard let value = given.value else { throw APIError(.invalidRequest, "'checksum.value' is required (hex)") }
+        let checksum: Checksum
+        do { checksum = try Checksum(algorithmName: name, value: value) } catch {
+            let field = if case .unknownAlgorithm = error { "checksum.algorithm" } else { "checksum.value" }
+            throw APIError(.invalidRequest, "'\(field)': \(error)")
+        }
+        if let short, short != checksum {
+            throw APIError(.invalidRequest, checksum.algorithm == .sha256
+                ? "'sha256' and 'checksum' give different SHA-256 values: give one"
+                : "'sha256' and 'checksum' (\(checksum.algorithm.rawValue)) both given: give one expected digest")
+        }
+        return checksum
     }
 
     /// Request headers a user gave (`field` names them in errors): tokens for names, no control characters in

@@ -297,7 +297,7 @@ actor JobSupervisor {
                 state: draft.paused ? .paused : .waiting,
                 filename: nil, requestedFilename: draft.filename,
                 bytesReceived: 0, bytesExpected: nil, contentType: nil, sha256: nil,
-                expectedSHA256: draft.expectedSHA256, error: nil, attempts: 0, priority: draft.priority,
+                checksum: draft.checksum, error: nil, attempts: 0, priority: draft.priority,
                 maxBytesPerSecond: draft.maxBytesPerSecond, connections: draft.connections,
                 headers: draft.headers, tags: draft.tags, dedupeKey: key, etag: nil, lastModified: nil,
                 createdAt: created, startedAt: nil, finishedAt: nil, updatedAt: created)
@@ -765,7 +765,7 @@ actor JobSupervisor {
         }
         return TransferSpec(
             id: job.id, url: url, headers: job.headers.map { (name: $0.name, value: $0.value) },
-            filename: job.filename, expectedSHA256: job.expectedSHA256,
+            filename: job.filename, checksum: job.checksum,
             maxBytesPerSecond: job.maxBytesPerSecond, connections: job.connections, priority: job.priority, sequence: job.sequence,
             attempts: job.attempts, resume: resume, sources: Self.transferSources(job, url: url))
     }
@@ -814,7 +814,7 @@ actor JobSupervisor {
     }
 
     static func dedupeKey(url: SubmittedURL, headers: [HeaderField]) -> String {
-        JobDraft(url: url, filename: nil, headers: headers, expectedSHA256: nil, priority: 0,
+        JobDraft(url: url, filename: nil, headers: headers, checksum: nil, priority: 0,
                  maxBytesPerSecond: nil, connections: nil, paused: false, dedupe: true).dedupeKey
     }
 

@@ -30,7 +30,16 @@ enum JobView {
         json.field("eta", downloading ? rates?.eta : (job.state == .finished ? 0 : nil))
         json.field("contentType", job.contentType)
         json.field("sha256", job.sha256)
-        json.field("expectedSha256", job.expectedSHA256)
+        json.field("expectedSha256", job.checksum?.algorithm == .sha256 ? job.checksum?.value : nil)
+        json.key("checksum")
+        if let checksum = job.checksum {
+            json.beginObject()
+            json.field("algorithm", checksum.algorithm.rawValue)
+            json.field("value", checksum.value)
+            json.endObject()
+        } else {
+            json.null()
+        }
         json.key("error")
         if let error = job.error { writeError(error, into: &json) } else { json.null() }
         json.field("attempts", job.attempts)

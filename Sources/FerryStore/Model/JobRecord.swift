@@ -43,7 +43,8 @@ public struct JobRecord: Sendable, Equatable, Codable {
         public var requestedFilename: String?
         public var contentType: String?
         public var sha256: String?
-        public var expectedSHA256: String?
+        /// The digest the file must have (API `checksum`, or `sha256` as its short form); nil when none was asked.
+        public var checksum: Checksum?
         public var error: JobFailure?
         public var maxBytesPerSecond: Int64?
         public var connections: Int?
@@ -91,7 +92,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
         bytesExpected: Int64? = nil,
         contentType: String? = nil,
         sha256: String? = nil,
-        expectedSHA256: String? = nil,
+        checksum: Checksum? = nil,
         error: JobFailure? = nil,
         attempts: Int = 0,
         priority: Int = 0,
@@ -121,7 +122,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
         self.updatedAt = updatedAt ?? createdAt
         self.details = DetailsBox.make(Details(
             finalURL: finalURL, filename: filename, requestedFilename: requestedFilename, contentType: contentType,
-            sha256: sha256, expectedSHA256: expectedSHA256, error: error, maxBytesPerSecond: maxBytesPerSecond,
+            sha256: sha256, checksum: checksum, error: error, maxBytesPerSecond: maxBytesPerSecond,
             connections: connections, headers: headers, tags: tags, notify: notify, delivery: delivery, sources: sources, etag: etag, lastModified: lastModified,
             startedAt: startedAt, finishedAt: finishedAt))
         self.bytesExpected = bytesExpected

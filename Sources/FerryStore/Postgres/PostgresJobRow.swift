@@ -8,7 +8,7 @@ enum PostgresJobRow {
     /// The columns written from a record, in parameter order (`$1` is `id`). `sequence` is the database's.
     private static let writtenColumns = [
         "id", "state", "dedupe_key", "url", "final_url", "filename", "requested_filename",
-        "bytes_received", "bytes_expected", "content_type", "sha256", "expected_sha256",
+        "bytes_received", "bytes_expected", "content_type", "sha256", "checksum",
         "error_code", "error_message", "error_http_status", "attempts", "priority", "max_bytes_per_second",
         "connections", "headers", "etag", "last_modified",
         "created_at", "started_at", "finished_at", "updated_at", "tags", "notify", "search_text", "delivery",
@@ -39,7 +39,7 @@ enum PostgresJobRow {
     /// The select list, qualified with `jobs.` (lists join `job_tags`); read back by `Column`.
     static let selectColumns: String = [
         "id", "sequence", "state", "dedupe_key", "url", "final_url", "filename", "requested_filename",
-        "bytes_received", "bytes_expected", "content_type", "sha256", "expected_sha256",
+        "bytes_received", "bytes_expected", "content_type", "sha256", "checksum",
         "error_code", "error_message", "error_http_status", "attempts", "priority", "max_bytes_per_second",
         "connections", "headers", "etag", "last_modified",
     ].map { "jobs." + $0 }.joined(separator: ", ")
@@ -50,7 +50,7 @@ enum PostgresJobRow {
     /// Positions in `selectColumns`.
     enum Column: Int, CaseIterable {
         case id, sequence, state, dedupeKey, url, finalURL, filename, requestedFilename
-        case bytesReceived, bytesExpected, contentType, sha256, expectedSHA256
+        case bytesReceived, bytesExpected, contentType, sha256, checksum
         case errorCode, errorMessage, errorHTTPStatus, attempts, priority, maxBytesPerSecond
         case connections, headers, etag, lastModified
         case createdAt, startedAt, finishedAt, updatedAt, tags, notify, delivery
@@ -72,7 +72,7 @@ enum PostgresJobRow {
             PostgresParameter(job.bytesExpected),
             PostgresParameter(job.contentType),
             PostgresParameter(job.sha256),
-            PostgresParameter(job.expectedSHA256),
+            PostgresParameter(job.checksum?.description),
             PostgresParameter(job.error?.code.rawValue),
             PostgresParameter(job.error?.message),
             PostgresParameter(job.error?.httpStatus),
@@ -143,7 +143,7 @@ enum PostgresJobRow {
             bytesExpected: integer(.bytesExpected),
             contentType: text(.contentType).map { strings.intern($0) },
             sha256: text(.sha256),
-            expectedSHA256: text(.expectedSHA256),
+            checksum: try SQLiteJobRow.checksum(text(.checksum), id: id),
             error: error,
             attempts: Int(try need(integer(.attempts), .attempts)),
             priority: Int(try need(integer(.priority), .priority)),

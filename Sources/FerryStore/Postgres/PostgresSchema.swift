@@ -123,7 +123,14 @@ enum PostgresSchema {
         Migration(version: 2, sql: "", then: addTrigramIndexIfPossible),
         // Onward delivery: a job's `deliver` target and how far its upload got, as JSON (`Delivery`), as in SQLite.
         Migration(version: 3, sql: "ALTER TABLE jobs ADD COLUMN delivery text"),
-        // Mirrors: a job's sources as JSON (`[JobSource]`), as in SQLite. Version 4 is the checksum's.
+        // A job's `checksum` as `ALGORITHM:HEX`; an expected SHA-256 stored before moves here (`expected_sha256`
+        // is left NULL, no longer read or written), as in SQLite's schema 7.
+        Migration(version: 4, sql: """
+            ALTER TABLE jobs ADD COLUMN checksum text;
+            UPDATE jobs SET checksum = 'sha-256:' || lower(expected_sha256), expected_sha256 = NULL
+                WHERE expected_sha256 IS NOT NULL;
+            """),
+        // Mirrors: a job's sources as JSON (`[JobSource]`), as in SQLite.
         Migration(version: 5, sql: "ALTER TABLE jobs ADD COLUMN sources text"),
     ]
 

@@ -7,7 +7,7 @@ enum SQLiteJobRow {
     /// Every column, in schema order. Parameters have the same names (`:url` for `url`).
     static let columns = [
         "id", "sequence", "state", "dedupe_key", "url", "final_url", "filename", "requested_filename",
-        "bytes_received", "bytes_expected", "content_type", "sha256", "expected_sha256",
+        "bytes_received", "bytes_expected", "content_type", "sha256", "checksum",
         "error_code", "error_message", "error_http_status", "attempts", "priority", "max_bytes_per_second",
         "connections", "headers", "etag", "last_modified",
         "created_at", "started_at", "finished_at", "updated_at", "tags", "notify", "delivery",
@@ -28,7 +28,7 @@ enum SQLiteJobRow {
     /// The position of each of `columns` in a row selected with `selectColumns` (same order).
     enum Column: Int32, CaseIterable {
         case id, sequence, state, dedupeKey, url, finalURL, filename, requestedFilename
-        case bytesReceived, bytesExpected, contentType, sha256, expectedSHA256
+        case bytesReceived, bytesExpected, contentType, sha256, checksum
         case errorCode, errorMessage, errorHTTPStatus, attempts, priority, maxBytesPerSecond
         case connections, headers, etag, lastModified
         case createdAt, startedAt, finishedAt, updatedAt, tags, notify, delivery
@@ -60,7 +60,7 @@ enum SQLiteJobRow {
         try statement.bind(job.bytesExpected, to: ":bytes_expected")
         try statement.bind(job.contentType, to: ":content_type")
         try statement.bind(job.sha256, to: ":sha256")
-        try statement.bind(job.expectedSHA256, to: ":expected_sha256")
+        try statement.bind(job.checksum?.description, to: ":checksum")
         try statement.bind(job.error?.code.rawValue, to: ":error_code")
         try statement.bind(job.error?.message, to: ":error_message")
         try statement.bind(job.error?.httpStatus, to: ":error_http_status")
@@ -127,7 +127,7 @@ enum SQLiteJobRow {
             bytesExpected: integer(.bytesExpected),
             contentType: text(.contentType).map { strings.intern($0) },
             sha256: text(.sha256),
-            expectedSHA256: text(.expectedSHA256),
+            checksum: try checksum(text(.checksum), id: id),
             error: error,
             attempts: Int(try need(integer(.attempts), .attempts)),
             priority: Int(try need(integer(.priority), .priority)),
@@ -146,6 +146,15 @@ enum SQLiteJobRow {
             finishedAt: seconds(.finishedAt).map(StoredDate.date(seconds:)),
             updatedAt: StoredDate.date(seconds: try need(seconds(.updatedAt), .updatedAt))
         )
+    }
+
+    /// A stored checksum (`sha-512:HEX`, `Checksum.description`); nil for NULL.
+    /// - Throws: `JobStoreError.corrupt` for text Ferry never writes there.
+    static func checksum(_ text: String?, id: String) throws -> Checksum? {
+        guard let text else { return nil }
+        do { return try Checksum(parsing: text) } catch {
+            throw JobStoreError.corrupt("job \(id): checksum \"\(text)\" is unreadable: \(error)")
+        }
     }
 
     /// `[]` (what most jobs have) without a JSON decoder; `nil` when the text is not a JSON list of name/value pairs.

@@ -7,7 +7,8 @@
 ///
 /// `jobs.resume_data` (schema 1) is no longer read or written: nothing ever set it, so every row holds NULL, and new
 /// rows get NULL by default. It stays rather than costing a migration (a table rewrite, `DROP COLUMN` needs SQLite
-/// 3.35) and a schema version an older Ferry would refuse.
+/// 3.35) and a schema version an older Ferry would refuse. Likewise `jobs.expected_sha256` (schema 1): schema 7
+/// moved its values into `checksum` and left it NULL.
 enum SQLiteSchema {
     /// One step from `version - 1` to `version`. Steps run in order, each in its own transaction together with
     /// the `user_version` bump, so a crash mid-migration leaves the previous version intact.
@@ -141,8 +142,16 @@ enum SQLiteSchema {
         Migration(version: 6, sql: """
             ALTER TABLE jobs ADD COLUMN delivery TEXT;
             """),
+        // Checksums of any algorithm (API.md, "Downloader options"): a job's `checksum` as `ALGORITHM:HEX`
+        // (`Checksum.description`), NULL for none. An expected SHA-256 stored before moves here, and
+        // `expected_sha256` is left NULL in every row, no longer read or written (as `resume_data` is).
+        Migration(version: 7, sql: """
+            ALTER TABLE jobs ADD COLUMN checksum TEXT;
+            UPDATE jobs SET checksum = 'sha-256:' || lower(expected_sha256), expected_sha256 = NULL
+                WHERE expected_sha256 IS NOT NULL;
+            """),
         // Mirrors (API.md, "Downloader options"): a job's sources with their bytes and whether dropped, as one JSON
-        // list (`[JobSource]`; NULL for jobs without mirrors). Version 7 is the checksum's.
+        // list (`[JobSource]`; NULL for jobs without mirrors).
         Migration(version: 8, sql: """
             ALTER TABLE jobs ADD COLUMN sources TEXT;
             """),

@@ -79,6 +79,29 @@ extension ClientEndToEnd {
             }
         }
 
+        /// `--checksum ALGORITHM:HEX` reaches the job: a right SHA-512 finishes and `ferry show` names it; a wrong
+        /// MD5 fails the job with checksum_mismatch and `add --wait` exits 1 naming it.
+        @Test func addChecksumOfAnotherAlgorithmIsCheckedByTheServer() async throws {
+            try await withOriginAndFerry { origin, ferry in
+                _ = try originFile(origin, "sum.bin", size: 300_000, seed: 9)
+                let sha512 = try Fixture.digestHex(ofFile: origin.root + "/sum.bin", algorithm: "sha-512")
+                let cli = FerryCLI(ferry: ferry)
+                let result = try await cli.run(["add", origin.url("/sum.bin"), "--checksum", "sha-512:" + sha512.uppercased(), "--wait", "--json"])
+                #expect(result.status == 0, "\(result)")
+                let answer = try result.json()
+                let job = try #require((answer as? [[String: Any]])?.first ?? answer as? [String: Any], "\(result)")
+                #expect(job["state"] as? String == "finished")
+                #expect(job["checksum"] as? [String: String] == ["algorithm": "sha-512", "value": sha512])
+                let id = try #require(job["id"] as? String)
+                let shown = try await cli.run(["show", id])
+                #expect(shown.status == 0 && shown.stdout.contains("sha-512:" + sha512), "\(shown)")
+
+                let wrong = try await cli.run(["add", origin.url("/sum.bin?again"), "--checksum", "md5:" + String(repeating: "0", count: 32), "--wait"])
+                #expect(wrong.status == 1, "\(wrong)")
+                #expect(wrong.stderr.contains("checksum_mismatch"), "\(wrong)")
+            }
+        }
+
         @Test func maxSpeedAndConnectionsReachTheJob() async throws {
             try await withOriginAndFerry { origin, ferry in
                 let cli = FerryCLI(ferry: ferry)

@@ -47,6 +47,29 @@ struct SubmissionTests {
         #expect(!String(decoding: untagged.body, as: UTF8.self).contains("tags"))
     }
 
+    @Test func aChecksumIsSentAsAnAlgorithmAndALowercaseValue() throws {
+        let value = String(repeating: "9F", count: 64)
+        let submission = try AddArguments(urls: ["https://example.com/a.iso"], checksum: "SHA-512:" + value).submission()
+        let object = try #require(try json(submission) as? [String: Any])
+        #expect(object["checksum"] as? [String: String] == ["algorithm": "sha-512", "value": value.lowercased()])
+        #expect(object["sha256"] == nil)
+    }
+
+    @Test func aMalformedChecksumIsAUsageErrorSayingWhy() {
+        func usage(_ checksum: String, urls: [String] = ["http://a/1"], sha256: String? = nil) -> String? {
+            do { _ = try AddArguments(urls: urls, sha256: sha256, checksum: checksum).submission(); return nil } catch {
+                if case .usage(let text) = error { return text }
+                return "\(error)"
+            }
+        }
+        #expect(usage("sha-3:00")?.contains("not one of sha-256, sha-512, sha-1, md5") == true)
+        #expect(usage("md5:" + String(repeating: "0", count: 40))?.contains("MD5 value is 32 hexadecimal digits, not 40") == true)
+        #expect(usage(String(repeating: "0", count: 64))?.contains("ALGORITHM:HEX") == true)
+        #expect(usage("sha-1:" + String(repeating: "z", count: 40))?.contains("hexadecimal") == true)
+        #expect(usage("md5:" + String(repeating: "0", count: 32), urls: ["http://a/1", "http://a/2"])?.contains("single URL") == true)
+        #expect(usage("md5:" + String(repeating: "0", count: 32), sha256: String(repeating: "0", count: 64))?.contains("give one") == true)
+    }
+
     @Test func optionsForOneFileAreRefusedWithSeveralURLs() {
         #expect(throws: ClientError.usage("--filename names one file: give a single URL with it")) {
             try AddArguments(urls: ["http://a/1", "http://a/2"], filename: "x").submission()

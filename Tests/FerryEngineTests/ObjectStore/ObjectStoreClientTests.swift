@@ -16,11 +16,11 @@ struct ObjectStoreClientTests {
         private let lock = NSLock()
         private var bytes: [UInt8] = []
 
-        func append(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        func append(_ chunk: UnsafeRawBufferPointer) -> ObjectBodyDisposition {
             lock.lock()
             defer { lock.unlock() }
             bytes.append(contentsOf: chunk)
-            return true
+            return .consumed
         }
 
         var collected: [UInt8] {
@@ -152,8 +152,65 @@ struct ObjectStoreClientTests {
             try await client.deleteObject(key: key)
             let error = try #require(await failure { () async throws(ObjectStoreError) in try await client.headObject(key: key) }, "the object survived its deletion")
             #expect(error.kind == .notFound && error.operation == .headObject, "\(error)")
-            let unserved = try #require(await failure { () async throws(ObjectStoreError) in try await client.getObject(key: key) { _ in true } }, "a deleted object was served")
+            let unserved = try #require(await failure { () async throws(ObjectStoreError) in try await client.getObject(key: key) { _ in .consumed } }, "a deleted object was served")
             #expect(unserved.kind == .notFound && unserved.code == "NoSuchKey", "\(unserved)")
+        }
+    }
+
+    @Test func aSinkRunsOnTheEngineQueueAndMayStopTheObject() async throws {
+        try await withClient { client, harness in
+            let key = client.location.key(jobID: "job-4", filename: "stopped.bin")
+            let bytes = Fixture.content(size: 3 * Self.mebibyte, seed: 4)
+            _ = try await client.putObject(key: key, bytes: bytes)
+            let engineQueue = DispatchSpecificKey<Bool>()
+            harness.engine.queue.setSpecific(key: engineQueue, value: true)
+            let calls = ByteCollector()
+            let stopped = try #require(await failure { () async throws(ObjectStoreError) in
+                try await client.getObject(key: key) { _ in
+                    let onEngineQueue: [UInt8] = [DispatchQueue.getSpecific(key: engineQueue) == true ? 1 : 0]
+                    _ = onEngineQueue.withUnsafeBytes { calls.append($0) }
+                    return .stop
+                }
+            }, "a sink refusing bytes did not stop the object")
+            #expect(stopped.kind == .stopped && stopped.operation == .getObject, "\(stopped)")
+            #expect(calls.collected == [1], "the sink ran once, on the engine queue")
+            // The client and the connection cache are still usable.
+            #expect(try await client.headObject(key: key).size == Int64(bytes.count))
+        }
+    }
+
+    @Test func aPausedReaderHoldsTheObjectBackUntilItResumes() async throws {
+        try await withClient { client, _ in
+            let key = client.location.key(jobID: "job-5", filename: "paced.bin")
+            let bytes = Fixture.content(size: 2 * Self.mebibyte, seed: 5)
+            _ = try await client.putObject(key: key, bytes: bytes)
+            let reading = ObjectReading()
+            let received = ByteCollector()
+            let pauses = ByteCollector()
+            // Every fourth offer is refused once; another thread resumes 20 ms later.
+            let info = try await client.getObject(key: key, reading: reading) { chunk in
+                let offers = pauses.collected.count
+                _ = [UInt8(1)].withUnsafeBytes { pauses.append($0) }
+                if offers % 4 == 3 {
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { reading.resume() }
+                    return .pause
+                }
+                return received.append(chunk)
+            }
+            #expect(info.size == Int64(bytes.count))
+            #expect(received.collected == bytes, "paused chunks were lost or doubled")
+            #expect(pauses.collected.count >= 4, "the object came in fewer chunks than the test needs")
+            reading.resume()  // after the end: nothing to resume, nothing happens
+        }
+    }
+
+    @Test func aStoppedClientRefusesNewRequests() async throws {
+        try await withClient { client, _ in
+            try await client.checkBucket()
+            await client.stop()
+            let refused = try #require(await failure { () async throws(ObjectStoreError) in try await client.checkBucket() },
+                                       "a stopped client sent a request")
+            #expect(refused.kind == .stopped && !refused.isRetryable, "\(refused)")
         }
     }
 

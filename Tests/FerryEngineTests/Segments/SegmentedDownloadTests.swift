@@ -402,7 +402,7 @@ extension EngineIntegrationTests {
         try Fixture.writeFile(at: origin.root + "/cm.bin", size: 9 * Self.mib, seed: 52)
         try await EngineHarness.run { h in
             let wrong = String(repeating: "1", count: 64)
-            let end = await h.download(TransferSpec(id: "scm", url: origin.url("/cm.bin"), expectedSHA256: wrong, connections: 4))
+            let end = await h.download(TransferSpec(id: "scm", url: origin.url("/cm.bin"), checksum: try Checksum(algorithm: .sha256, value: wrong), connections: 4))
             let failure = try #require(end?.failure, "\(String(describing: end))")
             #expect(failure.code == .checksumMismatch)
             #expect(h.finishedNames().isEmpty)

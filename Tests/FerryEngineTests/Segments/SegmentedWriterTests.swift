@@ -32,7 +32,7 @@ struct SegmentedWriterTests {
         func truncate() async -> SystemError? {
             await withCheckedContinuation { c in writer.truncate { c.resume(returning: $0) } }
         }
-        func finish() async -> Result<(size: Int64, sha256: String), SystemError> {
+        func finish() async -> Result<(size: Int64, digests: FileDigests), SystemError> {
             await withCheckedContinuation { c in writer.finish { c.resume(returning: $0) } }
         }
         func close() async -> Int64 {
@@ -74,8 +74,8 @@ struct SegmentedWriterTests {
         #expect(await run.write(content[60_000..<100_000], at: 60_000) == nil)
         let result = try await run.finish().get()
         #expect(result.size == 300_000)
-        #expect(result.sha256 == Fixture.sha256Hex(of: content))
-        #expect(try Fixture.sha256Hex(ofFile: run.path) == result.sha256)
+        #expect(result.digests.sha256 == Fixture.sha256Hex(of: content))
+        #expect(try Fixture.sha256Hex(ofFile: run.path) == result.digests.sha256)
         #expect(!run.sidecarExists)
     }
 
@@ -103,7 +103,7 @@ struct SegmentedWriterTests {
         #expect(sidecar.table == table.compacted())
         #expect(await run.write(content[30_000..<100_000], at: 30_000) == nil)
         #expect(await run.write(content[170_000..<200_000], at: 170_000) == nil)
-        #expect(try await run.finish().get().sha256 == Fixture.sha256Hex(of: content))
+        #expect(try await run.finish().get().digests.sha256 == Fixture.sha256Hex(of: content))
     }
 
     @Test func aSidecarThatDoesNotFitEmptiesTheFile() async throws {

@@ -85,10 +85,10 @@ struct EngineHarness {
 extension TransferSpec {
     /// A spec for a URL the test writes as text (the service parses and checks URLs before they reach the engine).
     init(id: String, url: String, headers: [(name: String, value: String)] = [], filename: String? = nil,
-         expectedSHA256: String? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, priority: Int = 0,
+         checksum: Checksum? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, priority: Int = 0,
          sequence: Int64 = 0, attempts: Int = 0, resume: ResumeValidators? = nil) {
         guard let parsed = try? SubmittedURL.parse(url) else { preconditionFailure("a test URL that does not parse: \(url)") }
-        self.init(id: id, url: parsed, headers: headers, filename: filename, expectedSHA256: expectedSHA256,
+        self.init(id: id, url: parsed, headers: headers, filename: filename, checksum: checksum,
                   maxBytesPerSecond: maxBytesPerSecond, connections: connections, priority: priority, sequence: sequence,
                   attempts: attempts, resume: resume)
     }

@@ -188,6 +188,58 @@ struct DeliveryFaultTests {
         }
     }
 
+    /// Pause while the upload runs (the target holds it by not reading): the job is `paused`; resume sends the
+    /// file again, whole, without downloading it again.
+    @Test func pauseDuringDeliveryStopsTheUploadAndResumeSendsItAgainWhole() async throws {
+        try await withFaultOrigin { origin in
+            try await withFerry { ferry in
+                let size = 2_000_000, seed = 67
+                let id = try await Self.submit(ferry, [
+                    "url": origin.url("/f/pr.bin?size=\(size)&seed=\(seed)"),
+                    "deliver": ["url": origin.url("/u/pr.bin?stall_after=200000&stall_secs=30")],
+                ])
+                try await ferry.client.waitForJob(id) {
+                    $0["state"] as? String == "delivering" && (($0["delivery"] as? [String: Any])?["bytesSent"] as? Int ?? 0) > 0
+                }
+                let paused = try await ferry.client.request("POST", "/api/v1/jobs/\(id)/pause")
+                #expect(paused.status == 200)
+                #expect(try paused.json()["state"] as? String == "paused")
+                try await Task.sleep(nanoseconds: 500_000_000)
+                #expect(try await ferry.client.get("/api/v1/jobs/\(id)").json()["state"] as? String == "paused")
+
+                let resumed = try await ferry.client.request("POST", "/api/v1/jobs/\(id)/resume")
+                #expect(resumed.status == 200)
+                let finished = try await ferry.client.waitForJob(id) { Self.ended($0) }
+                #expect(finished["state"] as? String == "finished", "\(finished)")
+                let whole = origin.uploads().filter { $0.path == "/u/pr.bin" && $0.status == 201 }
+                #expect(whole.count == 1)
+                #expect(whole.first?.number == 2, "the second request to the target, after the stalled one")
+                #expect(whole.first?.sha256 == Fixture.sha256Hex(of: Fixture.content(size: size, seed: seed)))
+                #expect(origin.requests().filter { $0.path == "/f/pr.bin" }.count == 1, "downloaded once")
+            }
+        }
+    }
+
+    /// DELETE while the upload runs: 204, the job and its file are gone, and the target is not tried again.
+    @Test func deleteDuringDeliveryStopsTheUploadForGood() async throws {
+        try await withFaultOrigin { origin in
+            try await withFerry { ferry in
+                let id = try await Self.submit(ferry, [
+                    "url": origin.url("/f/del.bin?size=2000000&seed=68"),
+                    "deliver": ["url": origin.url("/u/del.bin?stall_after=200000&stall_secs=30")],
+                ])
+                try await ferry.client.waitForJob(id) {
+                    $0["state"] as? String == "delivering" && (($0["delivery"] as? [String: Any])?["bytesSent"] as? Int ?? 0) > 0
+                }
+                #expect(try await ferry.client.request("DELETE", "/api/v1/jobs/\(id)").status == 204)
+                #expect(try await ferry.client.get("/api/v1/jobs/\(id)").status == 404)
+                try await Task.sleep(nanoseconds: 1_500_000_000)
+                #expect(origin.requests().filter { $0.path == "/u/del.bin" }.count == 1, "no further attempt")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: ferry.spool + "/files").isEmpty)
+            }
+        }
+    }
+
     // MARK: helpers
 
     private static func submit(_ ferry: RunningFerry, _ body: [String: Any]) async throws -> String {

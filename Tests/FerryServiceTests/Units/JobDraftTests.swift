@@ -55,6 +55,52 @@ struct JobDraftTests {
 
     @Test func uppercaseDigestIsLowered() throws {
         let draft = try JobDraft.validate(body("http://e.org/") { $0.sha256 = String(repeating: "AB", count: 32) }, destinations: AddressPolicy())
-        #expect(draft.expectedSHA256 == String(repeating: "ab", count: 32))
+        #expect(draft.checksum == (try Checksum(algorithm: .sha256, value: String(repeating: "ab", count: 32))))
+    }
+
+    /// The API's error message for `body`, or nil when it is accepted.
+    func message(_ body: JobDraft.Body) -> String? {
+        do { _ = try JobDraft.validate(body, destinations: AddressPolicy()); return nil } catch { return error.message }
+    }
+
+    func checksum(_ algorithm: String?, _ value: String?) -> JobDraft.ChecksumBody {
+        JobDraft.ChecksumBody(algorithm: algorithm, value: value)
+    }
+
+    @Test func checksumsOfEachAlgorithmAreAcceptedLowercased() throws {
+        for algorithm in DigestAlgorithm.allCases {
+            let value = String(repeating: "Ab", count: algorithm.hexLength / 2)
+            let draft = try JobDraft.validate(body("http://e.org/") { $0.checksum = checksum(algorithm.rawValue.uppercased(), value) },
+                                              destinations: AddressPolicy())
+            #expect(draft.checksum?.algorithm == algorithm)
+            #expect(draft.checksum?.value == value.lowercased())
+        }
+    }
+
+    @Test func checksumRefusalsSayWhatIsWrong() throws {
+        let sha512 = String(repeating: "0", count: 128)
+        func refused(_ change: @escaping (inout JobDraft.Body) -> Void, saying words: [String]) {
+            let refusal = message(body("http://e.org/", change))
+            #expect(refusal != nil)
+            for word in words { #expect(refusal?.contains(word) == true, "\(refusal ?? "accepted") lacks \(word)") }
+            #expect(code(body("http://e.org/", change)) == .invalidRequest)
+        }
+        refused({ $0.checksum = checksum("sha-3", sha512) }, saying: ["checksum.algorithm", "sha-3", "sha-256, sha-512, sha-1, md5"])
+        refused({ $0.checksum = checksum("sha512", sha512) }, saying: ["checksum.algorithm", "sha512"])
+        refused({ $0.checksum = checksum(nil, sha512) }, saying: ["checksum.algorithm", "required"])
+        refused({ $0.checksum = checksum("sha-512", nil) }, saying: ["checksum.value", "required"])
+        // A SHA-256's length for SHA-512: the message gives both lengths.
+        refused({ $0.checksum = checksum("sha-512", String(repeating: "0", count: 64)) }, saying: ["checksum.value", "SHA-512", "128", "64"])
+        refused({ $0.checksum = checksum("md5", String(repeating: "0", count: 40)) }, saying: ["MD5", "32", "40"])
+        refused({ $0.checksum = checksum("sha-1", String(repeating: "g", count: 40)) }, saying: ["checksum.value", "hexadecimal"])
+        refused({ $0.checksum = checksum("sha-1", "") }, saying: ["checksum.value", "hexadecimal"])
+        refused({ $0.checksum = checksum("sha-1", " " + String(repeating: "0", count: 39)) }, saying: ["hexadecimal"])
+        // sha256 and checksum together: only when they say the same.
+        let sha = String(repeating: "c", count: 64)
+        refused({ $0.sha256 = sha; $0.checksum = checksum("sha-256", String(repeating: "d", count: 64)) }, saying: ["sha256", "checksum", "different"])
+        refused({ $0.sha256 = sha; $0.checksum = checksum("sha-512", sha512) }, saying: ["sha256", "checksum", "give one"])
+        let same = try JobDraft.validate(body("http://e.org/") { $0.sha256 = sha.uppercased(); $0.checksum = checksum("sha-256", sha) },
+                                         destinations: AddressPolicy())
+        #expect(same.checksum == (try Checksum(algorithm: .sha256, value: sha)))
     }
 }

@@ -38,7 +38,7 @@ extension JobRecord {
             bytesExpected: 4_194_304,
             contentType: "application/zip",
             sha256: String(repeating: "ab", count: 32),
-            expectedSHA256: String(repeating: "cd", count: 32),
+            checksum: try! Checksum(algorithm: .sha512, value: String(repeating: "CD", count: 64)),
             error: JobFailure(code: .httpError, message: "origin answered 503 \"busy\"\n", httpStatus: 503),
             attempts: 3,
             priority: -7,
