@@ -563,14 +563,14 @@ def token_mode(page, origin, ferry):
 
     # A pasted batch: a slow file, a small one, a 404, and one the API refuses.
     page.click("#batch summary")
-    page.fill("batch-urls", "\n".join([big2, small, "", missing, "ftp://127.0.0.1/nope"]))
+    page.fill("batch-urls", "\n".join([big2, small, "", missing, "gopher://127.0.0.1/nope"]))
     page.click("#batch-form button[type=submit]")
     page.wait("the batch's rows", lambda: page.row(big2) and page.row(small) and page.row(missing))
     RESULTS.check("a pasted batch adds one row per accepted URL", True)
     page.wait("the refused line", lambda: page.visible("batch-error"))
     RESULTS.check("a refused batch line is listed with the API's message and kept in the box",
-                  "ftp://127.0.0.1/nope" in page.text("batch-error") and "1 of 4" in page.text("batch-error")
-                  and page.js("return document.getElementById('batch-urls').value") == "ftp://127.0.0.1/nope",
+                  "gopher://127.0.0.1/nope" in page.text("batch-error") and "1 of 4" in page.text("batch-error")
+                  and page.js("return document.getElementById('batch-urls').value") == "gopher://127.0.0.1/nope",
                   page.text("batch-error"))
 
     info = page.wait_row(small, "small file finished", lambda r: r["state"] == "finished", timeout=20)

@@ -1,0 +1,172 @@
+import FerryCore
+import FerryEngine
+import FerryStore
+import Foundation
+import Logging
+
+/// User actions: pause, resume, cancel, PATCH, DELETE and purge, each made durable before it answers.
+extension JobSupervisor {
+    // MARK: User actions
+
+    /// Pauses a job and answers with its final numbers: the job stops counting the engine's progress at once, and
+    /// its `job` event and answer wait until the engine has flushed the bytes received so far to disk.
+    func pause(_ id: String) async throws -> JobRecord {
+        guard var job = jobs[id] else { throw JobsError.notFound(id: id) }
+        switch JobAction.pause.outcome(in: job.state) {
+        case .conflict: throw JobsError.notApplicable(JobAction.pause.conflictMessage(job.state))
+        case .noOp: return job
+        case .apply: break
+        }
+        if job.state == .delivering {
+            job.state = .paused
+            job.error = nil
+            job.delivery = job.delivery?.restarted()
+            rates[id] = nil
+            jobs[id] = job
+            let engine = self.engine
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                engine.stopDelivery(id: id) { continuation.resume() }
+            }
+            guard var latest = jobs[id] else { throw JobsError.notFound(id: id) }
+            guard latest.state == .paused else { return latest }
+            latest.updatedAt = now()
+            jobs[id] = latest
+            try await commitOrUnavailable(CommitPipeline.Change(upserts: [latest], events: [jobEvent(latest)]))
+            return jobs[id] ?? latest
+        }
+        job.state = .paused
+        job.error = nil
+        jobs[id] = job
+        rates[id] = nil
+        let engine = self.engine
+        let bytesOnDisk = await withCheckedContinuation { (continuation: CheckedContinuation<Int64?, Never>) in
+            engine.pause(id: id) { continuation.resume(returning: $0) }
+        }
+        // Cancelled, deleted, resumed or finished meanwhile: that later action's answer and events stand.
+        guard var latest = jobs[id] else { throw JobsError.notFound(id: id) }
+        guard latest.state == .paused else { return latest }
+        if let bytesOnDisk { latest.bytesReceived = bytesOnDisk }
+        latest.updatedAt = now()
+        jobs[id] = latest
+        try await commitOrUnavailable(CommitPipeline.Change(upserts: [latest], events: [jobEvent(latest)]))
+        return jobs[id] ?? latest
+    }
+
+    func resume(_ id: String) async throws -> JobRecord {
+        try await act(.resume, on: id) { job in
+            job.error = nil
+            if job.hasDownloadedFile, let filename = job.filename, self.files.hasFinishedFile(named: filename) {
+                // Downloaded already: only the delivery is tried again.
+                job.state = .delivering
+                job.delivery = job.delivery?.restarted()
+                self.startDelivery(job)
+            } else {
+                job.state = .waiting
+                self.submitTransfer(job)
+            }
+        }
+    }
+
+    func cancel(_ id: String) async throws -> JobRecord {
+        try await act(.cancel, on: id) { job in
+            if job.delivery != nil {
+                self.engine.stopDelivery(id: id, stopped: nil)
+                // A downloaded file waiting for its delivery goes with the job's partial bytes.
+                if job.hasDownloadedFile { self.files.discard(jobID: id, finishedFile: job.filename) }
+            }
+            job.state = .cancelled
+            job.error = nil
+            job.bytesReceived = 0
+            job.finishedAt = self.now()
+            self.rates[id] = nil
+            self.engine.cancel(id: id)
+        }
+    }
+
+    func update(_ id: String, _ patch: JobPatch) async throws -> JobRecord {
+        guard let current = jobs[id] else { throw JobsError.notFound(id: id) }
+        if patch.url != nil, case .conflict = JobAction.changeURL.outcome(in: current.state) {
+            throw JobsError.notApplicable(JobAction.changeURL.conflictMessage(current.state))
+        }
+        // Tags alone are labels: they may change in every state; anything else follows the settings' rule.
+        let action: JobAction = patch.changesOnlyTags ? .changeTags : .changeSettings
+        return try await act(action, on: id) { job in
+            if let tags = patch.tags { job.tags = tags }
+            if let priority = patch.priority, priority != job.priority {
+                job.priority = priority
+                self.engine.updatePriority(id: id, priority)
+            }
+            if let rate = patch.maxBytesPerSecond {
+                job.maxBytesPerSecond = rate
+                self.engine.updateRateLimit(id: id, rate)
+            }
+            if let url = patch.url {
+                job.url = url.normalized
+                // A fresh link for the main URL makes it a source again.
+                if var sources = job.sources, !sources.isEmpty {
+                    sources[0] = JobSource(url: url.normalized, bytesReceived: sources[0].bytesReceived)
+                    job.sources = sources
+                }
+                self.reindex(job, dedupeKey: Self.dedupeKey(url: url, headers: job.headers))
+                job.dedupeKey = Self.dedupeKey(url: url, headers: job.headers)
+                if job.state == .waiting || job.state == .downloading {
+                    self.engine.updateURL(id: id, url)
+                }
+            }
+        }
+    }
+
+    /// Stops the job if active and removes it and its file for good.
+    func delete(_ id: String) async throws {
+        guard let job = jobs[id] else { throw JobsError.notFound(id: id) }
+        if job.delivery != nil { engine.stopDelivery(id: id, stopped: nil) }
+        files.discard(jobID: id, finishedFile: job.state == .finished || job.hasDownloadedFile ? job.filename : nil)
+        removeFromTable(id)
+        restarts[id] = nil
+        var change = CommitPipeline.Change()
+        change.deletions = [id]
+        change.events = [removedEvent(id)]
+        try await commitOrUnavailable(change)
+    }
+
+    /// Removes the ended jobs `selection` picks, oldest first, with their files, in one commit; a
+    /// `removed` event goes out for each. Used by retention and by `DELETE /api/v1/jobs`.
+    func purge(_ selection: PurgeSelection) async throws -> [String] {
+        let chosen = selection.select(Array(jobs.values))
+        guard !chosen.isEmpty else { return [] }
+        var change = CommitPipeline.Change()
+        for job in chosen {
+            files.discard(jobID: job.id, finishedFile: job.state == .finished ? job.filename : nil)
+            removeFromTable(job.id)
+            restarts[job.id] = nil
+            change.deletions.append(job.id)
+            change.events.append(removedEvent(job.id))
+        }
+        try await commitOrUnavailable(change)
+        logger.info("purged ended jobs", metadata: ["jobs": "\(chosen.count)"])
+        return chosen.map(\.id)
+    }
+
+    /// Applies an action by API.md's table: a no-op answers the job unchanged, a conflict throws 409.
+    func act(_ action: JobAction, on id: String, _ body: (inout JobRecord) -> Void) async throws -> JobRecord {
+        guard var job = jobs[id] else { throw JobsError.notFound(id: id) }
+        switch action.outcome(in: job.state) {
+        case .conflict: throw JobsError.notApplicable(action.conflictMessage(job.state))
+        case .noOp: return job
+        case .apply: break
+        }
+        let before = job.state
+        body(&job)
+        job.updatedAt = now()
+        jobs[id] = job
+        try await commitOrUnavailable(CommitPipeline.Change(upserts: [job], events: [jobEvent(job)],
+                                                            notices: notices(job, leaving: before)))
+        return jobs[id] ?? job
+    }
+
+    func commitOrUnavailable(_ change: CommitPipeline.Change) async throws {
+        // Queued here, on the actor, before suspending: enqueue order is event id order.
+        let ticket = commits.submit(change)
+        do { try await ticket.durable() } catch { throw JobsError.store(error) }
+    }
+}

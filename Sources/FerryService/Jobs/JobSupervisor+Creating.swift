@@ -1,0 +1,139 @@
+import FerryCore
+import FerryEngine
+import FerryStore
+import Foundation
+import Logging
+
+/// Creating jobs: deduplication, filename reservation and the one insert transaction.
+extension JobSupervisor {
+    // MARK: Creating
+
+    /// Creates jobs from validated drafts, one answer per draft, in order.
+    /// Deduplicated drafts answer with the existing job; the rest are inserted in one transaction.
+    /// - Parameter idempotencyRecord: for a request with an `Idempotency-Key`: makes the record of the
+    ///   answer from the answers, stored in the same transaction as the new jobs.
+    func create(_ drafts: [JobDraft],
+                idempotencyRecord: (@Sendable ([Created]) -> IdempotencyRecord?)? = nil) async throws -> [Created] {
+        var answers: [Created?] = Array(repeating: nil, count: drafts.count)
+        var fresh: [(index: Int, record: JobRecord, draft: JobDraft)] = []
+        var claimedHere: [String: Int] = [:]
+        let created = now()
+        let spoolFull = quota?.isFull ?? false
+        for (index, draft) in drafts.enumerated() {
+            let key = sharedKey(draft.dedupeKey)
+            if draft.dedupe {
+                if let existing = dedupeMatch(key) {
+                    answers[index] = .existing(existing)
+                    continue
+                }
+                if let earlier = claimedHere[key] {
+                    answers[index] = .existing(fresh.first { $0.index == earlier }!.record)
+                    continue
+                }
+                if pendingDedupe[key] != nil {
+                    answers[index] = .refused(.creationInProgress)
+                    continue
+                }
+            }
+            if spoolFull, let budget = quota?.budget {
+                answers[index] = .refused(.spoolFull(quota: budget.quota))
+                continue
+            }
+            var record = JobRecord(
+                id: Self.newID(), sequence: 0, url: Self.shared(draft.url.normalized, with: key), finalURL: nil,
+                state: draft.paused ? .paused : .waiting,
+                filename: nil, requestedFilename: draft.filename,
+                bytesReceived: 0, bytesExpected: nil, contentType: nil, sha256: nil,
+                checksum: draft.checksum, error: nil, attempts: 0, priority: draft.priority,
+                maxBytesPerSecond: draft.maxBytesPerSecond, connections: draft.connections,
+                headers: draft.headers, tags: draft.tags, dedupeKey: key, etag: nil, lastModified: nil,
+                createdAt: created, startedAt: nil, finishedAt: nil, updatedAt: created)
+            record.notify = draft.notify?.normalized
+            record.delivery = draft.deliver
+            if !draft.mirrors.isEmpty {
+                record.sources = ([draft.url] + draft.mirrors).map { JobSource(url: $0.normalized) }
+            }
+            if let requested = draft.filename {
+                record.filename = files.reserveFilename(requested, for: record.id)
+            }
+            if draft.dedupe {
+                claimedHere[key] = index
+                pendingDedupe[key] = record.id
+            }
+            fresh.append((index, record, draft))
+        }
+        defer { for item in fresh where item.draft.dedupe { pendingDedupe.removeValue(forKey: item.record.dedupeKey) } }
+        // The answers as they will be once the insert is done (records as the store keeps them).
+        var record: IdempotencyRecord?
+        if let idempotencyRecord {
+            var provisional = answers
+            for item in fresh { provisional[item.index] = .created(item.record.storedForm) }
+            record = idempotencyRecord(provisional.map { $0 ?? .refused(.lostAnswer) })
+        }
+        guard !fresh.isEmpty else {
+            // Nothing new: only the answer is stored (an empty insert saves just the record).
+            if let record {
+                do { _ = try await store.insert([], idempotencyRecord: record) } catch { throw JobsError.store(error) }
+            }
+            return answers.map { $0! }
+        }
+        let inserted: [JobRecord]
+        do {
+            inserted = try await store.insert(fresh.map(\.record), idempotencyRecord: record)
+        } catch {
+            for item in fresh { files.releaseFilename(for: item.record.id) }
+            throw JobsError.store(error)
+        }
+        var change = CommitPipeline.Change()
+        for (item, record) in zip(fresh, inserted) {
+            insertIntoTable(record)
+            change.events.append(jobEvent(record))
+            answers[item.index] = .created(record)
+        }
+        for (index, answer) in answers.enumerated() {
+            if answer == nil, let key = Optional(drafts[index].dedupeKey), let job = dedupeMatch(key) {
+                answers[index] = .existing(job)
+            }
+        }
+        try await commits.submit(change).durable()
+        for (item, record) in zip(fresh, inserted) where record.state == .waiting {
+            submitTransfer(record, url: item.draft.url)
+        }
+        metrics.jobsCreated(inserted.count)
+        return answers.map { $0 ?? .refused(.lostAnswer) }
+    }
+
+    /// `key`, or an equal key already indexed, whose storage it then shares (many jobs may fetch one URL).
+    func sharedKey(_ key: String) -> String {
+        byDedupeKey.sharedKey(key)
+    }
+
+    /// `text`, or `other` when equal (a URL and its dedupe key, without headers, are the same text).
+    static func shared(_ text: String, with other: String) -> String { text == other ? other : text }
+
+    func dedupeMatch(_ key: String) -> JobRecord? {
+        let usable = byDedupeKey.ids(forKey: key).compactMap { jobs[$0] }.filter { job in
+            switch job.state {
+            case .cancelled, .failed: return false
+            case .finished: return job.filename.map(files.hasFinishedFile(named:)) ?? false
+            default: return true
+            }
+        }
+        return usable.min { $0.sequence < $1.sequence }
+    }
+
+    /// 128 random bits as 26 lower-case base32 characters: opaque and URL-safe.
+    static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567")
+        let high = generator.next() as UInt64, low = generator.next() as UInt64
+        var bits = (high, low)
+        var out = ""
+        for _ in 0..<26 {
+            out.append(alphabet[Int(bits.1 & 31)])
+            bits.1 = (bits.1 >> 5) | ((bits.0 & 31) << 59)
+            bits.0 >>= 5
+        }
+        return out
+    }
+}

@@ -1,0 +1,97 @@
+import FerryCore
+import FerryEngine
+import FerryStore
+import Foundation
+import Logging
+
+/// Start-up: loading the jobs and putting interrupted ones back to work.
+extension JobSupervisor {
+    // MARK: Start-up
+
+    /// Loads every job, puts interrupted ones back in the engine's queue, and has the engine sweep the spool.
+    /// Jobs that were downloading or waiting continue from the bytes on disk; paused stay paused.
+    func recover() async throws {
+        let stored = try await store.all().sorted { $0.sequence < $1.sequence }
+        var resubmit: [JobRecord] = []
+        var redeliver: [JobRecord] = []
+        var changed: [JobRecord] = []
+        var notices: [WebhookNotice] = []
+        let found = files.recoverFiles(stored.map { job in
+            let standing: RecoveringJob.Standing = switch job.state {
+            case .finished, .delivering: .finished
+            case .cancelled: .cancelled
+            default: .unfinished
+            }
+            return RecoveringJob(id: job.id, filename: job.filename, standing: standing)
+        })
+        jobs.reserveCapacity(stored.count)
+        order.reserveCapacity(stored.count)
+        for var job in stored {
+            var onDisk: Int64 = 0
+            switch found[job.id] {
+            case .finished(let finish):
+                adopt(finish, into: &job)
+                changed.append(job)
+                notices += webhooks.notices(.finished, for: job, at: now())
+            case .partial(let bytes):
+                onDisk = bytes
+            case nil:
+                break
+            }
+            switch job.state {
+            case .waiting, .downloading:
+                if job.bytesReceived != onDisk || job.state != .waiting {
+                    job.bytesReceived = onDisk
+                    job.state = .waiting
+                    job.updatedAt = now()
+                    changed.append(job)
+                }
+                resubmit.append(job)
+            case .delivering:
+                // Interrupted uploads are sent again from the first byte.
+                redeliver.append(job)
+            case .paused, .failed:
+                if job.hasDownloadedFile { break }
+                if job.bytesReceived != onDisk {
+                    job.bytesReceived = onDisk
+                    changed.append(job)
+                }
+            case .finished, .cancelled:
+                break
+            }
+            insertIntoTable(job)
+        }
+        if !changed.isEmpty {
+            do {
+                try await store.apply(updates: changed, deletions: [], notices: notices)
+            } catch let error as JobStoreError where error.isOutOfSpace {
+                // Start anyway on a full disk: the table holds these changes, and each job's next
+                // change writes its whole record once there is room again.
+                logger.warning("the disk is full: recovered jobs are not yet saved", metadata: ["error": "\(error)"])
+            }
+        }
+        for job in resubmit { submitTransfer(job) }
+        for job in redeliver { startDelivery(job) }
+        logger.info("recovered jobs", metadata: ["jobs": "\(stored.count)", "resumed": "\(resubmit.count)"])
+        // Reading every row freed many small buffers (SQLite's, the decoder's): give the pages back.
+        FreeMemory.returnToSystem()
+    }
+
+    /// A download whose file was moved into `files/` just before a crash, when the store had not yet heard of it:
+    /// the engine found the file whole, so the job is finished (no second download, no orphan).
+    func adopt(_ finish: FinishRecord, into job: inout JobRecord) {
+        markFinished(&job, filename: finish.filename, size: finish.size, sha256: finish.sha256)
+        job.updatedAt = now()
+    }
+
+    /// The job's file is in place, whole and verified.
+    func markFinished(_ job: inout JobRecord, filename: String, size: Int64, sha256: String) {
+        job.state = .finished
+        job.error = nil
+        job.filename = filename
+        job.sha256 = sha256
+        job.bytesReceived = size
+        job.bytesExpected = size
+        job.finishedAt = now()
+    }
+}
