@@ -82,8 +82,8 @@ final class Sessions: @unchecked Sendable {
 
     /// Ends the session of a cookie value, for good: refused from now on and after restarts. Returns once that is
     /// durable. A value that is no valid session (forged, expired) needs nothing.
-    /// - Throws: `APIError(.unavailable)` when the revocation (or the rotation of the secret) could not be saved.
-    func revoke(_ value: String, now: Date) async throws(APIError) {
+    /// - Throws: `SessionsError.notSaved` when the revocation (or the rotation of the secret) could not be saved.
+    func revoke(_ value: String, now: Date) async throws(SessionsError) {
         let decision: (SessionCookie.Claims, RevokedSessions.Insertion)? = lock.withLock {
             guard let (claims, _) = claims(of: value, now: now) else { return nil }
             return (claims, revoked.insert(claims.nonce, expiresAt: claims.expiresAt, now: now))
@@ -95,7 +95,7 @@ final class Sessions: @unchecked Sendable {
         case .added, .alreadyRevoked:
             // Saved again when already revoked: an earlier save of it may have failed.
             do { try await store.saveRevokedSession(RevokedSession(nonce: claims.nonce, expiresAt: claims.expiresAt)) }
-            catch { throw APIError(.unavailable, "the logout could not be saved: \(error)") }
+            catch { throw SessionsError.notSaved("\(error)") }
             if insertion == .added(prunedExpired: true) { await purgeStore(expiringBy: now) }
         case .full:
             try await rotateSecret(now: now)
@@ -103,10 +103,10 @@ final class Sessions: @unchecked Sendable {
     }
 
     /// Ends every session: a new secret in the spool first, then a new signer and no revocations.
-    private func rotateSecret(now: Date) async throws(APIError) {
+    private func rotateSecret(now: Date) async throws(SessionsError) {
         let secret: String
         do { secret = try SessionSecret.replace(spool: spool) } catch {
-            throw APIError(.unavailable, "the logout could not be saved: rotating the session secret failed: \(error)")
+            throw SessionsError.notSaved("rotating the session secret failed: \(error)")
         }
         let capacity = lock.withLock {
             cookies = SessionCookie(token: token, secret: secret)

@@ -98,11 +98,7 @@ extension RunningService {
                              metrics: metrics, minFreeSpace: configuration.minFreeSpace,
                              openConnections: { server.openConnectionCount }).register(routes)
         if let publicDirectory = publicDirectory(configuration.publicDirectory) {
-            let files = StaticFiles(root: publicDirectory)
-            router.fallback = { request in
-                if let response = await files.handle(request) { return response }
-                throw APIError(.notFound, "nothing at \(request.path)")
-            }
+            router.fallback = staticFallback(StaticFiles(root: publicDirectory))
         } else {
             logger.warning("no Public/ directory found: the browser page is not served (set --public)")
         }
@@ -123,38 +119,6 @@ extension RunningService {
         return RunningService(store: store, engine: engine, hub: hub, commits: commits, server: server,
                               engineEvents: engineEvents, eventPump: eventPump, chores: chores,
                               webhooks: webhooks, requests: requests)
-    }
-
-    /// The HTTP server (not started yet): `AccessGuard` first, then the router.
-    private static func makeServer(configuration: ServiceConfiguration, logger: Logger, router: Router,
-                                   access: AccessGuard, metrics: ServiceMetrics) -> HTTPServer {
-        var serverConfiguration = HTTPServerConfiguration()
-        serverConfiguration.host = configuration.host
-        serverConfiguration.port = configuration.port
-        // Event streams are long-lived connections: allow as many as the descriptor limit (raised to
-        // its hard maximum) leaves room for, beside downloads, spool files and the store.
-        serverConfiguration.maxConnections = max(1024, raiseDescriptorLimit() - 1024)
-        // The refusal when `AccessGuard` turns the request away, nil when it may proceed.
-        let refusal: @Sendable (HTTPRequest) -> HTTPResponse? = { request in
-            switch Result(catching: { () throws(APIError) in try access.check(request) }) {
-            case .success: return nil
-            case .failure(let refusal):
-                metrics.request(route: "auth", method: request.method.rawValue, status: refusal.status.code)
-                return refusal.response(for: request)
-            }
-        }
-        // On the connection queue: `/healthz`, refusals, immediate routes (snapshot reads) and the router's
-        // 404/405 are answered at once; everything else goes to the async handler on the concurrency pool.
-        let health = OperationsController.immediate(metrics: metrics)
-        let immediate: ImmediateResponder = { request in
-            if let response = health(request) { return response }
-            if let response = refusal(request) { return response }
-            return router.respondImmediately(request)
-        }
-        return HTTPServer(configuration: serverConfiguration, logger: logger, immediate: immediate) { request in
-            if let response = refusal(request) { return response }
-            return await router.handle(request)
-        }
     }
 
     /// Opens the job store `setting` names (SQLite in the spool, or PostgreSQL) and loads the event-id

@@ -141,7 +141,7 @@ final class AccessGuard: @unchecked Sendable {
     func logout(_ request: HTTPRequest, now: Date = Date()) async throws(APIError) {
         guard let sessions, let header = request.headers["Cookie"],
               let value = SessionCookie.value(inCookieHeader: header) else { return }
-        try await sessions.revoke(value, now: now)
+        do { try await sessions.revoke(value, now: now) } catch { throw APIError(.unavailable, error.message) }
     }
 
     // MARK: Checks
