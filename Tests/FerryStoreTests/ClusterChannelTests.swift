@@ -46,6 +46,14 @@ struct ClusterChannelTests {
         #expect(PostgresJobStore.milliseconds(.zero) == 1)
     }
 
+    @Test func conflictsAndLostConnectionsAreTold() {
+        func error(_ sqlstate: String) -> JobStoreError { .postgres(sqlstate: sqlstate, message: "m", operation: "o") }
+        #expect(error("40001").isConflict && error("40P01").isConflict)
+        #expect(!error("23505").isConflict && !error("08006").isConflict)
+        #expect(!JobStoreError.sqlite(code: 5, message: "busy", operation: "o").isConflict)
+        #expect(error("08006").isUnavailable && error("57P01").isUnavailable && !error("40001").isUnavailable)
+    }
+
     @Test func onlyWaitingDownloadingAndDeliveringNeedANode() {
         #expect(PostgresJobStore.runningStates == ["waiting", "downloading", "delivering"])
     }

@@ -4,7 +4,9 @@
 /// read as whole milliseconds, `StoredDate`), bodies `bytea`, tags a `text[]` (order and repeats kept) indexed by
 /// `job_tags` (tag, sequence), kept in step by a trigger and cleared by a cascading foreign key, so a tag's jobs are
 /// walked in list order. `jobs.sequence` comes from the `job_sequence` SEQUENCE, shared by every node on the
-/// database: never reused, though a failed insert leaves a gap. Pure data; used on the store's queue.
+/// database: never reused, though a failed insert leaves a gap. Schema 6 adds what several nodes share
+/// (`ClusterJobStore`): `jobs.owner`/`lease_until`, `nodes`, `events` (ids from `event_id`) and `event_window`.
+/// Pure data; used on the store's queue.
 enum PostgresSchema {
     struct Migration {
         var version: Int
