@@ -18,31 +18,41 @@ import Foundation
 /// - `counts` has an entry for every `JobState`, zero included.
 ///
 /// Implementations: `SQLiteJobStore` (default, WAL, in the spool), `PostgresJobStore` (`--store postgres://...`, one
-/// node for now), `MemoryJobStore` (tests, ephemeral mode).
+/// node or several: it is also a `ClusterJobStore`), `MemoryJobStore` (tests, ephemeral mode).
 ///
 /// ## A PostgreSQL store shared by several Ferry nodes
 /// Nothing here is SQLite-specific: the calls are async, ids are strings, cursors are opaque, dates have a fixed
-/// precision, and there is no transaction handle in the protocol. `PostgresJobStore` does the first point and the
-/// last three below (a `SEQUENCE`, idempotency records and revoked sessions in tables, upserted with `ON CONFLICT`,
-/// SQLSTATEs as `JobStoreError.postgres`); claims, leases and `NOTIFY` are still to come. The design:
+/// precision, and there is no transaction handle in the protocol. What only several nodes need is a protocol of its
+/// own, `ClusterJobStore` (a single node never needs it: the engine's scheduler owns its queue), so this one stays
+/// as it is. `PostgresJobStore` does all of it:
 /// - take `sequence` from a database `SEQUENCE` (`bigint DEFAULT nextval('job_sequence')`, read back with
-///   `INSERT ... RETURNING sequence`); sequences from concurrent transactions may commit out of order, so a
-///   gapless list for event replay would page on a commit-ordered column or hold the cursor behind the oldest
-///   in-flight transaction (`pg_snapshot_xmin`), which the opaque cursor allows without changing callers;
-/// - let each node claim work with `UPDATE jobs SET state = 'downloading', owner = $node, lease_until = now() + ...
-///   WHERE id IN (SELECT id FROM jobs WHERE state = 'waiting' ORDER BY priority DESC, sequence
-///   FOR UPDATE SKIP LOCKED LIMIT $n) RETURNING *` — a claiming call (and a lease renewal) would be added to this
-///   protocol then; a single node never needs it, as the engine's scheduler owns its queue;
-/// - publish changes with `NOTIFY ferry_jobs, '<id>'` in the same transaction (delivered only on commit) and have
-///   each node `LISTEN` to refresh its view and fan events out to its SSE subscribers; the event id would come from
-///   a `SEQUENCE` too (kept under `value(forKey:)` today);
+///   `INSERT ... RETURNING sequence`); sequences from concurrent transactions may commit out of order, so lists are
+///   not the way to replay events: the event log below is;
+/// - ownership: `jobs.owner` (a node id) and `jobs.lease_until`, on the database's clock. The rule: a node changes
+///   a job only while it owns it (or nobody does). `claim` takes jobs that need running (`waiting`, and
+///   `downloading`/`delivering` whose owner's lease expired: a handover) with `... ORDER BY priority DESC, sequence
+///   LIMIT $n FOR UPDATE SKIP LOCKED`, leaving the state to the caller; `renew` extends the leases and answers
+///   which jobs the node still owns (fencing: one taken over must be stopped); `acquire` takes one job for an
+///   action or names its live owner, to whom the command is forwarded (`send(command:to:)`); `commit` (the group
+///   commit of a node) refuses updates and deletions of jobs another node owns, with their events and notices,
+///   and releases jobs it leaves paused, failed, finished or cancelled; `release`/`leave` give jobs back. Rows are
+///   locked in id order everywhere so nodes wait for each other rather than deadlock; `nodes` holds heartbeats;
+/// - events: an `events` table whose ids come from the `event_id` SEQUENCE, taken under a transaction-level
+///   advisory lock held to the commit, as the commit's last step, so ids become visible in increasing order and a
+///   reader paging `id > last` misses none (gapless replay on any node); `event_window` says from where replay is
+///   still possible once old events are purged; the sequence starts above a single node's stored high-water mark;
+/// - publish changes with `NOTIFY` in the same transaction (delivered only on commit, `ClusterChannel`):
+///   `ferry_jobs` (changed ids), `ferry_events` (highest id), `ferry_commands` (a command for one node); each node
+///   listens on a connection of its own (`PostgresListener`) and, when it says it reconnected, catches up from the
+///   store. The plain `JobStore` writes notify `ferry_jobs` too, so a job submitted anywhere is claimed soon;
 /// - keep tags in a `job_tags (tag, sequence)` table too (or a `text[]` column with a GIN index) and `search_text`
 ///   under a `pg_trgm` GIN index, so `tag` and `q` stay indexed;
 /// - keep idempotency records in a table keyed by `key` with `INSERT ... ON CONFLICT DO NOTHING`, so two nodes
 ///   racing on one key agree on the first answer; purge with `DELETE ... WHERE created_at < $1`;
 /// - keep revoked sessions in a table too; each node loads them at start, so a logout made on another node would
 ///   also need a `NOTIFY` for nodes already running;
-/// - map SQLSTATE errors into `JobStoreError` (a `.postgres(sqlstate:message:operation:)` case), as SQLite codes are.
+/// - map SQLSTATE errors into `JobStoreError` (a `.postgres(sqlstate:message:operation:)` case), as SQLite codes are:
+///   `isUnavailable` (class `08`, a server shutting down), `isConflict` (`40001`, `40P01`: try again).
 public protocol JobStore: Sendable {
     /// Stores new jobs in one transaction and returns them as stored: `sequence` assigned, dates normalized.
     /// With `idempotencyRecord`, the answer to the request that created them is saved (or replaced) in the

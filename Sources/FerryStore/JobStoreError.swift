@@ -45,6 +45,13 @@ extension JobStoreError {
         }
     }
 
+    /// True when PostgreSQL gave a transaction up because of a concurrent one (`40001` serialization_failure,
+    /// `40P01` deadlock_detected): nothing of it was stored, and the same call may be made again at once.
+    public var isConflict: Bool {
+        guard case .postgres(let sqlstate, _, _) = self else { return false }
+        return sqlstate == "40001" || sqlstate == "40P01"
+    }
+
     /// True when the database could not be reached or went away (PostgreSQL: class `08`, connection exceptions, and
     /// `57P01`...`57P03`, a server shutting down or starting): the same call may succeed later.
     public var isUnavailable: Bool {

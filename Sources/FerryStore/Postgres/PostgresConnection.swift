@@ -142,6 +142,37 @@ final class PostgresConnection: @unchecked Sendable {
         prepared = [:]
     }
 
+    // MARK: Notifications (`PostgresListener`)
+
+    /// The connection's socket, for a Dispatch read source; -1 when closed. libpq owns it: `close()` closes it, so
+    /// close only once no source watches it.
+    var socket: Int32 {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return handle.map { PQsocket($0) } ?? -1
+    }
+
+    /// Reads what the server sent without blocking (`PQconsumeInput`). Returns the connection's failure when it is
+    /// broken (`08006`, libpq's message), nil while it is fine.
+    func consumeInput() -> JobStoreError? {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let handle else {
+            return JobStoreError.postgres(sqlstate: "08003", message: "the connection is closed", operation: "listen")
+        }
+        guard PQconsumeInput(handle) == 1, PQstatus(handle) == CONNECTION_OK else {
+            return JobStoreError.postgres(sqlstate: "08006", message: Self.oneLine(String(cString: PQerrorMessage(handle))),
+                                          operation: "listen on \(location)")
+        }
+        return nil
+    }
+
+    /// The next notification libpq has read (`PQnotifies`), nil when none is waiting.
+    func nextNotification() -> (channel: String, payload: String)? {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let handle, let notification = PQnotifies(handle) else { return nil }
+        defer { PQfreemem(notification) }
+        return (String(cString: notification.pointee.relname), String(cString: notification.pointee.extra))
+    }
+
     // MARK: Private
 
     /// The open connection, re-established first when it broke since the last statement (outside a transaction).

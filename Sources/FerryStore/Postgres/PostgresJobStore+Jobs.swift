@@ -8,24 +8,9 @@ extension PostgresJobStore {
         }
         return try await perform { connection in
             try connection.transaction("insert \(jobs.count) job(s)") {
-                var stored: [JobRecord] = []
-                stored.reserveCapacity(jobs.count)
-                for job in jobs {
-                    var record = job.storedForm
-                    let result: PostgresResult
-                    do {
-                        result = try connection.execute(PostgresJobRow.insertSQL, try PostgresJobRow.parameters(record),
-                                                        reuse: true, operation: "insert job")
-                    } catch JobStoreError.postgres(let sqlstate, _, _) where sqlstate == "23505" {
-                        throw JobStoreError.duplicateID(record.id)  // unique_violation: the id is taken
-                    }
-                    guard let sequence = result.int64(0, 0) else {
-                        throw JobStoreError.corrupt("inserting job \(record.id) returned no sequence")
-                    }
-                    record.sequence = sequence
-                    stored.append(record)
-                }
+                let stored = try Self.insertRows(jobs, connection)
                 if let idempotencyRecord { try Self.save(idempotencyRecord, on: connection) }
+                try Self.notifyJobsChanged(stored.map(\.id), connection)
                 return stored
             }
         }
@@ -36,6 +21,7 @@ extension PostgresJobStore {
             let result = try connection.execute(PostgresJobRow.updateSQL, try PostgresJobRow.parameters(job.storedForm),
                                                 reuse: true, operation: "update job")
             guard result.affectedRows > 0 else { throw JobStoreError.notFound(job.id) }
+            try Self.notifyJobsChanged([job.id], connection)
         }
     }
 
@@ -52,6 +38,7 @@ extension PostgresJobStore {
                                            operation: "delete jobs")
                 }
                 for notice in notices { try Self.insertNotice(notice, connection) }
+                try Self.notifyJobsChanged(updates.map(\.id) + deletions, connection)
             }
         }
     }
@@ -64,7 +51,12 @@ extension PostgresJobStore {
 
     public func delete(id: String) async throws -> Bool {
         try await perform { connection in
-            try connection.execute("DELETE FROM jobs WHERE id = $1", [.text(id)], operation: "delete job").affectedRows > 0
+            try connection.transaction("delete job") {
+                let deleted = try connection.execute("DELETE FROM jobs WHERE id = $1", [.text(id)],
+                                                     operation: "delete job").affectedRows > 0
+                if deleted { try Self.notifyJobsChanged([id], connection) }
+                return deleted
+            }
         }
     }
 
@@ -110,6 +102,38 @@ extension PostgresJobStore {
     }
 
     // MARK: Queue-side helpers (called inside `perform`)
+
+    /// Inserts `jobs` (unowned) and returns them as stored; runs inside the caller's transaction.
+    /// - Throws: `JobStoreError.duplicateID` when an id is taken.
+    static func insertRows(_ jobs: [JobRecord], _ connection: PostgresConnection) throws -> [JobRecord] {
+        var stored: [JobRecord] = []
+        stored.reserveCapacity(jobs.count)
+        for job in jobs {
+            var record = job.storedForm
+            let result: PostgresResult
+            do {
+                result = try connection.execute(PostgresJobRow.insertSQL, try PostgresJobRow.parameters(record),
+                                                reuse: true, operation: "insert job")
+            } catch JobStoreError.postgres(let sqlstate, _, _) where sqlstate == "23505" {
+                throw JobStoreError.duplicateID(record.id)  // unique_violation: the id is taken
+            }
+            guard let sequence = result.int64(0, 0) else {
+                throw JobStoreError.corrupt("inserting job \(record.id) returned no sequence")
+            }
+            record.sequence = sequence
+            stored.append(record)
+        }
+        return stored
+    }
+
+    /// `NOTIFY ferry_jobs` with `ids` (`ClusterChannel.jobPayloads`), inside the caller's transaction: the other
+    /// nodes hear of it only if it commits.
+    static func notifyJobsChanged(_ ids: [String], _ connection: PostgresConnection) throws {
+        for payload in ClusterChannel.jobPayloads(ids) {
+            try connection.execute("SELECT pg_notify($1, $2)", [.text(ClusterChannel.jobs), .text(payload)],
+                                   reuse: true, operation: "notify job changes")
+        }
+    }
 
     /// Jobs matching `condition` (parameters from `$1`), in sequence order.
     private static func select(

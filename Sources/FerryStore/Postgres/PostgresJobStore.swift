@@ -6,8 +6,11 @@ import Foundation
 /// A private serial `DispatchQueue` owns the one connection (`PostgresConnection`); every database call runs there
 /// (checked with `dispatchPrecondition`). The async methods hand their work to that queue and suspend on a
 /// continuation. libpq's blocking API is used on that queue (`PQexecParams` waits for the server's answer): simple,
-/// and it never blocks Swift's cooperative pool; one statement at a time per store is the cost, acceptable for a
-/// single node. The non-blocking API on a Dispatch read source, with pipelining, is the step after.
+/// and it never blocks Swift's cooperative pool; one statement at a time per store is the cost. The non-blocking
+/// API on a Dispatch read source, with pipelining, is the step after (`PostgresListener` already reads that way).
+///
+/// Several nodes: it is also a `ClusterJobStore` (`+Cluster`: ownership and leases; `+Events`: the event log); each
+/// node opens its own store, and the database enforces who may change what.
 ///
 /// Each mutating call is its own transaction and is durable when it returns (the server's `synchronous_commit`).
 /// `sequence` comes from the database's `job_sequence`, shared by every process on the database. The schema is

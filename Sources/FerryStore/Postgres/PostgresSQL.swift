@@ -6,9 +6,19 @@ enum PostgresSQL {
         "('epoch'::timestamptz + $\(index)::bigint * interval '1 millisecond')"
     }
 
+    /// An `interval` of parameter `$index` whole milliseconds (a lease).
+    static func interval(_ index: Int) -> String {
+        "($\(index)::bigint * interval '1 millisecond')"
+    }
+
     /// Whole milliseconds since 1970 of a `timestamptz` column (NULL stays NULL).
     static func milliseconds(_ column: String) -> String {
         "(extract(epoch from \(column)) * 1000)::bigint"
+    }
+
+    /// `name` as a quoted identifier (`LISTEN "ferry_jobs"`), for the few statements that take no parameters.
+    static func identifier(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// `$first, $first+1, ...` for `count` parameters.

@@ -4,7 +4,9 @@
 /// read as whole milliseconds, `StoredDate`), bodies `bytea`, tags a `text[]` (order and repeats kept) indexed by
 /// `job_tags` (tag, sequence), kept in step by a trigger and cleared by a cascading foreign key, so a tag's jobs are
 /// walked in list order. `jobs.sequence` comes from the `job_sequence` SEQUENCE, shared by every node on the
-/// database: never reused, though a failed insert leaves a gap. Pure data; used on the store's queue.
+/// database: never reused, though a failed insert leaves a gap. Schema 6 adds what several nodes share
+/// (`ClusterJobStore`): `jobs.owner`/`lease_until`, `nodes`, `events` (ids from `event_id`) and `event_window`.
+/// Pure data; used on the store's queue.
 enum PostgresSchema {
     struct Migration {
         var version: Int
@@ -132,6 +134,39 @@ enum PostgresSchema {
             """),
         // Mirrors: a job's sources as JSON (`[JobSource]`), as in SQLite.
         Migration(version: 5, sql: "ALTER TABLE jobs ADD COLUMN sources text"),
+        // Several nodes (`ClusterJobStore`): who owns a job and until when, the nodes alive, and the cluster-wide
+        // event log. Event ids continue above the single node's high-water mark, so they keep increasing when a
+        // store is shared.
+        Migration(version: 6, sql: """
+            ALTER TABLE jobs ADD COLUMN owner text, ADD COLUMN lease_until timestamptz;
+            CREATE INDEX jobs_claimable ON jobs (priority DESC, sequence)
+                WHERE state IN ('waiting', 'downloading', 'delivering');
+            CREATE INDEX jobs_owner ON jobs (owner) WHERE owner IS NOT NULL;
+
+            CREATE TABLE nodes (
+                id           text        PRIMARY KEY,
+                started_at   timestamptz NOT NULL,
+                heartbeat_at timestamptz NOT NULL,
+                lease_until  timestamptz NOT NULL
+            );
+
+            CREATE SEQUENCE event_id AS bigint START 1;
+            SELECT setval('event_id', value::bigint) FROM meta
+                WHERE key = 'event-id-high-water' AND value ~ '^[0-9]{1,18}$' AND value::bigint > 0;
+            CREATE TABLE events (
+                id         bigint      PRIMARY KEY,
+                job_id     text        NOT NULL,
+                kind       text        NOT NULL CHECK (kind IN ('job', 'removed')),
+                data       bytea       NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now()
+            );
+            CREATE INDEX events_created_at ON events (created_at);
+            CREATE TABLE event_window (
+                single         boolean PRIMARY KEY DEFAULT true CHECK (single),
+                purged_through bigint  NOT NULL
+            );
+            INSERT INTO event_window (purged_through) VALUES (0);
+            """),
     ]
 
     /// Schema 2: `jobs_search_text_trigram`, in a savepoint, so a server without `pg_trgm` keeps the rest.
@@ -154,7 +189,8 @@ enum PostgresSchema {
     /// Brings the database up to `currentVersion` in one transaction holding `migrationLock`, so nodes starting
     /// together migrate once and a crash mid-migration leaves the previous version intact.
     /// - Throws: `JobStoreError.corrupt` for a database newer than this build; PostgreSQL errors otherwise.
-    static func migrate(_ connection: PostgresConnection) throws {
+    /// - Parameter target: the version to stop at (tests start from an older schema); `currentVersion` otherwise.
+    static func migrate(_ connection: PostgresConnection, to target: Int = currentVersion) throws {
         try connection.transaction("migrate the schema") {
             try connection.execute("SELECT pg_advisory_xact_lock($1)", [PostgresParameter(migrationLock)],
                                    operation: "lock the schema for migration")
@@ -170,7 +206,11 @@ enum PostgresSchema {
                 throw JobStoreError.corrupt(
                     "\(connection.location) has schema version \(found); this Ferry understands up to \(currentVersion)")
             }
-            for migration in migrations where migration.version > found {
+            // Every version not recorded yet, in order: a database migrated by a build that had a later version but
+            // not an earlier one (work merged out of order) still gets the earlier one.
+            let applied = try connection.execute("SELECT version FROM schema_migrations", operation: "read schema versions")
+            let done = Set((0..<applied.rowCount).compactMap { applied.int64($0, 0) })
+            for migration in migrations where !done.contains(Int64(migration.version)) && migration.version <= target {
                 try connection.executeScript(migration.sql, operation: "migrate to schema \(migration.version)")
                 try migration.then?(connection)
                 try connection.execute("INSERT INTO schema_migrations (version) VALUES ($1)",

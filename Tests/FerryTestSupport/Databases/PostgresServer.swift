@@ -12,14 +12,17 @@ import Foundation
 /// a second of noticing. Missing programs are an error naming the package to install, unless
 /// `FERRY_SKIP_POSTGRES=1` leaves these tests out (`isSkipped`).
 ///
-/// Thread safety: `stopped` and the database counter are guarded by `lock`; every method may be called from any thread.
+/// A test that stops or restarts the server (`restart()`) starts one of its own with `startPrivate()`.
+///
+/// Thread safety: `stopped`, the database counter and the processes are guarded by `lock`; every method may be
+/// called from any thread.
 public final class PostgresServer: @unchecked Sendable {
     public let port: Int
     /// Holds `data/` (the cluster), the server's socket and the programs' captured output.
     public let directory: String
-    /// The postmaster.
-    public let process: ChildProcess
-    private let watchdog: ChildProcess?
+    /// The postmaster (a new one after `restart()`).
+    public var process: ChildProcess { lock.withLock { running.process } }
+    private var running: (process: ChildProcess, watchdog: ChildProcess?)
     private let lock = NSLock()
     private var stopped = false
     private var databases = 0
@@ -30,8 +33,7 @@ public final class PostgresServer: @unchecked Sendable {
     private init(port: Int, directory: String, process: ChildProcess, watchdog: ChildProcess?) {
         self.port = port
         self.directory = directory
-        self.process = process
-        self.watchdog = watchdog
+        self.running = (process, watchdog)
     }
 
     /// True when `FERRY_SKIP_POSTGRES=1`: tests needing PostgreSQL are left out instead of failing.
@@ -48,6 +50,11 @@ public final class PostgresServer: @unchecked Sendable {
     /// The server of this test process, started on first call. Throws the start's error on every call when it failed.
     public static func shared() throws -> PostgresServer {
         try sharedServer.get()
+    }
+
+    /// A server of the caller's own (not shared), for a test that restarts or stops it; `stop()` it at the end.
+    public static func startPrivate() throws -> PostgresServer {
+        try start()
     }
 
     private static func stopShared() {
@@ -102,14 +109,31 @@ public final class PostgresServer: @unchecked Sendable {
         stopped = true
         lock.unlock()
         guard !wasStopped else { return }
-        process.terminate(signal: SIGINT)
-        if process.waitForExit(timeout: 10) == nil {
-            process.killGroup()
-            process.waitForExit(timeout: 5)
-        }
-        watchdog?.killGroup()
-        watchdog?.waitForExit(timeout: 5)
+        Self.shutDown(lock.withLock { running })
         Fixture.removeTree(directory)
+    }
+
+    /// Stops the server (fast shutdown: every connection is closed) and starts it again on the same port and data,
+    /// as an administrator restarting PostgreSQL would. Returns once it accepts connections again.
+    public func restart() throws {
+        let previous = lock.withLock { running }
+        Self.shutDown(previous)
+        let (binaries, account) = (try Self.binaryDirectory(), try Account.unprivileged())
+        let started = try Self.launch(command: { program, args in
+            account?.command(binaries + "/" + program, args) ?? (binaries + "/" + program, args)
+        }, directory: directory, port: port)
+        lock.withLock { running = started.running }
+    }
+
+    /// SIGINT (fast shutdown), SIGKILL to its group after 10 s; then the watchdog.
+    private static func shutDown(_ running: (process: ChildProcess, watchdog: ChildProcess?)) {
+        running.process.terminate(signal: SIGINT)
+        if running.process.waitForExit(timeout: 10) == nil {
+            running.process.killGroup()
+            running.process.waitForExit(timeout: 5)
+        }
+        running.watchdog?.killGroup()
+        running.watchdog?.waitForExit(timeout: 5)
     }
 
     // MARK: Starting
@@ -196,8 +220,9 @@ public final class PostgresServer: @unchecked Sendable {
 
     private struct PortTaken: Error { var error: FixtureError }
 
-    private static func launch(command: (String, [String]) -> (String, [String]), directory: String) throws -> PostgresServer {
-        let port = try LoopbackSocket.freePort()
+    private static func launch(command: (String, [String]) -> (String, [String]), directory: String,
+                               port: Int? = nil) throws -> PostgresServer {
+        let port = try port ?? LoopbackSocket.freePort()
         // Durability is not under test here: no fsync makes creating a database per test cheap.
         let (postgres, args) = command("postgres", [
             "-D", directory + "/data", "-k", directory, "-p", String(port), "-c", "listen_addresses=127.0.0.1",

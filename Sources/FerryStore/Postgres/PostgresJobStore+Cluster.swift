@@ -1,0 +1,227 @@
+import Foundation
+
+/// Nodes, job ownership and fenced commits (`ClusterJobStore`) in the `nodes` table and the `owner`/`lease_until`
+/// columns of `jobs`. Leases run on the database server's clock (`now()`), so nodes need no synchronized clocks.
+///
+/// Every statement that locks several job rows locks them in id order (`ORDER BY id FOR UPDATE`), so two nodes'
+/// transactions wait for each other instead of deadlocking; `claim` never waits (`SKIP LOCKED`).
+extension PostgresJobStore: ClusterJobStore {
+    /// The states a job needs a node for; ownership of a job in any other state is released on commit.
+    static let runningStates: [String] = JobState.allCases.filter(\.needsRunning).map(\.rawValue)
+
+    /// A lease as whole milliseconds (at least 1), for `PostgresSQL.interval`.
+    static func milliseconds(_ lease: Duration) -> Int64 {
+        let (seconds, attoseconds) = lease.components
+        return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+
+    public func heartbeat(node: String, lease: Duration) async throws -> [ClusterNode] {
+        let lease = Self.milliseconds(lease)
+        return try await perform { connection in
+            try connection.transaction("heartbeat of node \(node)") {
+                try connection.execute("""
+                    INSERT INTO nodes (id, started_at, heartbeat_at, lease_until)
+                    VALUES ($1, now(), now(), now() + \(PostgresSQL.interval(2)))
+                    ON CONFLICT (id) DO UPDATE SET
+                        started_at = CASE WHEN nodes.lease_until < now() THEN now() ELSE nodes.started_at END,
+                        heartbeat_at = now(), lease_until = excluded.lease_until
+                    """, [.text(node), PostgresParameter(lease)], reuse: true, operation: "record heartbeat")
+                let result = try connection.execute("""
+                    SELECT id, \(PostgresSQL.milliseconds("started_at")), \(PostgresSQL.milliseconds("heartbeat_at")),
+                           \(PostgresSQL.milliseconds("lease_until"))
+                    FROM nodes WHERE lease_until > now() ORDER BY id
+                    """, reuse: true, operation: "read live nodes")
+                return try (0..<result.rowCount).map { row in
+                    guard let id = result.string(row, 0), let started = result.int64(row, 1),
+                          let heartbeat = result.int64(row, 2), let until = result.int64(row, 3)
+                    else { throw JobStoreError.corrupt("a nodes row has a NULL column") }
+                    return ClusterNode(id: id, startedAt: StoredDate.date(milliseconds: started),
+                                       heartbeatAt: StoredDate.date(milliseconds: heartbeat),
+                                       leaseUntil: StoredDate.date(milliseconds: until))
+                }
+            }
+        }
+    }
+
+    @discardableResult
+    public func leave(node: String) async throws -> [String] {
+        try await perform { connection in
+            try connection.transaction("node \(node) leaves") {
+                let released = try Self.releaseOwned(by: node, where: "owner = $1", [.text(node)], connection)
+                try connection.execute("DELETE FROM nodes WHERE id = $1", [.text(node)], operation: "remove node")
+                return released
+            }
+        }
+    }
+
+    public func claim(node: String, limit: Int, lease: Duration) async throws -> [ClaimedJob] {
+        guard limit > 0 else { return [] }
+        let lease = Self.milliseconds(lease)
+        return try await perform { connection in
+            // The CTE runs once; its rows stay locked by this transaction until the UPDATE has set the owner.
+            let result = try connection.execute("""
+                WITH picked AS MATERIALIZED (
+                    SELECT id, owner AS previous_owner FROM jobs
+                    WHERE state = ANY($3::text[]) AND (owner IS NULL OR lease_until <= now())
+                    ORDER BY priority DESC, sequence
+                    LIMIT $2
+                    FOR UPDATE SKIP LOCKED
+                )
+                UPDATE jobs SET owner = $1, lease_until = now() + \(PostgresSQL.interval(4))
+                FROM picked WHERE jobs.id = picked.id
+                RETURNING \(PostgresJobRow.selectColumns), picked.previous_owner
+                """, [.text(node), PostgresParameter(limit), .textArray(Self.runningStates), PostgresParameter(lease)],
+                reuse: true, operation: "claim jobs")
+            var strings = StringInterner()
+            let previousOwner = PostgresJobRow.Column.allCases.count
+            let claimed = try (0..<result.rowCount).map { row in
+                ClaimedJob(job: try PostgresJobRow.record(from: result, row: row, strings: &strings),
+                           previousOwner: result.string(row, previousOwner))
+            }
+            // RETURNING has no order of its own.
+            return claimed.sorted { ($0.job.priority, -$0.job.sequence) > ($1.job.priority, -$1.job.sequence) }
+        }
+    }
+
+    public func renew(node: String, lease: Duration) async throws -> Set<String> {
+        let lease = Self.milliseconds(lease)
+        return try await perform { connection in
+            let result = try connection.execute("""
+                UPDATE jobs SET lease_until = now() + \(PostgresSQL.interval(2))
+                WHERE id IN (SELECT id FROM jobs WHERE owner = $1 ORDER BY id FOR UPDATE)
+                RETURNING id
+                """, [.text(node), PostgresParameter(lease)], reuse: true, operation: "renew leases")
+            return Set((0..<result.rowCount).compactMap { result.string($0, 0) })
+        }
+    }
+
+    public func acquire(id: String, node: String, lease: Duration) async throws -> JobAcquisition {
+        let lease = Self.milliseconds(lease)
+        return try await perform { connection in
+            try connection.transaction("acquire job \(id)") {
+                let found = try connection.execute("""
+                    SELECT owner, lease_until > now(), \(PostgresSQL.milliseconds("lease_until"))
+                    FROM jobs WHERE id = $1 FOR UPDATE
+                    """, [.text(id)], reuse: true, operation: "read the owner of a job")
+                guard found.rowCount == 1 else { return .notFound }
+                if let owner = found.string(0, 0), owner != node, found.string(0, 1) == "t",
+                   let until = found.int64(0, 2) {
+                    return .owned(by: owner, leaseUntil: StoredDate.date(milliseconds: until))
+                }
+                let result = try connection.execute("""
+                    UPDATE jobs SET owner = $2, lease_until = now() + \(PostgresSQL.interval(3)) WHERE id = $1
+                    RETURNING \(PostgresJobRow.selectColumns)
+                    """, [.text(id), .text(node), PostgresParameter(lease)], reuse: true, operation: "acquire job")
+                guard let job = try PostgresJobRow.records(from: result).first else { return .notFound }
+                return .acquired(job)
+            }
+        }
+    }
+
+    @discardableResult
+    public func release(ids: [String], node: String) async throws -> [String] {
+        guard !ids.isEmpty else { return [] }
+        return try await perform { connection in
+            try connection.transaction("release \(ids.count) job(s)") {
+                try Self.releaseOwned(by: node, where: "owner = $1 AND id = ANY($2::text[])",
+                                      [.text(node), .textArray(ids)], connection)
+            }
+        }
+    }
+
+    public func liveOwners() async throws -> [String: String] {
+        try await perform { connection in
+            let result = try connection.execute(
+                "SELECT id, owner FROM jobs WHERE owner IS NOT NULL AND lease_until > now()",
+                operation: "read job owners")
+            var owners: [String: String] = [:]
+            for row in 0..<result.rowCount {
+                if let id = result.string(row, 0), let owner = result.string(row, 1) { owners[id] = owner }
+            }
+            return owners
+        }
+    }
+
+    public func commit(_ change: ClusterChange, node: String) async throws -> ClusterCommit {
+        guard !change.isEmpty else { return ClusterCommit() }
+        return try await perform { connection in
+            try connection.transaction("commit \(change.updates.count) update(s), \(change.deletions.count) deletion(s) of node \(node)") {
+                var commit = ClusterCommit()
+                commit.inserted = try Self.insertRows(change.inserts, connection)
+                if let record = change.idempotencyRecord { try Self.save(record, on: connection) }
+
+                // Lock every row this commit touches, in id order, and keep those this node may change.
+                let touched = Set(change.updates.map(\.id)).union(change.deletions)
+                if !touched.isEmpty {
+                    let owners = try connection.execute(
+                        "SELECT id, owner FROM jobs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+                        [.textArray(touched.sorted())], reuse: true, operation: "lock jobs to commit")
+                    for row in 0..<owners.rowCount {
+                        if let id = owners.string(row, 0), let owner = owners.string(row, 1), owner != node {
+                            commit.refused[id] = owner
+                        }
+                    }
+                }
+                let updates = change.updates.filter { commit.refused[$0.id] == nil }
+                for job in updates {
+                    try connection.execute(PostgresJobRow.updateSQL, try PostgresJobRow.parameters(job.storedForm),
+                                           reuse: true, operation: "update job")
+                }
+                let deletions = change.deletions.filter { commit.refused[$0] == nil }
+                if !deletions.isEmpty {
+                    try connection.execute("DELETE FROM jobs WHERE id = ANY($1::text[])", [.textArray(deletions)],
+                                           operation: "delete jobs")
+                }
+                if !updates.isEmpty {
+                    // What no longer needs running needs no owner: any node may act on it next.
+                    try connection.execute("""
+                        UPDATE jobs SET owner = NULL, lease_until = NULL
+                        WHERE id = ANY($1::text[]) AND owner IS NOT NULL AND NOT (state = ANY($2::text[]))
+                        """, [.textArray(updates.map(\.id)), .textArray(Self.runningStates)], reuse: true,
+                        operation: "release jobs that stopped")
+                }
+                for notice in change.notices where commit.refused[notice.jobID] == nil {
+                    try Self.insertNotice(notice, connection)
+                }
+                try Self.notifyJobsChanged(commit.inserted.map(\.id) + updates.map(\.id) + deletions, connection)
+                // Last: the event lock is held from here to the commit.
+                commit.events = try Self.appendEvents(change.events.filter { commit.refused[$0.jobID] == nil }, connection)
+                return commit
+            }
+        }
+    }
+
+    public func send(command: String, to node: String) async throws {
+        let payload = ClusterChannel.commandPayload(command, to: node)
+        try await perform { connection in
+            _ = try connection.execute("SELECT pg_notify($1, $2)", [.text(ClusterChannel.commands), .text(payload)],
+                                       operation: "send a command to node \(node)")
+        }
+    }
+
+    // MARK: Queue-side helpers (called inside `perform`)
+
+    /// Releases the jobs `condition` selects (owned by `node`), in id order, notifying the other nodes; inside the
+    /// caller's transaction. Returns their ids.
+    private static func releaseOwned(by node: String, where condition: String, _ parameters: [PostgresParameter],
+                                     _ connection: PostgresConnection) throws -> [String] {
+        let result = try connection.execute("""
+            UPDATE jobs SET owner = NULL, lease_until = NULL
+            WHERE id IN (SELECT id FROM jobs WHERE \(condition) ORDER BY id FOR UPDATE)
+            RETURNING id
+            """, parameters, operation: "release jobs of node \(node)")
+        let released = (0..<result.rowCount).compactMap { result.string($0, 0) }.sorted()
+        try notifyJobsChanged(released, connection)
+        return released
+    }
+}
+
+extension JobState {
+    /// `waiting`, `downloading`, `delivering`: a node has work to do for the job (claims take these).
+    public var needsRunning: Bool {
+        switch self {
+        case .waiting, .downloading, .delivering: true
+        case .paused, .finished, .failed, .cancelled: false
+        }
+    }
+}
