@@ -43,6 +43,22 @@ extension DownloadEngine {
     private func send(_ upload: Upload) {
         dispatchPrecondition(condition: .onQueue(queue))
         upload.retryWork = nil
+        // Through a proxy the target is resolved and checked first, and the proxy told to connect to that address.
+        if configuration.proxy != nil, upload.pin == nil {
+            DestinationResolver.pin(upload.spec.url, policy: configuration.destinations, queue: queue) { [weak self, weak upload] result in
+                guard let self, let upload, self.uploads[upload.spec.id] === upload else { return }
+                switch result {
+                case .success(let pin):
+                    upload.pin = pin
+                    self.send(upload)
+                case .failure(.forbidden(let detail)):
+                    self.deliveryEnded(upload, cause: .forbiddenDestination(detail))
+                case .failure(.unresolved(let detail)):
+                    self.deliveryEnded(upload, cause: .curl(code: Int32(CURLE_COULDNT_RESOLVE_HOST.rawValue), detail: detail))
+                }
+            }
+            return
+        }
         upload.beginAttempt(at: Self.monotonicSeconds())
         let spec = upload.spec
         let fd = open(spec.path, O_RDONLY | O_CLOEXEC)
@@ -65,7 +81,11 @@ extension DownloadEngine {
                 return true
             }
             easy.onBody = { _ in .consumed }  // the target's answer body is not kept
-            easy.onConnect = { [unowned self, unowned upload] bytes in admits(bytes) { upload.cause = .forbiddenDestination($0) } }
+            if configuration.proxy != nil {
+                easy.onConnect = { _ in true }  // only ever the proxy: the guard ran on the pin
+            } else {
+                easy.onConnect = { [unowned self, unowned upload] bytes in admits(bytes) { upload.cause = .forbiddenDestination($0) } }
+            }
             easy.onRead = { [unowned self, unowned upload] buffer in read(upload, into: buffer) }
             upload.easy = easy
             try multi.add(easy) { [unowned self, unowned upload] code in exchangeEnded(upload, code) }
@@ -89,8 +109,13 @@ extension DownloadEngine {
         try easy.set(CURLOPT_LOW_SPEED_TIME, c.lowSpeedTime)
         try easy.set(CURLOPT_USERAGENT, c.userAgent)
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
-        // As for downloads: never a proxy from the environment, which the destination guard could not see past.
-        try easy.set(CURLOPT_PROXY, "")
+        // As for downloads: never a proxy from the environment, which the destination guard could not see past;
+        // `--proxy` with the pinned target.
+        if let proxy = c.proxy, let pin = upload.pin {
+            try easy.route(through: proxy, pins: [pin])
+        } else {
+            try easy.set(CURLOPT_PROXY, "")
+        }
         var lines = RequestHeaderFilter.lines(spec.headers)
         switch spec.method {
         case .put:

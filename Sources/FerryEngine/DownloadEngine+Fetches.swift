@@ -90,6 +90,7 @@ extension DownloadEngine {
         }
         fetch.retryAt = nil
         fetch.source = chooseSource(transfer, run, for: fetch)
+        guard readyThroughProxy(transfer, fetch, url: requestURL(transfer, run, fetch)) else { return }
         let known = Exchange.Known(
             total: run.table.knownTotal ?? transfer.bytesExpected, etag: transfer.etag, lastModified: transfer.lastModified,
             maxFileSize: configuration.maxFileSize)
@@ -129,7 +130,11 @@ extension DownloadEngine {
             easy.onHostKey = { [unowned self] match in hostKey(match, transfer, fetch) }
             easy.onHeaderLine = { [unowned self] line in headerLine(transfer, fetch, line) }
             easy.onBody = { [unowned self] bytes in body(transfer, fetch, bytes) }
-            easy.onConnect = { [unowned self] bytes in admits(bytes) { fetch.exchange?.refuse($0) } }
+            if configuration.proxy != nil {
+                easy.onConnect = { _ in true }  // only ever the proxy: the guard ran on the pins
+            } else {
+                easy.onConnect = { [unowned self] bytes in admits(bytes) { fetch.exchange?.refuse($0) } }
+            }
             fetch.easy = easy
             try multi.add(easy) { [unowned self] code in exchangeEnded(transfer, fetch, code) }
         } catch {
@@ -163,8 +168,12 @@ extension DownloadEngine {
         try easy.set(CURLOPT_USERAGENT, c.userAgent)
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
         // Never a proxy from `http_proxy`/`https_proxy`/`ALL_PROXY`: the destination guard would see only the proxy's
-        // address while the proxy fetched whatever name it was given.
-        try easy.set(CURLOPT_PROXY, "")
+        // address while the proxy fetched whatever name it was given. `--proxy` is used with pinned destinations.
+        if let proxy = c.proxy {
+            try easy.route(through: proxy, pins: Array(transfer.pins.values))
+        } else {
+            try easy.set(CURLOPT_PROXY, "")
+        }
         if let max = c.maxFileSize { try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: max) }
     }
 
@@ -219,6 +228,7 @@ extension DownloadEngine {
 
     private func headerLine(_ transfer: Transfer, _ fetch: SegmentFetch, _ line: String) -> Bool {
         guard let run = currentRun(transfer, fetch), fetch.exchange != nil else { return false }
+        if configuration.proxy != nil, !watchHop(transfer, fetch, line) { return false }
         guard let verdict = fetch.exchange?.read(headerLine: line, now: Date()) else { return true }
         return carryOut(verdict, transfer, run, fetch)
     }
@@ -397,7 +407,8 @@ extension DownloadEngine {
     private func exchangeEnded(_ transfer: Transfer, _ fetch: SegmentFetch, _ code: CURLcode) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let easy = fetch.easy else { return }
-        let detail = easy.errorDetail
+        var code = code, detail = easy.errorDetail
+        if let proxy = configuration.proxy { (code, detail) = CurlEasy.throughProxy(proxy, code: code, detail: detail) }
         let report = serverReport(easy)
         fetch.easy = nil
         easy.cleanup()
@@ -406,6 +417,11 @@ extension DownloadEngine {
             _ = carryOut(verdict, transfer, run, fetch)
         }
         guard let exchange = fetch.endExchange(), let run = currentRun(transfer, fetch) else { return }
+        if let target = fetch.redirectToPin {
+            fetch.redirectToPin = nil
+            followThroughProxy(transfer, run, to: target)
+            return
+        }
         let segmentEnd = run.table.segment(startingAt: fetch.segmentStart)?.end
         switch exchange.ended(code: Int32(code.rawValue), detail: detail, segmentEnd: segmentEnd) {
         case .received:

@@ -14,6 +14,9 @@ public struct EngineConfiguration: Sendable {
         get { destinations.allowPrivateNetworks }
         set { destinations.allowPrivateNetworks = newValue }
     }
+    /// The proxy for origins and deliveries (`--proxy`); nil connects directly. With one, each destination is
+    /// resolved and checked by Ferry and the proxy told to connect to the checked address (`DestinationPin`).
+    public var proxy: ProxySetting? = nil
     /// Largest file accepted, in bytes; nil for no limit.
     public var maxFileSize: Int64? = nil
     /// Free space the spool's file system must keep; below it transfers wait with `.diskFull`.

@@ -34,6 +34,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("allow-network"),
             help: "Allow one non-public block as a destination, e.g. 127.0.0.1/32; repeatable (FERRY_ALLOW_NETWORKS, a comma list).")
     var allowNetwork: [String] = []
+    @Option(name: .customLong("proxy"),
+            help: "An http://, https:// or socks5h:// proxy (with its port) for origins, deliveries and webhooks; Ferry still resolves and checks each destination and has the proxy connect to that address (FERRY_PROXY; default none; http_proxy, https_proxy and ALL_PROXY are ignored).")
+    var proxy: String?
     @Option(name: .customLong("max-file-size"), help: "Largest file accepted, e.g. 10GiB (FERRY_MAX_FILE_SIZE).")
     var maxFileSize: String?
     @Option(name: .customLong("min-free-space"), help: "Free space reserve; below it downloads wait (FERRY_MIN_FREE_SPACE; default 1GiB).")
@@ -68,6 +71,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags[.maxPerHost] = maxPerHost
         if allowPrivateNetworks { flags[.allowPrivateNetworks] = "1" }
         if !allowNetwork.isEmpty { flags[.allowNetwork] = allowNetwork.joined(separator: ",") }
+        flags[.proxy] = proxy
         flags[.maxFileSize] = maxFileSize
         flags[.minFreeSpace] = minFreeSpace
         flags[.spoolQuota] = spoolQuota

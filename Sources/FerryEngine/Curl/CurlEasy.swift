@@ -19,6 +19,8 @@ final class CurlEasy: @unchecked Sendable {
 
     let handle: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// `CURLOPT_CONNECT_TO` entries (`setConnectTo`), kept alive until `cleanup()`.
+    private var connectToList: UnsafeMutablePointer<curl_slist>?
     private var multi: CurlMulti?
     /// libcurl's detailed message for the last failure (`CURLOPT_ERRORBUFFER`).
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -112,6 +114,15 @@ final class CurlEasy: @unchecked Sendable {
         headerList = list
     }
 
+    /// `CURLOPT_CONNECT_TO` entries (`HOST:PORT:CONNECT-TO-HOST:CONNECT-TO-PORT`), kept alive until `cleanup()`.
+    func setConnectTo(_ entries: [String]) throws(CurlError) {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for entry in entries { list = curl_slist_append(list, entry) }
+        try check(ferry_easy_setopt_slist(handle, CURLOPT_CONNECT_TO, list), "CURLOPT_CONNECT_TO")
+        if let connectToList { curl_slist_free_all(connectToList) }
+        connectToList = list
+    }
+
     /// Makes the request an upload of `size` bytes that `onRead` provides: with `CURLOPT_UPLOAD` (a PUT).
     func setUpload(size: Int64) throws(CurlError) {
         try check(ferry_easy_setopt_read_cb(handle, Self.readCallback), "CURLOPT_READFUNCTION")
@@ -182,6 +193,8 @@ final class CurlEasy: @unchecked Sendable {
         mime = nil
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
+        if let connectToList { curl_slist_free_all(connectToList) }
+        connectToList = nil
     }
 
     private func check(_ code: CURLcode, _ call: String) throws(CurlError) {

@@ -4,6 +4,8 @@ import FerryCore
 /// One delivery inside the engine: its spec, the open file it reads, the current attempt's exchange, and its
 /// retries. Confined to the engine queue, like a `Transfer`.
 final class Upload: @unchecked Sendable {
+    /// With a proxy: the target's checked address, resolved before the first attempt.
+    var pin: DestinationPin?
     let spec: DeliverySpec
     /// The finished file, open for reading while an attempt runs (-1 otherwise).
     var fd: Int32 = -1

@@ -9,7 +9,8 @@ import Foundation
 /// Separate from the download engine's multi so that notices never wait behind downloads' slots or speed limits.
 /// Every request gets the engine's safety options: only http and https, no proxy from the environment, connect
 /// and total timeouts, redirects not followed, and the destination guard (`AddressPolicy`) applied to every
-/// address actually connected.
+/// address actually connected — or, through `Limits.proxy`, to the destination Ferry resolved and pinned
+/// (`DestinationResolver`), which the proxy is told to connect to.
 public final class RequestRunner: @unchecked Sendable {
     /// What every request is allowed and how long it may take.
     public struct Limits: Sendable {
@@ -19,8 +20,13 @@ public final class RequestRunner: @unchecked Sendable {
         /// Seconds the whole exchange may take.
         public var totalTimeout: Double = 30
         public var userAgent: String = "Ferry/0.1"
+        /// The proxy requests go through (`--proxy`); nil connects directly.
+        public var proxy: ProxySetting?
 
-        public init(destinations: AddressPolicy) { self.destinations = destinations }
+        public init(destinations: AddressPolicy, proxy: ProxySetting? = nil) {
+            self.destinations = destinations
+            self.proxy = proxy
+        }
     }
 
     private let limits: Limits
@@ -81,17 +87,32 @@ public final class RequestRunner: @unchecked Sendable {
     private func start(_ request: OutgoingRequest, completion: @escaping @Sendable (RequestOutcome) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !closed else { completion(.failed("Ferry is shutting down")); return }
+        guard limits.proxy != nil else { begin(request, pins: [], completion: completion); return }
+        DestinationResolver.pin(request.url, policy: limits.destinations, queue: queue) { [self] result in
+            switch result {
+            case .success(let pin): begin(request, pins: [pin], completion: completion)
+            case .failure(.forbidden(let detail)): completion(.refused(detail))
+            case .failure(.unresolved(let detail)): completion(.failed(detail))
+            }
+        }
+    }
+
+    /// Adds the request's exchange (through the proxy to `pins` when there is one).
+    private func begin(_ request: OutgoingRequest, pins: [DestinationPin], completion: @escaping @Sendable (RequestOutcome) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !closed else { completion(.failed("Ferry is shutting down")); return }
         let easy: CurlEasy
         do { easy = try CurlEasy() } catch { completion(.failed("\(error)")); return }
         let body = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, request.body.count), alignment: 1)
         request.body.withUnsafeBytes { body.copyMemory(from: $0) }
         let entry = Running(easy: easy, body: body, completion: completion)
         do {
-            try configure(easy, request, body: body)
+            try configure(easy, request, body: body, pins: pins)
             // Response heads and bodies are read and dropped: only the status matters.
             easy.onHeaderLine = { _ in true }
             easy.onBody = { _ in .consumed }
             easy.onConnect = { [unowned self, unowned entry] bytes in
+                if limits.proxy != nil { return true }  // only ever the proxy: the guard ran on the pin
                 guard let address = IPAddress(bytes: bytes) else {
                     entry.refusal = "refused to connect to an address that is not IPv4 or IPv6"
                     return false
@@ -110,7 +131,7 @@ public final class RequestRunner: @unchecked Sendable {
         }
     }
 
-    private func configure(_ easy: CurlEasy, _ request: OutgoingRequest, body: UnsafeMutableRawBufferPointer) throws(CurlError) {
+    private func configure(_ easy: CurlEasy, _ request: OutgoingRequest, body: UnsafeMutableRawBufferPointer, pins: [DestinationPin]) throws(CurlError) {
         try easy.set(CURLOPT_URL, request.url.normalized)
         try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
         try easy.set(CURLOPT_FOLLOWLOCATION, 0)
@@ -118,7 +139,11 @@ public final class RequestRunner: @unchecked Sendable {
         try easy.set(CURLOPT_TIMEOUT_MS, Int(limits.totalTimeout * 1000))
         try easy.set(CURLOPT_USERAGENT, limits.userAgent)
         // Never a proxy from `http_proxy`/`https_proxy`/`ALL_PROXY`: the guard would see only the proxy's address.
-        try easy.set(CURLOPT_PROXY, "")
+        if let proxy = limits.proxy {
+            try easy.route(through: proxy, pins: pins)
+        } else {
+            try easy.set(CURLOPT_PROXY, "")
+        }
         try easy.set(CURLOPT_POST, 1)
         try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(request.body.count))
         let code = ferry_easy_setopt_ptr(easy.handle, CURLOPT_POSTFIELDS, body.baseAddress)

@@ -8,6 +8,11 @@ import FerryCore
 /// reuses the fetch with a fresh exchange. What a response means is decided by its `Exchange` (pure); the fetch
 /// holds what the driver needs around it.
 final class SegmentFetch: @unchecked Sendable {
+    /// With a proxy: the status and `Location` of the response head being read (`DownloadEngine.watchHop`).
+    var hopStatus: Int?
+    var hopLocation: String?
+    /// With a proxy: a redirect to a host not yet pinned; the exchange was stopped there to pin it first.
+    var redirectToPin: String?
     /// The segment it fills (the segment's first byte, its name in the `SegmentTable`). Moves to 0 only when the
     /// first exchange's answer replaces the bytes on disk with the whole file.
     var segmentStart: Int64

@@ -7,6 +7,11 @@ import FerryCore
 /// belongs to `writer`, whose queue does the disk I/O. While it downloads, `segmented` holds the current run: the
 /// ranges of the file and the fetches filling them (one fetch, until the file is split).
 final class Transfer: @unchecked Sendable {
+    /// With a proxy: the destinations of this transfer's requests resolved and checked so far, by `host:port`
+    /// (`DestinationPin.key`); each request tells the proxy to connect to them.
+    var pins: [String: DestinationPin] = [:]
+    /// With a proxy: redirects to hosts not yet pinned, followed by Ferry (each counts as a redirect).
+    var proxyHops = 0
     /// Where the transfer is in its life.
     enum Phase: Equatable {
         /// In the scheduling queue, behind the limits.

@@ -20,6 +20,7 @@ extension ServiceConfiguration {
         case allowPrivateNetworks = "allow-private-networks"
         /// Repeatable on the command line (its values joined with commas); a comma list in `FERRY_ALLOW_NETWORKS`.
         case allowNetwork = "allow-network"
+        case proxy
         case maxFileSize = "max-file-size"
         case minFreeSpace = "min-free-space"
         case spoolQuota = "spool-quota"
@@ -111,6 +112,14 @@ extension ServiceConfiguration {
                     throw ConfigurationError(setting: name, value: block, expected: "a CIDR block such as 127.0.0.1/32 or 10.1.0.0/16")
                 }
                 configuration.destinations.allowedNetworks.append(network)
+            }
+        }
+        if let (name, text) = value(.proxy) {
+            do { configuration.proxy = try ProxySetting(parsing: text) } catch {
+                // The value is shown without its credentials.
+                let shown = SubmittedURL.redacting(text.contains("://") ? text : "http://" + text)
+                let reason = if case .invalid(let detail) = error { detail } else { "\(error)" }
+                throw ConfigurationError(setting: name, value: shown, expected: "an http://, https:// or socks5h:// proxy URL with a port (\(reason))")
             }
         }
         configuration.maxFileSize = try size(.maxFileSize)

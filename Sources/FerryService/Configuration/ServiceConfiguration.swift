@@ -26,6 +26,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
         get { destinations.allowPrivateNetworks }
         set { destinations.allowPrivateNetworks = newValue }
     }
+    /// The proxy for origins, deliveries and webhooks (`--proxy`); nil connects directly. The environment's
+    /// `http_proxy`, `https_proxy` and `ALL_PROXY` are never used.
+    public var proxy: ProxySetting?
     public var maxFileSize: Int64?
     public var minFreeSpace: Int64 = 1 << 30
     public var spoolQuota: Int64?

@@ -33,7 +33,7 @@ extension RunningService {
         let hub = EventHub(ids: ids, logger: logger)
         // Webhooks: notices are committed with the job changes that cause them; the sender delivers them.
         let webhookSecret = try WebhookSecret.resolve(configured: configuration.webhookSecret, spool: spool.root, logger: logger)
-        let requests = RequestRunner(limits: RequestRunner.Limits(destinations: configuration.destinations))
+        let requests = RequestRunner(limits: RequestRunner.Limits(destinations: configuration.destinations, proxy: configuration.proxy))
         let webhooks = WebhookSender(store: JobStoreNotices(store: store), send: { await requests.send($0) }, key: webhookSecret.key,
                                      schedule: WebhookSchedule(base: configuration.webhookRetryBase),
                                      metrics: metrics, logger: logger)
@@ -51,6 +51,7 @@ extension RunningService {
         engineConfiguration.globalMaxBytesPerSecond = startingSettings.maxBytesPerSecond
         engineConfiguration.maxPerHost = configuration.maxPerHost
         engineConfiguration.destinations = configuration.destinations
+        engineConfiguration.proxy = configuration.proxy
         engineConfiguration.maxFileSize = configuration.maxFileSize
         engineConfiguration.minFreeSpace = configuration.minFreeSpace
         engineConfiguration.sshKnownHosts = configuration.sshKnownHosts
@@ -107,6 +108,9 @@ extension RunningService {
         if let bound = ports.first { access.setPort(bound) }
         if let opened = configuration.destinations.openedDescription {
             logger.warning("destination guard relaxed: downloads may reach \(opened)")
+        }
+        if let proxy = configuration.proxy {
+            logger.notice("origins, deliveries and webhooks go through the proxy \(proxy.redacted); Ferry checks each destination and pins it")
         }
         if access.isOpen {
             logger.notice("no token configured: the API is open to local callers on \(configuration.host)")
