@@ -26,7 +26,8 @@ struct PauseResumeTests {
 
                 let resumed = try await client.request("POST", "/api/v1/jobs/\(id)/resume")
                 #expect(resumed.status == 200)
-                #expect(["waiting", "downloading"].contains(try resumed.json()["state"] as? String ?? ""))
+                let resumedState = try resumed.json()["state"] as? String ?? ""
+                #expect(["waiting", "downloading"].contains(resumedState), "resume answered \(resumed.status) \(resumed.text)")
                 let finished = try await client.waitForJob(id, timeout: 30) { $0["state"] as? String == "finished" }
                 #expect(finished["sha256"] as? String == expected)
                 let ranged = nginx.accessLog().filter { $0.path.hasPrefix("/slow/big.bin") && $0.range != nil }
