@@ -301,15 +301,35 @@ extension DownloadEngine {
         guard let total = run.table.knownTotal, fetch.position < total, let easy = fetch.easy,
               head.status == 206 || head.acceptsByteRanges,
               let validator = Transfer.ifRangeValidator(etag: head.etag, lastModified: head.lastModified) else { return }
-        // Splitting preallocates the rest of the file at once: only when that still leaves the free-space
-        // reserve. Otherwise one connection writes as bytes arrive and waits with `disk_full`, keeping them.
-        if let free = spool.freeBytes(), free - (total - fetch.position) < configuration.minFreeSpace { return }
         let wanted = wantedConnections(transfer, total: total)
+        let requestURL = easy.effectiveURL ?? run.requestURL
+        if transfer.spec.connections == nil, !hasOtherSources(transfer) {
+            // Nobody asked for a number: start on this one connection and add more only while they raise the
+            // total (`AdaptiveSplit`, run by the ticker through `adapt`).
+            guard wanted > 1 else { return }
+            run.adaptive = AdaptiveSplit(wanted: wanted, tuning: adaptiveTuning, now: Self.monotonicSeconds(),
+                                         bytesReceived: run.bytesReceived)
+            run.deferredSplit = (validator, requestURL)
+            return
+        }
         let room = 1 + max(0, configuration.maxPerHost - connectionsInUse(host: transfer.host))
         let count = min(room, SegmentTable.segmentCount(
             remaining: total - fetch.position, connections: wanted, minimumSize: configuration.minimumSegmentSize))
-        guard count > 1 else { return }
-        run.split(fetch, into: count, validator: validator, target: wanted, requestURL: easy.effectiveURL ?? run.requestURL)
+        guard count > 1, beginSplit(transfer, run, fetch, into: count, target: wanted, validator: validator, requestURL: requestURL) else { return }
+        queue.async {
+            self.fillConnections(transfer)
+            self.applyRateLimits()
+        }
+    }
+
+    /// Makes the run a split one: `fetch`'s segment divided into `count` ranges, `target` connections wanted, the
+    /// segment state saved from now on. False (nothing changed) when preallocating the rest of the file would take
+    /// the free space below the reserve: one connection then writes as bytes arrive and waits with `disk_full`.
+    private func beginSplit(_ transfer: Transfer, _ run: SegmentedDownload, _ fetch: SegmentFetch, into count: Int, target: Int,
+                            validator: String, requestURL: String) -> Bool {
+        guard let total = run.table.knownTotal else { return false }
+        if let free = spool.freeBytes(), free - (total - fetch.position) < configuration.minFreeSpace { return false }
+        run.split(fetch, into: count, validator: validator, target: target, requestURL: requestURL)
         run.savedBytes = run.table.bytesWritten
         run.lastSave = Self.monotonicSeconds()
         if let sidecar = run.sidecar {
@@ -318,11 +338,36 @@ extension DownloadEngine {
                 self.writeFailed(transfer, run, error)
             }
         }
-        logger.debug("segmented", metadata: ["id": "\(transfer.id)", "segments": "\(count)", "total": "\(total)"])
-        queue.async {
-            self.fillConnections(transfer)
-            self.applyRateLimits()
+        logger.debug("segmented", metadata: ["id": "\(transfer.id)", "segments": "\(count)", "target": "\(target)", "total": "\(total)"])
+        return true
+    }
+
+    private var adaptiveTuning: AdaptiveSplit.Tuning {
+        AdaptiveSplit.Tuning(settle: configuration.adaptiveSettle, fastEnough: configuration.adaptiveFastEnough,
+                             minimumGain: configuration.adaptiveMinimumGain)
+    }
+
+    /// One tick of a run's connection ramp: a raise splits the file on the first one (the running exchange keeps
+    /// its range, a free connection takes over the back half) and lets more connections take over halves after.
+    func adapt(_ transfer: Transfer, _ run: SegmentedDownload, now: Double) {
+        guard var adaptive = run.adaptive, let total = run.table.knownTotal else { return }
+        let target = adaptive.decide(now: now, bytesReceived: run.bytesReceived, remaining: total - run.bytesReceived,
+                                     minimumPiece: configuration.minimumSegmentSize)
+        run.adaptive = adaptive.isFinished ? nil : adaptive
+        guard let target else { return }
+        if !run.isSplit {
+            guard let plan = run.deferredSplit, run.fetches.count == 1, let fetch = run.fetches.values.first,
+                  beginSplit(transfer, run, fetch, into: 1, target: target, validator: plan.validator, requestURL: plan.requestURL)
+            else {
+                run.adaptive = nil
+                return
+            }
+        } else {
+            run.target = target
         }
+        logger.debug("connections raised", metadata: ["id": "\(transfer.id)", "target": "\(target)"])
+        fillConnections(transfer)
+        applyRateLimits()
     }
 
     /// Hands a chunk to the writer at the fetch's position, never past its segment's end (which moves when a

@@ -26,6 +26,7 @@ extension DownloadEngine {
                 fetch.speedSamples += 1
             }
             saveSegmentsIfDue(transfer, now: now)
+            if run.adaptive != nil { adapt(transfer, run, now: now) }
             fillConnections(transfer)
         }
         sampleUploads(now: now)

@@ -67,6 +67,13 @@ public struct EngineConfiguration: Sendable {
     /// Minimum seconds between two saves of a segmented download's state (`partial/<id>.segments`) while it runs;
     /// it is also saved when the download stops.
     public var segmentStateInterval: Double = 0.5
+    /// A download that does not ask for a number of connections starts on one and adds more only while they raise
+    /// the total (`AdaptiveSplit`): each level is measured for `adaptiveSettle` seconds, a single connection at
+    /// least `adaptiveFastEnough` bytes per second is left alone, and a level must beat the previous one by
+    /// `adaptiveMinimumGain` for the ramp to go on.
+    public var adaptiveSettle: Double = 1
+    public var adaptiveFastEnough: Double = 64 * 1024 * 1024
+    public var adaptiveMinimumGain: Double = 1.25
 
     public init() {}
 }

@@ -39,6 +39,10 @@ final class SegmentedDownload: @unchecked Sendable {
     var savedBytes: Int64 = -1
     var lastSave: Double = 0
     var saving = false
+    /// The connection ramp of a download that did not ask for a number of connections (nil once it ended, or for
+    /// one that asked), and the split it will make on its first raise: the validator and URL of the first answer.
+    var adaptive: AdaptiveSplit?
+    var deferredSplit: (validator: String, requestURL: String)?
     /// Progress sampling of the run (`DownloadEngine+Sampling`).
     var meter = SpeedMeter()
     var lastReportedBytes: Int64 = -1
