@@ -211,9 +211,38 @@ def check_side_files():
     check("compose.yaml mounts a volume on /var/spool/ferry", re.search(r"-\s*[\w-]+:/var/spool/ferry", compose) is not None)
     check("compose.yaml takes the token from an environment file", "env_file" in compose)
     entries = compose_env_files(compose)
+    check_cluster_profile()
     check("compose.yaml's ferry.env is optional (required: false)",
           any(e.get("path") == "ferry.env" for e in entries)
           and all(e.get("required") == "false" for e in entries if e.get("path") == "ferry.env"), str(entries))
+
+
+def check_cluster_profile():
+    """compose.yaml's `cluster` profile: PostgreSQL, an S3 gateway, three nodes sharing the store, the object store
+    and ferry.env (token, webhook secret) with a node id and a staging volume each, and one port in front."""
+    import yaml  # python3-yaml (installed by .ci/run and scripts/ensure-deps.sh)
+    compose = yaml.safe_load(open(os.path.join(ROOT, "compose.yaml")))
+    services = compose.get("services", {})
+    cluster = {name: s for name, s in services.items() if "cluster" in (s.get("profiles") or [])}
+    check("the default `docker compose up` starts only ferry", [n for n, s in services.items() if not s.get("profiles")] == ["ferry"],
+          sorted(services))
+    check("the cluster profile has PostgreSQL and an S3 gateway", "postgres" in cluster and "seaweedfs" in cluster, sorted(cluster))
+    nodes = {name: s for name, s in cluster.items() if "FERRY_NODE_ID" in (s.get("environment") or {})}
+    check("the cluster profile runs three Ferry nodes", len(nodes) == 3, sorted(nodes))
+    envs = [n["environment"] for n in nodes.values()]
+    check("every node has its own node id", len({e["FERRY_NODE_ID"] for e in envs}) == len(envs), [e["FERRY_NODE_ID"] for e in envs])
+    for key in ("FERRY_STORE", "FERRY_OBJECT_STORE"):
+        values = {e.get(key) for e in envs}
+        check(f"every node shares {key}", len(values) == 1 and None not in values, values)
+    check("the store is PostgreSQL and the object store S3",
+          envs[0]["FERRY_STORE"].startswith("postgres://") and envs[0]["FERRY_OBJECT_STORE"].startswith("s3://"), envs[0])
+    check("every node reads ferry.env (the shared token and webhook secret)",
+          all(any(e.get("path") == "ferry.env" for e in (n.get("env_file") or [])) for n in nodes.values()))
+    spools = [v for n in nodes.values() for v in n.get("volumes", []) if str(v).endswith(":/var/spool/ferry")]
+    check("every node stages in a volume of its own", len(set(spools)) == len(nodes), spools)
+    gateway = compose.get("configs", {}).get("gateway", {}).get("content", "")
+    check("one port in front of the nodes, not buffering event streams",
+          all(f"server {n}:8080" in gateway for n in nodes) and "proxy_buffering off" in gateway)
 
 
 def compose_env_files(text):
