@@ -449,10 +449,15 @@ def case_download(b):
     gb = size / 1e9
     per_run = max(60, size / (20 * MiB))
 
-    def fr():
-        r = ferry.run_job({"url": url, "dedupe": False}, size, sha, per_run)
-        return dict(value=size / MiB / r["wall"], cpu_per=r["cpu"] / gb, rss_kb=r["rss_kb"], wall=r["wall"],
-                    finalize=r["finalize"])
+    def fr(connections=None):
+        def run():
+            body = {"url": url, "dedupe": False}
+            if connections:
+                body["connections"] = connections
+            r = ferry.run_job(body, size, sha, per_run)
+            return dict(value=size / MiB / r["wall"], cpu_per=r["cpu"] / gb, rss_kb=r["rss_kb"], wall=r["wall"],
+                        finalize=r["finalize"])
+        return run
 
     def peer(argv):
         def run():
@@ -471,8 +476,10 @@ def case_download(b):
     s_c = c.tool("`curl -o`", "MiB/s")
     s_a = c.tool("`aria2c -x1`", "MiB/s")
     s_cs = c.tool("`curl -o` + `sync FILE` (durable, for reference)", "MiB/s")
+    s_f1 = c.tool('Ferry, `"connections": 1` (the default must stay within 5% of it)', "MiB/s")
     c.interleave([
-        (s_f, fr),
+        (s_f, fr()),
+        (s_f1, fr(1)),
         (s_c, peer(["curl", "-sS", "-o", dst, url])),
         (s_a, peer(["aria2c", "-q", "-x1", "--allow-overwrite=true", "--auto-file-renaming=false",
                     "--file-allocation=none", "-d", b.scratch, "-o", "big.out", url])),
@@ -485,9 +492,11 @@ def case_download(b):
     r, rs = paired_ratio(s_f, s_c)
     cpu_f, cpu_c = med(s_f.cpu_per), med(s_c.cpu_per)
     r_sync, _ = paired_ratio(s_f, s_cs)
+    r_one, _ = paired_ratio(s_f, s_f1)
     if r is not None:
         c.measured = (f"{r:.2f}× curl ({span(rs, 2)}); CPU/GB {fmt(cpu_f, 2)} vs {fmt(cpu_c, 2)} s"
-                      + (f"; {r_sync:.2f}× curl+sync" if r_sync else ""))
+                      + (f"; {r_sync:.2f}× curl+sync" if r_sync else "")
+                      + (f"; default {r_one:.2f}× `connections: 1`" if r_one else ""))
         c.verdict = "PASS" if r >= 1.2 and cpu_f is not None and cpu_c is not None and cpu_f <= cpu_c else "MISS"
     return c
 
