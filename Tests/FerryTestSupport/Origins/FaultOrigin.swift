@@ -72,22 +72,8 @@ public final class FaultOrigin: @unchecked Sendable {
             Fixture.removeTree(directory)
             throw error
         }
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
-            if let status = process.waitForExit(timeout: 0) {
-                let detail = "exit status \(status): \(process.standardError())"
-                Fixture.removeTree(directory)
-                throw FixtureError.startFailed("fault origin (\(scriptPath))", detail: detail)
-            }
-            let text = ChildProcess.readText(portFile).trimmingCharacters(in: .whitespacesAndNewlines)
-            if let port = Int(text) {
-                return FaultOrigin(port: port, process: process, directory: directory)
-            }
-            usleep(10_000)
-        }
-        process.stop(grace: 1)
-        Fixture.removeTree(directory)
-        throw FixtureError.timedOut("fault origin did not write its port file within 15 s")
+        let port = try process.awaitPortFile(portFile, what: "fault origin (\(scriptPath))", directory: directory)
+        return FaultOrigin(port: port, process: process, directory: directory)
     }
 
     /// Every request received since start or the last `reset()`, oldest first (`GET /_requests`).

@@ -117,6 +117,24 @@ public final class ChildProcess: @unchecked Sendable {
         return signal == 0 ? (status >> 8) & 0xff : 128 + signal
     }
 
+    /// Waits for a server this process started to write the port it listens on to `portFile` (a number, as the
+    /// test fixtures do). On failure — the child exited, or no port within `timeout` — the child is stopped and
+    /// `directory` removed, and the error names `what` (with `hint` after an early exit).
+    public func awaitPortFile(_ portFile: String, what: String, hint: String = "", directory: String, timeout: Double = 15) throws -> Int {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let status = waitForExit(timeout: 0) {
+                Fixture.removeTree(directory)
+                throw FixtureError.startFailed(what, detail: "exit status \(status): \(standardError())\(hint)")
+            }
+            if let port = Int(Self.readText(portFile).trimmingCharacters(in: .whitespacesAndNewlines)) { return port }
+            usleep(10_000)
+        }
+        stop(grace: 1)
+        Fixture.removeTree(directory)
+        throw FixtureError.timedOut("\(what) did not write its port file within \(Int(timeout)) s")
+    }
+
     static func readText(_ path: String) -> String {
         guard let data = FileManager.default.contents(atPath: path) else { return "" }
         return String(decoding: data, as: UTF8.self)
