@@ -109,6 +109,9 @@ extension DownloadEngine {
         try easy.set(CURLOPT_LOW_SPEED_TIME, c.lowSpeedTime)
         try easy.set(CURLOPT_USERAGENT, c.userAgent)
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1)
+        // libcurl reads the file 64 KiB at a time by default, one turn of the engine's loop per read; as large a
+        // buffer as downloads get (less under a speed limit, so the limit holds over short windows).
+        try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, uploadBufferSize(for: spec))
         // As for downloads: never a proxy from the environment, which the destination guard could not see past;
         // `--proxy` with the pinned target.
         if let proxy = c.proxy, let pin = upload.pin {

@@ -76,6 +76,18 @@ extension DownloadEngine {
         return Int(min(Int64(configuration.receiveBufferSize), max(1024, share / 20)))
     }
 
+    /// The upload buffer of a delivery: the receive buffer's size, or a twentieth of a second of its limit (its own,
+    /// or its share of the engine's), at least 16 KiB (libcurl's smallest) and at most 2 MiB (its largest).
+    func uploadBufferSize(for spec: DeliverySpec) -> Int {
+        var shares: [Int64] = []
+        if let own = spec.maxBytesPerSecond, own > 0 { shares.append(own) }
+        if let global = configuration.globalMaxBytesPerSecond, global > 0 {
+            shares.append(global / Int64(max(1, configuration.maxConcurrent)))
+        }
+        let size = shares.min().map { min(Int64(configuration.receiveBufferSize), $0 / 20) } ?? Int64(configuration.receiveBufferSize)
+        return Int(min(2 << 20, max(16 << 10, size)))
+    }
+
     /// Keeps each running connection's low-speed floor (`CURLOPT_LOW_SPEED_LIMIT`) below what its share of the
     /// limits lets it reach, so a limited connection is never timed out as stalled.
     func applyRateLimits() {
