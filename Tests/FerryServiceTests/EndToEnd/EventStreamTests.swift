@@ -53,8 +53,9 @@ struct EventStreamTests {
                     }
                     #expect(!events.isEmpty)
                     let window = received.filter { $0 > 1_000_000 && $0 <= 3_000_000 }
-                    // Ten a second at most; the machine is shared and busy, so ask for clearly more than four.
-                    #expect(window.count >= 14, "\(name): \(window.count) progress events in 2 s")
+                    // Ten a second at most; the machine is shared and busy (two fresh-clone CI runs under load gave
+                    // 13), so ask for clearly more than the 8 a 250 ms floor allows.
+                    #expect(window.count >= 12, "\(name): \(window.count) progress events in 2 s")
                     #expect(window.count <= 22, "\(name): \(window.count) progress events in 2 s")
                 }
                 _ = try await ferry.client.request("DELETE", "/api/v1/jobs/\(id)")
