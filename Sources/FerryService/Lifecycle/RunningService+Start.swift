@@ -109,7 +109,7 @@ extension RunningService {
         SessionController(access: access).register(routes)
         SettingsController(settings: settings).register(routes)
         OperationsController(supervisor: supervisor, store: store, spool: spool, commits: commits, hub: hub,
-                             metrics: metrics, minFreeSpace: configuration.minFreeSpace,
+                             metrics: metrics, minFreeSpace: configuration.minFreeSpace, objects: engine.objectStore,
                              openConnections: { server.openConnectionCount }).register(routes)
         if let publicDirectory = publicDirectory(configuration.publicDirectory) {
             router.fallback = staticFallback(StaticFiles(root: publicDirectory))

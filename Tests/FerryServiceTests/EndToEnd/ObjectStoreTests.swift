@@ -7,7 +7,7 @@ import Testing
 /// `--object-store` (issue 12, point 4) against a real SeaweedFS S3 gateway on 127.0.0.1: a finished job becomes
 /// an object with its SHA-256 as metadata, the content endpoint serves it from the object store (the local copy
 /// removed first, so the spool cannot answer) with the same ranges and validators as from the spool, DELETE
-/// removes the object, and a start with a wrong key, a missing bucket or an unreachable store is a one-line error
+/// removes the object, `/readyz` checks the bucket and `/metrics` counts the store's requests, and a start with a wrong key, a missing bucket or an unreachable store is a one-line error
 /// and a non-zero exit.
 @Suite("Object store, end to end", .serialized, .enabled(if: !SeaweedServer.isSkipped))
 struct ObjectStoreTests {
@@ -100,6 +100,12 @@ struct ObjectStoreTests {
                 #expect(staleIfRange.status == 200 && staleIfRange.body.count == size)
                 let freshIfRange = try await client.get("/api/v1/jobs/\(id)/content", headers: ["Range": "bytes=0-9", "If-Range": etag])
                 #expect(freshIfRange.status == 206 && freshIfRange.body == Array(bytes[0...9]))
+
+                let ready = try await client.get("/readyz")
+                #expect(ready.status == 200, "\(ready.text)")
+                let metrics = try await client.get("/metrics").text
+                #expect(metrics.contains("ferry_object_store_requests_total{operation=\"UploadPart\"} 2"), "\(metrics)")
+                #expect(metrics.contains("ferry_object_store_requests_total{operation=\"GetObject\"}"))
 
                 let deleted = try await client.request("DELETE", "/api/v1/jobs/\(id)")
                 #expect(deleted.status == 204)
