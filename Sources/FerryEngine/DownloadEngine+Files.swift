@@ -35,6 +35,7 @@ extension DownloadEngine {
     public func discard(jobID: String, finishedFile filename: String?) {
         cancel(id: jobID)
         guard let filename else { return }
+        deleteObject(jobID: jobID, filename: filename)
         let storage = self.storage
         diskQueue.async { storage.removeFinished(filename: filename) }
     }

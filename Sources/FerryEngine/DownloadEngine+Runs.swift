@@ -173,7 +173,7 @@ extension DownloadEngine {
                 let finalURL = transfer.finalURL ?? transfer.url.normalized
                 let name = transfer.filename ?? Filename.resolve(requested: nil, contentDisposition: nil, finalURL: finalURL)
                 let pending = PendingFinish(transfer: transfer, finish: FinishingFile(jobID: transfer.id, filename: name, size: size, sha256: digests.sha256))
-                if let group = self.finishGroups.add(pending) { self.moveToFiles(group) }
+                self.keep(pending)
             }
         }
     }
@@ -186,7 +186,7 @@ extension DownloadEngine {
 
     /// Moves a group of synced files into `files/` (on `diskQueue`), reports each, then moves the group that
     /// gathered meanwhile.
-    private func moveToFiles(_ group: [PendingFinish]) {
+    func moveToFiles(_ group: [PendingFinish]) {
         dispatchPrecondition(condition: .onQueue(queue))
         let spool = self.spool, storage = self.storage
         let finishes = group.map(\.finish)
@@ -211,6 +211,7 @@ extension DownloadEngine {
             giveUp(transfer, JobFailure(code: .internalError, message: "moving the finished file failed: \(error)"))
         case .success(let filename):
             if transfer.stopIntent == .cancel {
+                deleteObject(jobID: id, filename: finish.filename)
                 storage.release(jobID: id)
                 diskQueue.async {
                     storage.removeFinished(filename: filename)
@@ -274,7 +275,7 @@ extension DownloadEngine {
         }
     }
 
-    private func giveUp(_ transfer: Transfer, _ failure: JobFailure) {
+    func giveUp(_ transfer: Transfer, _ failure: JobFailure) {
         if transfer.stopIntent == .cancel {
             stopped(transfer, bytesOnDisk: 0)
             return

@@ -32,6 +32,9 @@ public final class DownloadEngine: @unchecked Sendable {
     /// The spool's quota, when one is set: asked before a file takes space (`claimSpace`).
     let allowance: (any SpoolAllowance)?
     let multi: CurlMulti
+    /// Where finished files are stored as objects before they are reported finished (`--object-store`); nil keeps
+    /// them in the spool only. Set once, in `init`. Its `stop()` comes first in `shutdown()`.
+    public private(set) var objectStore: ObjectStoreClient?
     var transfers: [String: Transfer] = [:]
     /// Deliveries running or waiting to retry (`DownloadEngine+Deliveries`).
     var uploads: [String: Upload] = [:]
@@ -47,8 +50,11 @@ public final class DownloadEngine: @unchecked Sendable {
     /// The speed limit shared by every transfer (`globalMaxBytesPerSecond`); see `DownloadEngine+Pacing`.
     var globalRateBucket: TokenBucket?
 
+    /// - Parameter objectStore: the bucket finished files are stored in (the cluster's object store), with its keys.
     public init(configuration: EngineConfiguration, spool: Spool, storage: (any FileStorage)? = nil, logger: Logger,
-                allowance: (any SpoolAllowance)? = nil, onEvent: @escaping @Sendable (TransferEvent) -> Void) {
+                allowance: (any SpoolAllowance)? = nil,
+                objectStore: (location: ObjectStoreLocation, credentials: ObjectStoreCredentials)? = nil,
+                onEvent: @escaping @Sendable (TransferEvent) -> Void) {
         self.configuration = configuration
         self.allowance = allowance
         self.spool = spool
@@ -61,6 +67,7 @@ public final class DownloadEngine: @unchecked Sendable {
         if let global = configuration.globalMaxBytesPerSecond, global > 0 {
             globalRateBucket = TokenBucket(bytesPerSecond: global, now: Self.monotonicSeconds())
         }
+        if let objectStore { self.objectStore = objectStoreClient(location: objectStore.location, credentials: objectStore.credentials) }
         queue.async {
             self.multi.afterDelivery = { [weak self] in self?.queueStagedWrites() }
             self.startTicker()
@@ -174,6 +181,8 @@ public final class DownloadEngine: @unchecked Sendable {
     /// Stops every transfer keeping its bytes (`.stopped`), lets finishing ones finish, cleans libcurl up, closes
     /// every descriptor, and returns after the last event was delivered.
     public func shutdown() async {
+        // First: an upload in flight ends (`.stopped`, the job keeps its bytes) and no content read outlives the multi.
+        await objectStore?.stop()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async { self.beginShutdown { continuation.resume() } }
         }

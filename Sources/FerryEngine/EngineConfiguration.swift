@@ -23,6 +23,8 @@ public struct EngineConfiguration: Sendable {
     public var minFreeSpace: Int64 = 1 << 30
     /// Download speed shared by all transfers, in bytes per second; nil for no limit.
     public var globalMaxBytesPerSecond: Int64? = nil
+    /// Bytes per part when a finished file is uploaded to the object store (at least 5 MiB, S3's minimum).
+    public var objectPartSize: Int64 = 16 << 20
     /// Back-off between attempts and how many attempts a transfer gets.
     public var retry: RetryPolicy = RetryPolicy()
     /// Seconds to wait for a TCP/TLS connection.

@@ -16,6 +16,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Spool directory for files and state (FERRY_SPOOL; default ./spool).") var spool: String?
     @Option(help: "Where jobs are kept: sqlite (ferry.db in the spool) or a PostgreSQL URL, postgres://user:password@host:5432/database (FERRY_STORE; default sqlite).")
     var store: String?
+    @Option(name: .customLong("object-store"),
+            help: "Keep finished files in an S3-compatible bucket, s3://bucket/prefix?endpoint=https://host:port&region=us-east-1, with the keys from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (FERRY_OBJECT_STORE; default none: files stay in the spool).")
+    var objectStore: String?
     @Option(help: "API token (FERRY_TOKEN). Generated when listening beyond loopback without one.") var token: String?
     @Option(name: .customLong("read-token"),
             help: "A second token that may only read: GET, HEAD, event streams, content, metrics (FERRY_READ_TOKEN; needs a token).")
@@ -64,6 +67,7 @@ struct ServeCommand: AsyncParsableCommand {
         flags[.port] = port
         flags[.spool] = spool
         flags[.store] = store
+        flags[.objectStore] = objectStore
         flags[.token] = token
         flags[.readToken] = readToken
         flags[.maxConcurrent] = maxConcurrent

@@ -38,6 +38,17 @@ public final class ObjectStoreClient: @unchecked Sendable {
     private let limits: @Sendable () -> Limits
     private var running: [ObjectIdentifier: Exchange] = [:]
     private var stopped = false
+    private let countsLock = NSLock()
+    private var tally = Counts()
+
+    /// Requests that ended, by operation, and the failures among them, by kind (`/metrics`).
+    public struct Counts: Sendable, Equatable {
+        public var requests: [ObjectStoreOperation: Int] = [:]
+        public var errors: [ObjectStoreError.Kind: Int] = [:]
+    }
+
+    /// What ended so far (any thread).
+    public var counts: Counts { countsLock.withLock { tally } }
 
     /// Largest answer body kept in memory (documents and error bodies; object bytes go to a sink).
     static let maxDocumentSize = 4 << 20
@@ -332,6 +343,10 @@ public final class ObjectStoreClient: @unchecked Sendable {
 
     /// Frees the handle, then tells the caller.
     private func finish(_ exchange: Exchange, _ result: Result<Response, ObjectStoreError>) {
+        countsLock.withLock {
+            tally.requests[exchange.request.operation, default: 0] += 1
+            if case .failure(let error) = result { tally.errors[error.kind, default: 0] += 1 }
+        }
         exchange.reading?.attach(nil)
         exchange.easy.cleanup()
         exchange.completion(result)

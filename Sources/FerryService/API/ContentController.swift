@@ -9,6 +9,8 @@ import Foundation
 struct ContentController: Sendable {
     let supervisor: JobSupervisor
     let spool: Spool
+    /// Where finished files are read from when there is an object store (`--object-store`); nil: the spool.
+    let objects: ObjectStoreClient?
 
     func register(_ routes: RouteTable) {
         routes.add(.GET, "/api/v1/jobs/:id/content", serve)
@@ -30,6 +32,9 @@ struct ContentController: Sendable {
         guard let filename = job.filename, let digest = job.sha256 else {
             throw APIError(.internal, "the finished job has no file recorded")
         }
+        if let objects {
+            return try await serveObject(request, job: job, filename: filename, digest: digest, from: objects)
+        }
         let path = spool.finishedPath(for: filename)
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
@@ -41,6 +46,24 @@ struct ContentController: Sendable {
             lastModified: job.finishedAt ?? Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec)),
             contentType: job.contentType ?? "application/octet-stream", digest: digest, filename: filename)
         return Self.respond(to: request, with: entity, path: path)
+    }
+
+    /// A finished file from the object store: the same answer as from the spool, its bytes read from the object.
+    private func serveObject(_ request: HTTPRequest, job: JobRecord, filename: String, digest: String,
+                             from objects: ObjectStoreClient) async throws -> HTTPResponse {
+        let key = objects.location.key(jobID: job.id, filename: filename)
+        let info: ObjectInfo
+        do throws(ObjectStoreError) {
+            info = try await objects.headObject(key: key)
+        } catch where error.kind == .notFound {
+            throw APIError(.notFound, "the file of this job is no longer in the object store")
+        } catch {
+            throw APIError(.unavailable, "the file of this job cannot be read now: \(error)")
+        }
+        let entity = Representation(
+            length: info.size, etag: EntityTag(value: digest, isWeak: false), lastModified: job.finishedAt ?? Date(),
+            contentType: job.contentType ?? "application/octet-stream", digest: digest, filename: filename)
+        return ObjectBody.replacingFiles(in: Self.respond(to: request, with: entity, path: key), key: key, client: objects)
     }
 
     /// The 409's sentence for a job without a finished file. It suggests `?follow=true` only where

@@ -12,6 +12,8 @@ struct OperationsController: Sendable {
     let hub: EventHub
     let metrics: ServiceMetrics
     let minFreeSpace: Int64
+    /// The object store finished files are kept in, when there is one (`--object-store`).
+    let objects: ObjectStoreClient?
     let openConnections: @Sendable () -> Int
 
     func register(_ routes: RouteTable) {
@@ -49,6 +51,11 @@ struct OperationsController: Sendable {
         } else {
             reasons.append("the spool \(spool.root) is not writable")
         }
+        if let objects {
+            do throws(ObjectStoreError) { try await objects.checkBucket() } catch {
+                reasons.append("the object store does not answer: \(error)")
+            }
+        }
         let free = spool.freeBytes()
         if let free, free < minFreeSpace {
             reasons.append("free space \(free) bytes is below the reserve of \(minFreeSpace) bytes")
@@ -84,7 +91,8 @@ struct OperationsController: Sendable {
             subscribers: hub.subscriberCount,
             spoolBytes: spool.usedBytes(),
             freeBytes: spool.freeBytes(),
-            openConnections: openConnections())
+            openConnections: openConnections(),
+            objectStore: objects?.counts)
         var headers: HTTPHeaders = [:]
         headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
         headers["Cache-Control"] = "no-store"

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryEngine
 import Foundation
 
 /// A setting that could not be understood, naming the flag and its environment twin.
@@ -13,6 +14,7 @@ extension ServiceConfiguration {
     /// The settings of `ferry serve` with their environment twins (API.md, "Running").
     public enum Setting: String, CaseIterable, Sendable {
         case host, port, spool, store, token
+        case objectStore = "object-store"
         case readToken = "read-token"
         case maxConcurrent = "max-concurrent"
         case maxBytesPerSecond = "max-bytes-per-second"
@@ -72,6 +74,12 @@ extension ServiceConfiguration {
                                          expected: "sqlite or a PostgreSQL URL such as postgres://user:password@host:5432/database")
             }
             configuration.store = store
+        }
+        if let (name, text) = value(.objectStore) {
+            do { _ = try ObjectStoreLocation(parsing: text) } catch {
+                throw ConfigurationError(setting: name, value: text, expected: "s3://bucket/prefix?endpoint=https://host:port&region=… (\(error.message))")
+            }
+            configuration.objectStore = text
         }
         if let (_, token) = value(.token) { configuration.token = token }
         if let (name, token) = value(.readToken) {

@@ -9,6 +9,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var spool: String = "./spool"
     /// Where jobs are kept (`--store`): SQLite in the spool, or PostgreSQL.
     public var store: StoreSetting = .sqlite
+    /// The S3 bucket finished files are kept in (`--object-store s3://bucket/prefix?endpoint=…&region=…`), checked
+    /// when resolved; nil: the spool keeps them. The keys come from `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`.
+    public var objectStore: String?
     public var token: String?
     /// A second token that may only read (`--read-token`): `GET`, `HEAD`, event streams, content, metrics.
     public var readToken: String?

@@ -26,6 +26,8 @@ extension RunningService {
             throw ServiceError.startup("--read-token must differ from --token")
         }
 
+        // The bucket and its keys, before anything is opened that a missing key would leave open.
+        let objectStore = try configuration.objectStore.map { text in try objectStoreSetting(text) }
         let ballast = StoreBallast(spoolRoot: spool.root)
         let (store, highWater) = try await openStore(configuration.store, spool: spool, ballast: ballast, logger: logger)
         let ids = EventIDAllocator(startingAfter: highWater.startAfter)
@@ -58,8 +60,19 @@ extension RunningService {
         let (events, engineEvents) = AsyncStream<TransferEvent>.makeStream()
         let table = JobTable()
         let quota = configuration.spoolQuota.map { SpoolQuota(quota: $0, table: table) }
-        let engine = DownloadEngine(configuration: engineConfiguration, spool: spool, logger: logger, allowance: quota) { event in
+        let engine = DownloadEngine(configuration: engineConfiguration, spool: spool, logger: logger, allowance: quota,
+                                    objectStore: objectStore) { event in
             engineEvents.yield(event)
+        }
+        if let client = engine.objectStore {
+            do throws(ObjectStoreError) {
+                try await client.checkBucket()
+            } catch {
+                await engine.shutdown()
+                await store.close()
+                throw ServiceError.startup("cannot use the object store \(client.location): \(error.startupReason)")
+            }
+            logger.info("finished files go to the object store", metadata: ["objectStore": "\(client.location)"])
         }
         let settings = LiveSettings(current: startingSettings, store: store, logger: logger) { settings in
             engine.setGlobalMaxBytesPerSecond(settings.maxBytesPerSecond)
@@ -91,12 +104,12 @@ extension RunningService {
         let routes = RouteTable(router: router, metrics: metrics)
         JobsController(supervisor: supervisor, store: store, idempotency: IdempotencyGate(),
                        destinations: configuration.destinations).register(routes)
-        ContentController(supervisor: supervisor, spool: spool).register(routes)
+        ContentController(supervisor: supervisor, spool: spool, objects: engine.objectStore).register(routes)
         EventsController(supervisor: supervisor, hub: hub).register(routes)
         SessionController(access: access).register(routes)
         SettingsController(settings: settings).register(routes)
         OperationsController(supervisor: supervisor, store: store, spool: spool, commits: commits, hub: hub,
-                             metrics: metrics, minFreeSpace: configuration.minFreeSpace,
+                             metrics: metrics, minFreeSpace: configuration.minFreeSpace, objects: engine.objectStore,
                              openConnections: { server.openConnectionCount }).register(routes)
         if let publicDirectory = publicDirectory(configuration.publicDirectory) {
             router.fallback = staticFallback(StaticFiles(root: publicDirectory))
@@ -123,6 +136,15 @@ extension RunningService {
         return RunningService(store: store, engine: engine, hub: hub, commits: commits, server: server,
                               engineEvents: engineEvents, eventPump: eventPump, chores: chores,
                               webhooks: webhooks, requests: requests)
+    }
+
+    /// The bucket and keys of `--object-store` (the value was checked when resolved; the keys are read here).
+    private static func objectStoreSetting(_ text: String) throws -> (location: ObjectStoreLocation, credentials: ObjectStoreCredentials) {
+        do {
+            return (try ObjectStoreLocation(parsing: text), try ObjectStoreCredentials.fromEnvironment(ProcessInfo.processInfo.environment))
+        } catch {
+            throw ServiceError.startup("\(error)")
+        }
     }
 
     /// Opens the job store `setting` names (SQLite in the spool, or PostgreSQL) and loads the event-id

@@ -1,3 +1,4 @@
+import FerryEngine
 import FerryCore
 import Foundation
 
@@ -53,6 +54,8 @@ final class ServiceMetrics: @unchecked Sendable {
         var spoolBytes: Int64
         var freeBytes: Int64?
         var openConnections: Int
+        /// The object store's requests and errors; nil without one (`--object-store`).
+        var objectStore: ObjectStoreClient.Counts? = nil
     }
 
     /// Prometheus text exposition format, version 0.0.4.
@@ -94,6 +97,16 @@ final class ServiceMetrics: @unchecked Sendable {
         family("ferry_webhook_notices_total", "counter", "Webhook notice tries by result: delivered (2xx), retried, failed (given up), gone (410).")
         for result in WebhookResult.allCases {
             out += "ferry_webhook_notices_total{result=\"\(result.rawValue)\"} \(notices[result] ?? 0)\n"
+        }
+        if let objectStore = gauges.objectStore {
+            family("ferry_object_store_requests_total", "counter", "Object-store requests that ended, by S3 operation.")
+            for (operation, count) in objectStore.requests.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                out += "ferry_object_store_requests_total{operation=\"\(operation.rawValue)\"} \(count)\n"
+            }
+            family("ferry_object_store_errors_total", "counter", "Object-store requests that failed, by kind.")
+            for (kind, count) in objectStore.errors.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                out += "ferry_object_store_errors_total{kind=\"\(kind.rawValue)\"} \(count)\n"
+            }
         }
         return out
     }

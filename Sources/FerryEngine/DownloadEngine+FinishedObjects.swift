@@ -1,0 +1,100 @@
+import FerryCore
+import Foundation
+
+/// With an object store (`objectStore`), a verified file is stored as an object before it is moved into
+/// `files/` and reported finished: any node can then serve it, and the local copy in `files/` stays for the
+/// deliveries and duplicate checks of this node.
+///
+/// The upload reads the synced partial file (`FinishedObjectUpload`), so a restart before it completed finds an
+/// unfinished job with a whole partial file, never a finish record without its object. A store that is
+/// unreachable or failing is retried with the engine's back-off for as long as it takes (the job stays
+/// downloading, the reason logged); refused credentials or a refused request fail the job with the store's
+/// words. A cancel during the upload aborts it; a shutdown stops it and the job keeps its bytes.
+extension DownloadEngine {
+    /// The verified file goes on towards `files/`: through the object store first when there is one.
+    func keep(_ pending: PendingFinish) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let objectStore else {
+            if let group = finishGroups.add(pending) { moveToFiles(group) }
+            return
+        }
+        upload(pending, to: objectStore, attempt: 1)
+    }
+
+    private func upload(_ pending: PendingFinish, to client: ObjectStoreClient, attempt: Int) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let transfer = pending.transfer, finish = pending.finish
+        let upload = FinishedObjectUpload(client: client, partSize: configuration.objectPartSize)
+        let path = spool.partialPath(for: finish.jobID)
+        let key = client.location.key(jobID: finish.jobID, filename: finish.filename)
+        let contentType = transfer.contentType
+        Task {
+            let failure: ObjectStoreError?
+            do throws(ObjectStoreError) {
+                try await upload.upload(path: path, key: key, size: finish.size, sha256: finish.sha256, contentType: contentType) {
+                    await self.uploadMayContinue(transfer)
+                }
+                failure = nil
+            } catch {
+                failure = error
+            }
+            self.queue.async { self.uploaded(pending, to: client, attempt: attempt, failure) }
+        }
+    }
+
+    /// Between parts: false once the job is cancelled or the engine shuts down.
+    private func uploadMayContinue(_ transfer: Transfer) async -> Bool {
+        await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: !self.shuttingDown && transfer.stopIntent != .cancel) }
+        }
+    }
+
+    private func uploaded(_ pending: PendingFinish, to client: ObjectStoreClient, attempt: Int, _ failure: ObjectStoreError?) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let transfer = pending.transfer
+        guard let failure else {
+            if let group = finishGroups.add(pending) { moveToFiles(group) }
+            return
+        }
+        if transfer.stopIntent == .cancel || shuttingDown || failure.kind == .stopped {
+            leaveUnstored(transfer, size: pending.finish.size)
+            return
+        }
+        guard failure.isRetryable else {
+            giveUp(transfer, JobFailure(code: .internalError, message: "storing the finished file failed: \(failure)"))
+            return
+        }
+        let delay = configuration.retry.delay(afterAttempt: attempt, retryAfter: nil, jitter: Double.random(in: 0...1))
+        logger.warning("storing a finished file waits for the object store", metadata: [
+            "job": "\(transfer.id)", "attempt": "\(attempt)", "retryIn": "\(Int(delay.rounded(.up)))s", "error": "\(failure)",
+        ])
+        queue.asyncAfter(deadline: .now() + delay) {
+            if transfer.stopIntent == .cancel || self.shuttingDown {
+                self.leaveUnstored(transfer, size: pending.finish.size)
+            } else {
+                self.upload(pending, to: client, attempt: attempt + 1)
+            }
+        }
+    }
+
+    /// An upload that ended without an object: a cancelled job loses its file, a stopped one keeps it whole
+    /// in `partial/` (the next start finds it complete).
+    private func leaveUnstored(_ transfer: Transfer, size: Int64) {
+        if transfer.stopIntent == nil { transfer.stopIntent = .shutdown }
+        stopped(transfer, bytesOnDisk: size)
+        finishShutdownIfIdle()
+    }
+
+    /// Deletes a job's object (any thread); one already gone is not an error.
+    func deleteObject(jobID: String, filename: String) {
+        guard let objectStore else { return }
+        let key = objectStore.location.key(jobID: jobID, filename: filename), logger = self.logger
+        Task {
+            do throws(ObjectStoreError) {
+                try await objectStore.deleteObject(key: key)
+            } catch where error.kind != .notFound {
+                logger.warning("deleting a job's object failed", metadata: ["job": "\(jobID)", "error": "\(error)"])
+            } catch {}
+        }
+    }
+}

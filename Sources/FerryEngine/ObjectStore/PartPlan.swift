@@ -1,0 +1,32 @@
+/// How a file is cut into the parts of an S3 multipart upload (pure).
+///
+/// Parts are `partSize` bytes, the last one shorter; the size grows when the file would need more than S3's
+/// 10,000 parts, and never drops below S3's 5 MiB minimum for a part that is not the last. An empty file has no
+/// parts (it is stored with one `PutObject`).
+public struct PartPlan: Sendable, Equatable {
+    public struct Part: Sendable, Equatable {
+        /// 1...10000.
+        public let number: Int
+        public let offset: Int64
+        public let length: Int64
+    }
+
+    public static let minimumPartSize: Int64 = 5 << 20
+    public static let maximumParts: Int64 = 10_000
+
+    public let parts: [Part]
+
+    public init(size: Int64, partSize: Int64) {
+        guard size > 0 else { parts = []; return }
+        let fewest = (size + Self.maximumParts - 1) / Self.maximumParts
+        let chosen = max(partSize, Self.minimumPartSize, fewest)
+        var parts: [Part] = []
+        var offset: Int64 = 0
+        while offset < size {
+            let length = min(chosen, size - offset)
+            parts.append(Part(number: parts.count + 1, offset: offset, length: length))
+            offset += length
+        }
+        self.parts = parts
+    }
+}
