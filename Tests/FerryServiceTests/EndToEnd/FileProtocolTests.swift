@@ -175,6 +175,43 @@ struct FileProtocolTests {
         }
     }
 
+    @Test func ftpPASVReplyNamingAnotherAddressIsIgnoredForTheControlConnectionsAddress() async throws {
+        var options = FTPOrigin.Options()
+        // A documentation address (TEST-NET-1): Ferry's guard would refuse it, and nothing answers there.
+        options.masquerade = "192.0.2.7"
+        try await Self.withFTP(options) { origin in
+            let size = 1024 * 1024 + 9
+            try Fixture.writeFile(at: origin.root + "/pasv.bin", size: size, seed: 69)
+            let home = try Fixture.tempDirectory("ferry-home")
+            defer { Fixture.removeTree(home) }
+            let ferry = try await Ferry.start(home: home)
+            let id = try await ferry.submit(origin.url("/pasv.bin"))
+            let job = try await ferry.ended(id, timeout: 30)
+            let log = ferry.stop()
+            #expect(job["state"] as? String == "finished", "\(job)")
+            #expect(job["sha256"] as? String == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 69)))
+            // The server does name the other address (EPSV refused, PASV answered with 192.0.2.7), as any client sees...
+            let probe = """
+                import ftplib, sys
+                f = ftplib.FTP(); f.connect("127.0.0.1", int(sys.argv[1])); f.login(sys.argv[2], sys.argv[3])
+                print(f.sendcmd("PASV"))
+                try:
+                    f.sendcmd("EPSV")
+                except ftplib.error_perm as e:
+                    print("EPSV refused:", e)
+                f.close()
+                """
+            let client = try ChildProcess.launch(try FaultOrigin.pythonPath(), ["-c", probe, String(origin.port), options.user, options.password])
+            defer { Fixture.removeTree(client.outputDirectory) }
+            #expect(client.waitForExit(timeout: 20) == 0, "\(client.standardError())")
+            #expect(client.standardOutput().contains("(192,0,2,7,"), "\(client.standardOutput())")
+            #expect(client.standardOutput().contains("EPSV refused"), "\(client.standardOutput())")
+            // ...and the data came over a connection to 127.0.0.1: the guard never had to refuse 192.0.2.7.
+            #expect(origin.retrievals().count == 1 && origin.retrievals().first?.complete == true, "\(origin.retrievals())")
+            #expect(!log.contains("192.0.2.7"), "\(log.suffix(2000))")
+        }
+    }
+
     @Test func ftpsWithAnUntrustedCertificateFailsWithATLSError() async throws {
         let directory = try Fixture.tempDirectory("ferry-ftps-cert")
         defer { Fixture.removeTree(directory) }
@@ -242,6 +279,90 @@ struct FileProtocolTests {
             }
             log = ferry.stop()
             #expect(!log.contains("\(ssh.user)@127.0.0.1"), "Ferry's log shows the SFTP user name")
+        }
+    }
+
+    /// A TCP relay on a free 127.0.0.1 port to `port`, appending the bytes it carried towards the client to
+    /// `log` (one line per connection, when it closes): how the test measures what the server sent.
+    static func countingRelay(to port: Int, log: String) throws -> (process: ChildProcess, port: Int) {
+        let script = """
+            import socket, sys, threading
+            listen, target, log = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+            lock = threading.Lock()
+            def pipe(a, b, counted):
+                total = 0
+                try:
+                    while True:
+                        data = a.recv(65536)
+                        if not data:
+                            break
+                        b.sendall(data)
+                        total += len(data)
+                except OSError:
+                    pass
+                for s in (a, b):
+                    try: s.shutdown(socket.SHUT_RDWR)
+                    except OSError: pass
+                if counted:
+                    with lock, open(log, "a") as f:
+                        f.write("%d\\n" % total)
+            s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", listen)); s.listen(16)
+            while True:
+                c, _ = s.accept()
+                u = socket.create_connection(("127.0.0.1", target))
+                threading.Thread(target=pipe, args=(c, u, False), daemon=True).start()
+                threading.Thread(target=pipe, args=(u, c, True), daemon=True).start()
+            """
+        let relayPort = try RestartTests.freePort()
+        let process = try ChildProcess.launch(try FaultOrigin.pythonPath(), ["-c", script, String(relayPort), String(port), log])
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !LoopbackSocket.accepts(port: relayPort) { usleep(20_000) }
+        return (process, relayPort)
+    }
+
+    @Test func sftpResumeAfterPauseContinuesFromTheBytesKept() async throws {
+        try await Self.withSSH { ssh in
+            let size = 3 * 1024 * 1024 + 11
+            try Fixture.writeFile(at: ssh.root + "/slow.bin", size: size, seed: 70)
+            let relayLog = ssh.directory + "/relay.log"
+            let relay = try Self.countingRelay(to: ssh.port, log: relayLog)
+            defer { _ = relay.process.stop(grace: 1); Fixture.removeTree(relay.process.outputDirectory) }
+            // The relay is the server Ferry sees: its known-hosts entry names the relay's port.
+            let knownHosts = ssh.directory + "/relay_known_hosts"
+            let key = ssh.knownHostsLine.split(separator: " ").dropFirst().joined(separator: " ")
+            try "[127.0.0.1]:\(relay.port) \(key)\n".write(toFile: knownHosts, atomically: true, encoding: .utf8)
+            let ferry = try await Ferry.start(home: ssh.home, arguments: ["--ssh-known-hosts", knownHosts])
+            var stopped = false
+            defer { if !stopped { _ = ferry.stop() } }
+            let client = ferry.client
+            let url = "sftp://\(ssh.user)@127.0.0.1:\(relay.port)\(ssh.root)/slow.bin"
+            let id = try await ferry.submit(url, ["maxBytesPerSecond": 1_000_000])
+            try await client.waitForJob(id, timeout: 20) { ($0["bytesReceived"] as? Int ?? 0) > 800_000 }
+            #expect(try await client.request("POST", "/api/v1/jobs/\(id)/pause").status == 200)
+            let paused = try await client.waitForJob(id, timeout: 10) { $0["state"] as? String == "paused" }
+            let kept = try #require(paused["bytesReceived"] as? Int)
+            #expect(kept > 0 && kept < size)
+            #expect(try await client.request("POST", "/api/v1/jobs/\(id)/resume").status == 200)
+            let job = try await ferry.ended(id, timeout: 40)
+            #expect(job["state"] as? String == "finished", "\(job) \(ssh.serverLog().suffix(1000))")
+            #expect(job["sha256"] as? String == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 70)))
+            #expect(job["restarted"] as? Bool != true)
+            // libcurl keeps the last connection in its cache: stopping Ferry closes it, and the relay logs it.
+            _ = ferry.stop()
+            stopped = true
+            let deadline = Date().addingTimeInterval(10)
+            var sent: [Int] = []
+            while Date() < deadline {
+                // (The relay's start-up probe is a connection that carried nothing.)
+                sent = ((try? String(contentsOfFile: relayLog, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int($0) }.filter { $0 > 0 }
+                if sent.count >= 2 { break }
+                try await Task.sleep(nanoseconds: 50_000_000)
+            }
+            #expect(sent.count == 2, "one connection before the pause, one after: \(sent)")
+            // After the resume the server sent the rest from the bytes kept (plus SSH's own bytes), not the file again.
+            #expect(sent.contains { $0 >= size - kept && $0 < size - kept + 256 * 1024 }, "sent \(sent) bytes, resuming at \(kept) of \(size)")
+            #expect(sent.reduce(0, +) < 2 * size, "\(sent)")
         }
     }
 

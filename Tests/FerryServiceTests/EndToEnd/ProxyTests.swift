@@ -85,6 +85,112 @@ struct ProxyTests {
         }
     }
 
+    @Test func aSocksProxyIsAskedForTheCheckedAddressNeverTheName() async throws {
+        try await withNginx { nginx in
+            let size = 1024 * 1024 + 7
+            try Fixture.writeFile(at: nginx.root + "/socks.bin", size: size, seed: 43)
+            let expected = Fixture.sha256Hex(of: Fixture.content(size: size, seed: 43))
+            let fault = try FaultOrigin.start()
+            defer { fault.stop() }
+            let socks = try SocksProxy.start(user: "ferry", password: Self.password)
+            defer { socks.stop() }
+            let spool = try Fixture.tempDirectory("ferry-proxy-socks")
+            defer { Fixture.removeTree(spool) }
+            let port = try RestartTests.freePort()
+            let ferry = try await Self.launch(port: port, spool: spool, proxy: socks.url(user: "ferry", password: Self.password))
+            defer { _ = ferry.stop(grace: 2) }
+            let client = TestClient(port: port)
+
+            // A name: Ferry resolves localhost itself; the SOCKS server gets the address (ATYP 1), never a name.
+            let id = try #require(try await client.json("POST", "/api/v1/jobs", ["url": "http://localhost:\(nginx.port)/socks.bin", "connections": 2])
+                .json()["id"] as? String)
+            let done = try await client.waitForJob(id, timeout: 40, Self.ended)
+            #expect(done["state"] as? String == "finished", "\(done)")
+            #expect(done["sha256"] as? String == expected)
+            #expect(try Fixture.sha256Hex(ofFile: spool + "/files/socks.bin") == expected)
+            let asked = socks.requests()
+            #expect(asked.contains { $0.atyp == "ipv4" && $0.host == "127.0.0.1" && $0.port == nginx.port && $0.user == "ferry" && $0.granted }, "\(asked)")
+            #expect(asked.allSatisfy { $0.atyp == "ipv4" && $0.host == "127.0.0.1" }, "only the checked address, never a name: \(asked)")
+            #expect(nginx.accessLog().contains { $0.path == "/socks.bin" })
+
+            // A redirect to ::1, which the guard refuses (only 127.0.0.1/32 is allowed): the proxy is never asked.
+            let before = socks.requests().count
+            let refusedURL = fault.url("/r/1?to=" + "http://[::1]:\(nginx.port)/socks.bin?refused=1".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+            let refusedID = try #require(try await client.json("POST", "/api/v1/jobs", ["url": refusedURL]).json()["id"] as? String)
+            let refused = try await client.waitForJob(refusedID, timeout: 40, Self.ended)
+            #expect(refused["state"] as? String == "failed", "\(refused)")
+            #expect((refused["error"] as? [String: Any])?["code"] as? String == "forbidden_destination", "\(refused)")
+            let after = Array(socks.requests().dropFirst(before))
+            #expect(!after.isEmpty && after.allSatisfy { $0.host == "127.0.0.1" && $0.port == fault.port }, "only the origin, never ::1: \(after)")
+            #expect(!nginx.accessLog().contains { $0.path.contains("refused=1") })
+
+            let log = ferry.standardError()
+            #expect(!log.contains(Self.password), "the proxy's password is in the log")
+            #expect(log.contains("socks5h://***@127.0.0.1:\(socks.port)"), "\(log.suffix(1500))")
+        }
+    }
+
+    @Test func deliveriesAndWebhooksGoThroughTheProxyIntact() async throws {
+        try await withNginx { nginx in
+            let size = 700_001
+            let expected = Fixture.sha256Hex(of: Fixture.content(size: size, seed: 44))
+            let source = try FaultOrigin.start()
+            defer { source.stop() }
+            let hooks = try FaultOrigin.start()
+            defer { hooks.stop() }
+            let proxy = try TinyProxy.start()
+            defer { proxy.stop() }
+            let spool = try Fixture.tempDirectory("ferry-proxy-deliver")
+            defer { Fixture.removeTree(spool) }
+            let port = try RestartTests.freePort()
+            let ferry = try await Self.launch(port: port, spool: spool, proxy: proxy.url())
+            defer { _ = ferry.stop(grace: 2) }
+            let client = TestClient(port: port)
+
+            // Names for both targets: Ferry resolves and checks them, the proxy connects to the address.
+            let created = try await client.json("POST", "/api/v1/jobs", [
+                "url": source.url("/f/out.bin?size=\(size)&seed=44"),
+                "deliver": ["url": "http://localhost:\(nginx.port)/upload/via-proxy/out.bin"],
+                "notify": "http://localhost:\(hooks.port)/u/hook",
+            ])
+            #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+            let id = try #require(try created.json()["id"] as? String)
+            let done = try await client.waitForJob(id, timeout: 40, Self.ended)
+            #expect(done["state"] as? String == "finished", "\(done)")
+            #expect((done["delivery"] as? [String: Any])?["state"] as? String == "delivered", "\(done)")
+            let uploaded = try Fixture.sha256Hex(ofFile: nginx.root + "/upload/via-proxy/out.bin")
+            #expect(uploaded == expected)
+            #expect(nginx.accessLog().contains { $0.method == "PUT" && $0.path == "/upload/via-proxy/out.bin" && $0.status == 201 })
+
+            // The webhook notice arrives once the job ended, whole.
+            let deadline = Date().addingTimeInterval(20)
+            while hooks.uploads().isEmpty, Date() < deadline { try await Task.sleep(nanoseconds: 100_000_000) }
+            let notice = try #require(hooks.uploads().first)
+            #expect(notice.method == "POST" && notice.path == "/u/hook" && notice.complete)
+            #expect(notice.headers["content-length"] == String(notice.length), "\(notice.headers)")
+            #expect(notice.headers["webhook-signature"]?.hasPrefix("v1,") == true, "\(notice.headers)")
+            #expect(notice.headers["content-type"] == "application/json")
+
+            // All three went through the proxy, which was told the checked address of each, never a name.
+            let targets = proxy.connectTargets()
+            for expectedTarget in ["127.0.0.1:\(source.port)", "127.0.0.1:\(nginx.port)", "127.0.0.1:\(hooks.port)"] {
+                #expect(targets.contains(expectedTarget), "\(expectedTarget) not in \(targets)")
+            }
+            #expect(targets.allSatisfy { $0.hasPrefix("127.0.0.1:") }, "\(targets)")
+
+            // Delivery and webhook targets on refused addresses are refused at submit; the proxy is not asked.
+            let before = proxy.connectTargets().count
+            for (field, value) in [("deliver", ["url": "http://[::1]:\(nginx.port)/upload/refused.bin"] as Any),
+                                   ("notify", "http://[::1]:\(hooks.port)/u/refused" as Any)] {
+                let refused = try await client.json("POST", "/api/v1/jobs", ["url": source.url("/f/r.bin?size=10&seed=1"), field: value])
+                #expect(refused.status == 403, "\(field): \(String(decoding: refused.body, as: UTF8.self))")
+                #expect((try refused.json()["error"] as? [String: Any])?["code"] as? String == "forbidden_destination", "\(field)")
+            }
+            try await Task.sleep(nanoseconds: 300_000_000)
+            #expect(proxy.connectTargets().count == before, "\(proxy.connectTargets())")
+        }
+    }
+
     @Test func aProxyAnsweringGarbageIsAClearErrorAndTheJobCanResume() async throws {
         try await withNginx { nginx in
             try Fixture.writeFile(at: nginx.root + "/g.bin", size: 100_000, seed: 42)

@@ -1,0 +1,83 @@
+import Foundation
+
+/// A SOCKS5 proxy (`Tests/Fixtures/socks5_proxy.py`, standard-library Python) on a free 127.0.0.1 port for one
+/// test, optionally with a user name and password. It logs every `CONNECT` it is asked for (`requests()`): the
+/// address type the client sent (an IPv4 or IPv6 address, or a domain name the proxy would have to resolve), host
+/// and port. It relays only to 127.0.0.1; anything else is answered "not allowed" and logged as not granted.
+///
+/// Stop it with `stop()` in a `defer`: SIGTERM to its pid, its directory removed.
+public final class SocksProxy: @unchecked Sendable {
+    /// One `CONNECT` the proxy was asked for.
+    public struct Request: Decodable, Sendable, Equatable {
+        /// `ipv4`, `ipv6` or `domain`.
+        public let atyp: String
+        public let host: String
+        public let port: Int
+        public let user: String?
+        public let granted: Bool
+    }
+
+    public let port: Int
+    public let directory: String
+    private let process: ChildProcess
+
+    private init(port: Int, directory: String, process: ChildProcess) {
+        self.port = port
+        self.directory = directory
+        self.process = process
+    }
+
+    /// `socks5h://[user:password@]127.0.0.1:port`.
+    public func url(user: String? = nil, password: String? = nil) -> String {
+        let credentials = user.map { "\($0):\(password ?? "")@" } ?? ""
+        return "socks5h://\(credentials)127.0.0.1:\(port)"
+    }
+
+    /// Every `CONNECT` asked for so far, in order.
+    public func requests() -> [Request] {
+        ChildProcess.readText(directory + "/connects.log").split(separator: "\n").compactMap {
+            try? JSONDecoder().decode(Request.self, from: Data($0.utf8))
+        }
+    }
+
+    public static var scriptPath: String {
+        URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/socks5_proxy.py").path
+    }
+
+    public static func start(user: String? = nil, password: String? = nil) throws -> SocksProxy {
+        let python = try FaultOrigin.pythonPath()
+        let directory = try Fixture.tempDirectory("ferry-socks")
+        var arguments = ["-u", scriptPath, "--port-file", directory + "/port", "--log", directory + "/connects.log", "--exit-with-parent"]
+        if let user { arguments += ["--user", user, "--password", password ?? ""] }
+        let process: ChildProcess
+        do {
+            process = try ChildProcess.launch(python, arguments, outputDirectory: directory)
+        } catch {
+            Fixture.removeTree(directory)
+            throw error
+        }
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            if let status = process.waitForExit(timeout: 0) {
+                let detail = "exit status \(status): \(process.standardError())"
+                Fixture.removeTree(directory)
+                throw FixtureError.startFailed("SOCKS5 proxy (\(scriptPath))", detail: detail)
+            }
+            if let port = Int(ChildProcess.readText(directory + "/port").trimmingCharacters(in: .whitespacesAndNewlines)) {
+                return SocksProxy(port: port, directory: directory, process: process)
+            }
+            usleep(10_000)
+        }
+        _ = process.stop(grace: 1)
+        Fixture.removeTree(directory)
+        throw FixtureError.timedOut("the SOCKS5 proxy did not write its port file within 15 s")
+    }
+
+    /// Stops the proxy by pid and removes its directory.
+    public func stop() {
+        _ = process.stop(grace: 2)
+        Fixture.removeTree(directory)
+    }
+}
