@@ -16,6 +16,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Spool directory for files and state (FERRY_SPOOL; default ./spool).") var spool: String?
     @Option(help: "Where jobs are kept: sqlite (ferry.db in the spool) or a PostgreSQL URL, postgres://user:password@host:5432/database (FERRY_STORE; default sqlite).")
     var store: String?
+    @Option(name: .customLong("node-id"),
+            help: "This node's name among the nodes sharing a PostgreSQL store (FERRY_NODE_ID; default the host name).")
+    var nodeID: String?
+    @Option(help: "Lease of a node and of the jobs it runs, renewed every third of it; a node that stops renewing loses its jobs to the others after it (FERRY_LEASE; default 15s; PostgreSQL store only).")
+    var lease: String?
     @Option(help: "API token (FERRY_TOKEN). Generated when listening beyond loopback without one.") var token: String?
     @Option(name: .customLong("read-token"),
             help: "A second token that may only read: GET, HEAD, event streams, content, metrics (FERRY_READ_TOKEN; needs a token).")
@@ -64,6 +69,8 @@ struct ServeCommand: AsyncParsableCommand {
         flags[.port] = port
         flags[.spool] = spool
         flags[.store] = store
+        flags[.nodeID] = nodeID
+        flags[.lease] = lease
         flags[.token] = token
         flags[.readToken] = readToken
         flags[.maxConcurrent] = maxConcurrent

@@ -84,7 +84,8 @@ struct OperationsController: Sendable {
             subscribers: hub.subscriberCount,
             spoolBytes: spool.usedBytes(),
             freeBytes: spool.freeBytes(),
-            openConnections: openConnections())
+            openConnections: openConnections(),
+            node: await supervisor.nodeGauge())
         var headers: HTTPHeaders = [:]
         headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
         headers["Cache-Control"] = "no-store"

@@ -19,6 +19,8 @@ final class ServiceMetrics: @unchecked Sendable {
     private var created: Int = 0
     /// Webhook notice tries by result: every result listed, zero included.
     private var notices: [WebhookResult: Int] = [:]
+    private var claims = 0
+    private var handovers = 0
 
     func request(route: String, method: String, status: Int) {
         lock.lock(); defer { lock.unlock() }
@@ -40,6 +42,18 @@ final class ServiceMetrics: @unchecked Sendable {
         created += count
     }
 
+    /// Jobs this node claimed (several nodes).
+    func claimed(_ count: Int) {
+        lock.lock(); defer { lock.unlock() }
+        claims += count
+    }
+
+    /// A claimed job whose former owner's lease had run out (several nodes).
+    func handover() {
+        lock.lock(); defer { lock.unlock() }
+        handovers += 1
+    }
+
     func webhookNotice(_ result: WebhookResult) {
         lock.lock(); defer { lock.unlock() }
         notices[result, default: 0] += 1
@@ -53,13 +67,15 @@ final class ServiceMetrics: @unchecked Sendable {
         var spoolBytes: Int64
         var freeBytes: Int64?
         var openConnections: Int
+        /// With several nodes: this node's id and the jobs it holds leases on; nil on a single node.
+        var node: (id: String, leases: Int)? = nil
     }
 
     /// Prometheus text exposition format, version 0.0.4.
     func render(_ gauges: Gauges) -> String {
         lock.lock()
         let requests = self.requests, errors = transferErrors, downloaded = downloadedBytes, created = self.created
-        let notices = self.notices
+        let notices = self.notices, claims = self.claims, handovers = self.handovers
         lock.unlock()
         var out = ""
         func family(_ name: String, _ type: String, _ help: String) {
@@ -94,6 +110,16 @@ final class ServiceMetrics: @unchecked Sendable {
         family("ferry_webhook_notices_total", "counter", "Webhook notice tries by result: delivered (2xx), retried, failed (given up), gone (410).")
         for result in WebhookResult.allCases {
             out += "ferry_webhook_notices_total{result=\"\(result.rawValue)\"} \(notices[result] ?? 0)\n"
+        }
+        if let node = gauges.node {
+            family("ferry_node_info", "gauge", "This node's id among the nodes sharing the store.")
+            out += "ferry_node_info{node=\"\(escape(node.id))\"} 1\n"
+            family("ferry_node_leases", "gauge", "Jobs this node holds a lease on (runs).")
+            out += "ferry_node_leases \(node.leases)\n"
+            family("ferry_node_claims_total", "counter", "Jobs this node claimed since start.")
+            out += "ferry_node_claims_total \(claims)\n"
+            family("ferry_node_handovers_total", "counter", "Claimed jobs whose former owner's lease had run out.")
+            out += "ferry_node_handovers_total \(handovers)\n"
         }
         return out
     }
