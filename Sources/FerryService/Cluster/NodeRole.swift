@@ -20,6 +20,17 @@ enum ForwardedAction: String, Sendable, CaseIterable {
 
     var command: (String) -> String { { id in "\(self.rawValue) \(id)" } }
 
+    /// Whether the job as read back (nil: deleted) shows this action done, so that the forwarding node may answer.
+    func isVisible(in job: JobRecord?) -> Bool {
+        guard let job else { return true }
+        return switch self {
+        case .pause: !job.state.needsRunning
+        case .resume: job.state.needsRunning || job.state == .finished
+        case .cancel: job.state == .cancelled || job.state == .finished
+        case .delete: false
+        }
+    }
+
     /// The action and job id of a command; nil for anything else.
     static func parse(_ command: String) -> (ForwardedAction, String)? {
         let parts = command.split(separator: " ", maxSplits: 1)

@@ -99,7 +99,7 @@ extension JobSupervisor {
             } else {
                 removeFromTable(id)
             }
-            for waiter in changeWaiters.removeValue(forKey: id) ?? [] { waiter.resume() }
+            wakeWaiters(id)
         }
     }
 
@@ -164,7 +164,7 @@ extension JobSupervisor {
     private func forward(_ action: ForwardedAction, on id: String, to owner: String, role: NodeRole) async throws {
         let timeout = role.forwardTimeout
         try await withThrowingTaskGroup(of: Void.self) { group in
-            let changed = Task { await self.waitForChange(id) }
+            let changed = Task { await self.waitForChange(id, showing: action) }
             group.addTask { await changed.value }
             group.addTask {
                 try await Task.sleep(for: timeout)
@@ -182,12 +182,24 @@ extension JobSupervisor {
         }
     }
 
-    private func waitForChange(_ id: String) async {
-        await withCheckedContinuation { continuation in changeWaiters[id, default: []].append(continuation) }
+    private func waitForChange(_ id: String, showing action: ForwardedAction) async {
+        if action.isVisible(in: jobs[id]) { return }
+        await withCheckedContinuation { continuation in changeWaiters[id, default: []].append((action, continuation)) }
     }
 
     private func stopWaiting(_ id: String) {
-        for waiter in changeWaiters.removeValue(forKey: id) ?? [] { waiter.resume() }
+        for (_, waiter) in changeWaiters.removeValue(forKey: id) ?? [] { waiter.resume() }
+    }
+
+    /// Wakes the forwarded actions on `id` that its row now shows done.
+    private func wakeWaiters(_ id: String) {
+        guard let waiting = changeWaiters.removeValue(forKey: id) else { return }
+        let job = jobs[id]
+        var still: [(ForwardedAction, CheckedContinuation<Void, Never>)] = []
+        for (action, waiter) in waiting {
+            if action.isVisible(in: job) { waiter.resume() } else { still.append((action, waiter)) }
+        }
+        if !still.isEmpty { changeWaiters[id] = still }
     }
 
     /// Carries out an action another node forwarded here (the job is this node's, or no longer anybody's).
