@@ -101,6 +101,10 @@ extension JobSupervisor {
             }
             wakeWaiters(id)
         }
+        // Which node runs what: one read for the whole batch.
+        if let owners = try? await role.store.liveOwners() {
+            table.setNodes(owners.filter { $0.value != role.node }, keeping: owned)
+        }
     }
 
     /// Reads every job again (after the listener reconnected: notifications may have been missed).
@@ -117,6 +121,7 @@ extension JobSupervisor {
 
     /// Marks a job as this node's.
     func take(_ id: String) {
+        table.setNode(role?.node, of: id)
         owned.insert(id)
         ownershipEpoch += 1
         ownedSince[id] = ownershipEpoch
@@ -126,6 +131,7 @@ extension JobSupervisor {
     func drop(_ id: String) {
         guard owned.remove(id) != nil else { return }
         ownedSince[id] = nil
+        table.setNode(nil, of: id)
         role?.wantsWork()
     }
 

@@ -103,6 +103,11 @@ actor JobSupervisor {
         table.entry(id)
     }
 
+    /// The node running a job (several nodes; nil on one), read from any thread.
+    nonisolated func peekNode(_ id: String) -> String? {
+        table.node(of: id)
+    }
+
     /// The job as the supervisor last left it, read from any thread without waiting for the actor.
     nonisolated func peek(_ id: String) -> (JobRecord, LiveRates?)? {
         table.entry(id)
@@ -299,7 +304,7 @@ actor JobSupervisor {
 
     func jobEvent(_ job: JobRecord, restartReason: String? = nil) -> ServerEvent {
         ServerEvent(id: ids.next(), kind: .job, jobID: job.id,
-                    data: JobView.render(job, rates: rates[job.id], restartReason: restartReason),
+                    data: JobView.render(job, rates: rates[job.id], restartReason: restartReason, node: table.node(of: job.id)),
                     closesJobStream: job.state.isTerminal)
     }
 

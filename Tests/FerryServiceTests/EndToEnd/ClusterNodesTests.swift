@@ -118,6 +118,9 @@ struct ClusterNodesTests {
                 let owner = try await Self.leases(nodes[0]) == 1 ? 0 : 1
                 #expect(try await Self.leases(nodes[owner]) == 1)
                 let other = nodes[1 - owner]
+                #expect(try await Self.eventually(timeout: 3) {
+                    try await other.client.get("/api/v1/jobs/\(id)").json()["node"] as? String == "node-\(owner)"
+                }, "the other node shows which node runs the job")
 
                 let started = Date()
                 let paused = try await other.client.request("POST", "/api/v1/jobs/\(id)/pause")
@@ -126,6 +129,7 @@ struct ClusterNodesTests {
                 #expect(Date().timeIntervalSince(started) < 1.5, "forwarded pause took \(Date().timeIntervalSince(started)) s")
                 try await nodes[owner].client.waitForJob(id, timeout: 2) { $0["state"] as? String == "paused" }
                 #expect(try await Self.leases(nodes[owner]) == 0)
+                #expect(try await other.client.get("/api/v1/jobs/\(id)").json()["node"] is NSNull)
 
                 // Unowned now: resumed on the other node, which runs it.
                 let resumed = try await other.client.request("POST", "/api/v1/jobs/\(id)/resume")
