@@ -52,9 +52,10 @@ extension JobSupervisor {
         metrics.claimed(claimed.count)
     }
 
-    /// Stops the jobs this node owned before `mark` that `renewed` leaves out: another node took them over.
+    /// Stops the jobs this node owned when `mark` was taken (`ownershipMark`, before `renew`) that `renewed` leaves
+    /// out: another node took them over. Jobs taken since are kept: the renewal may have missed them.
     func keepOnly(_ renewed: Set<String>, ownedBefore mark: Int) async {
-        let lost = owned.filter { !renewed.contains($0) && (ownedSince[$0] ?? .max) < mark }
+        let lost = owned.filter { !renewed.contains($0) && (ownedSince[$0] ?? .max) <= mark }
         guard !lost.isEmpty else { return }
         logger.warning("jobs taken over by another node: stopping them here", metadata: ["jobs": "\(lost.sorted())"])
         await giveUp(Array(lost))
