@@ -5,7 +5,7 @@ import Logging
 /// Publishes, on one node of several, what every node's streams must see, in increasing id order: the stored
 /// `job`/`removed` events of the whole cluster, read back from the store (`events(after:)`) after each of this node's
 /// commits, on each `ferry_events` notification and after the listener reconnects, and this node's `progress`
-/// events, numbered inside the current block (`ClusterEventID`).
+/// events, numbered inside the current block (`ClusterEventID`; half used, it asks for a new one).
 ///
 /// Owner: this actor owns the position read up to (`lastStored`); reads are serialized (`catchUp` joins a read
 /// under way and reads once more after it), so no event is published twice. The hub's queue keeps the order in
@@ -19,6 +19,14 @@ actor ClusterEventFeed {
     private(set) var lastStored: Int64
     private var reading: Task<Void, Never>?
     private var readAgain = false
+    /// Asked for a new block (a `job` event committed) when progress has used much of the current one.
+    private var refill: (@Sendable () -> Void)?
+    private var refillAsked = false
+
+    /// Sets what asks for a new block (`JobSupervisor.checkpoint`); once, at start.
+    func onBlockFilling(_ refill: @escaping @Sendable () -> Void) {
+        self.refill = refill
+    }
 
     /// - Parameter after: the stored id the hub's log starts after (`ids.base` is its published id).
     init(store: any ClusterJobStore, hub: EventHub, ids: EventIDAllocator, after: Int64, logger: Logger) {
@@ -52,6 +60,7 @@ actor ClusterEventFeed {
                     let events = stored.map(Self.serverEvent)
                     ids.advance(to: ClusterEventID.published(last.id))
                     lastStored = last.id
+                    refillAsked = false
                     hub.publish(events)
                     if stored.count < 1_000 { break }
                 }
@@ -70,6 +79,10 @@ actor ClusterEventFeed {
             numbered.append(ServerEvent(id: id, kind: .progress, jobID: event.jobID, data: event.data))
         }
         if !numbered.isEmpty { hub.publish(numbered) }
+        if !refillAsked, ClusterEventID.needsRefill(after: ids.lastAllocated) {
+            refillAsked = true
+            refill?()
+        }
     }
 
     /// A stored event as the hub publishes it: a terminal job's `job` event and `removed` end per-job streams.

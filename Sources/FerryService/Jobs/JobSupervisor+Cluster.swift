@@ -86,20 +86,41 @@ extension JobSupervisor {
     /// actions waiting for them to change.
     func refresh(_ ids: [String]) async {
         guard let role else { return }
+        var records: [JobRecord] = []
+        var gone: [String] = []
         for id in ids where !owned.contains(id) {
-            let stored: JobRecord?
-            do { stored = try await role.store.job(id: id) } catch {
+            do {
+                if let stored = try await role.store.job(id: id) { records.append(stored) } else { gone.append(id) }
+            } catch {
                 logger.warning("cannot read a job another node changed", metadata: ["job": "\(id)", "error": "\(error)"])
-                continue
             }
-            // Taken here meanwhile: this node's view wins.
-            guard !owned.contains(id) else { continue }
-            if let stored {
-                if let current = jobs[id], current.dedupeKey != stored.dedupeKey { reindex(current, dedupeKey: stored.dedupeKey) }
-                insertIntoTable(stored)
-            } else {
-                removeFromTable(id)
-            }
+        }
+        await absorb(records, gone: gone)
+    }
+
+    /// Reads every job again (at start and after the listener reconnected: notifications may have been missed).
+    func refreshAll() async {
+        guard let role else { return }
+        do {
+            let stored = try await role.store.all()
+            let kept = Set(stored.map(\.id))
+            await absorb(stored, gone: jobs.values.map(\.id).filter { !kept.contains($0) })
+        } catch {
+            logger.warning("cannot read the jobs again", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Puts rows read from the store into the table (those this node owns excepted: its view wins), removes the
+    /// jobs no longer stored, wakes forwarded actions that now show, and reads which node runs what.
+    private func absorb(_ records: [JobRecord], gone: [String]) async {
+        guard let role else { return }
+        for stored in records where !owned.contains(stored.id) {
+            if let current = jobs[stored.id], current.dedupeKey != stored.dedupeKey { reindex(current, dedupeKey: stored.dedupeKey) }
+            insertIntoTable(stored)
+            wakeWaiters(stored.id)
+        }
+        for id in gone where !owned.contains(id) {
+            removeFromTable(id)
             wakeWaiters(id)
         }
         // Which node runs what: one read for the whole batch.
@@ -108,16 +129,14 @@ extension JobSupervisor {
         }
     }
 
-    /// Reads every job again (after the listener reconnected: notifications may have been missed).
-    func refreshAll() async {
-        guard let role else { return }
-        do {
-            let stored = try await role.store.all()
-            let ids = Set(stored.map(\.id)).union(jobs.values.map(\.id))
-            await refresh(Array(ids))
-        } catch {
-            logger.warning("cannot read the jobs again", metadata: ["error": "\(error)"])
-        }
+    /// Commits a `job` event of the running job this node owns that changed least recently (its bytes so far
+    /// stored too): a new stored event, so a new block of progress ids (`ClusterEventID`).
+    func checkpoint() {
+        let running = owned.compactMap { jobs[$0] }.filter { $0.state == .downloading || $0.state == .delivering }
+        guard var job = running.min(by: { $0.updatedAt < $1.updatedAt }) else { return }
+        job.updatedAt = now()
+        jobs[job.id] = job
+        commits.enqueue(CommitPipeline.Change(upserts: [job], events: [jobEvent(job)]))
     }
 
     /// Marks a job as this node's.

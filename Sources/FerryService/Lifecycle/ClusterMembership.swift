@@ -50,8 +50,8 @@ final class ClusterMembership: Sendable {
             Task {
                 for await event in notifications {
                     switch event {
-                    case .listening(let reconnected):
-                        guard reconnected else { continue }
+                    case .listening:
+                        // What changed before listening (since start, or while the connection was lost).
                         await feed.catchUp()
                         await supervisor.refreshAll()
                         wantsWork()

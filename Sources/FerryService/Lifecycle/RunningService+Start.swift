@@ -105,6 +105,7 @@ extension RunningService {
             dependencies.publishedMark = { ids.lastAllocated }
         }
         let supervisor = JobSupervisor(dependencies)
+        await feed?.onBlockFilling { Task { await supervisor.checkpoint() } }
         let eventPump = Task {
             for await event in events { await supervisor.apply(event) }
         }
