@@ -19,6 +19,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("object-store"),
             help: "Keep finished files in an S3-compatible bucket, s3://bucket/prefix?endpoint=https://host:port&region=us-east-1, with the keys from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (FERRY_OBJECT_STORE; default none: files stay in the spool).")
     var objectStore: String?
+    @Option(name: .customLong("node-id"),
+            help: "This node's name among the nodes sharing a PostgreSQL store (FERRY_NODE_ID; default the host name).")
+    var nodeID: String?
+    @Option(help: "Lease of a node and of the jobs it runs, renewed every third of it; a node that stops renewing loses its jobs to the others after it (FERRY_LEASE; default 15s; PostgreSQL store only).")
+    var lease: String?
     @Option(help: "API token (FERRY_TOKEN). Generated when listening beyond loopback without one.") var token: String?
     @Option(name: .customLong("read-token"),
             help: "A second token that may only read: GET, HEAD, event streams, content, metrics (FERRY_READ_TOKEN; needs a token).")
@@ -68,6 +73,8 @@ struct ServeCommand: AsyncParsableCommand {
         flags[.spool] = spool
         flags[.store] = store
         flags[.objectStore] = objectStore
+        flags[.nodeID] = nodeID
+        flags[.lease] = lease
         flags[.token] = token
         flags[.readToken] = readToken
         flags[.maxConcurrent] = maxConcurrent

@@ -41,7 +41,7 @@ struct EventsController: Sendable {
             start = .after(lastID)
         } else {
             start = .snapshot(ServerEvent(id: snapshot.eventID, kind: .job, jobID: id,
-                                          data: JobView.render(snapshot.job, rates: snapshot.rates),
+                                          data: JobView.render(snapshot.job, rates: snapshot.rates, node: supervisor.peekNode(id)),
                                           closesJobStream: ended))
         }
         let hub = hub

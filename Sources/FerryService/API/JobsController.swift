@@ -58,7 +58,7 @@ struct JobsController: Sendable {
         json.beginObject()
         json.key("jobs")
         json.beginArray()
-        for (job, rates) in page.jobs { JobView.write(job, rates: rates, into: &json) }
+        for (job, rates) in page.jobs { JobView.write(job, rates: rates, into: &json, node: supervisor.peekNode(job.id)) }
         json.endArray()
         json.field("next", page.next.map(RequestDecoding.cursor))
         json.endObject()
@@ -82,7 +82,7 @@ struct JobsController: Sendable {
         let id = request.pathParameters["id"] ?? ""
         guard let (job, rates) = supervisor.peek(id) else { throw APIError.jobNotFound(id) }
         return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
-                            body: .bytes(JobView.render(job, rates: rates)))
+                            body: .bytes(JobView.render(job, rates: rates, node: supervisor.peekNode(id))))
     }
 
     // MARK: Change
@@ -107,7 +107,7 @@ struct JobsController: Sendable {
             throw APIError(.invalidRequest, "nothing to change: give 'priority', 'maxBytesPerSecond', 'url' or 'tags'")
         }
         let job = try await supervisor.update(id, patch)
-        return .json(.ok, JobView.render(job, rates: await supervisor.job(id)?.1))
+        return .json(.ok, JobView.render(job, rates: await supervisor.job(id)?.1, node: supervisor.peekNode(id)))
     }
 
     func delete(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -118,6 +118,6 @@ struct JobsController: Sendable {
     private func act(_ request: HTTPRequest, _ action: (String) async throws -> JobRecord) async throws -> HTTPResponse {
         let id = request.pathParameters["id"] ?? ""
         let job = try await action(id)
-        return .json(.ok, JobView.render(job, rates: await supervisor.job(id)?.1))
+        return .json(.ok, JobView.render(job, rates: await supervisor.job(id)?.1, node: supervisor.peekNode(id)))
     }
 }

@@ -92,7 +92,8 @@ struct OperationsController: Sendable {
             spoolBytes: spool.usedBytes(),
             freeBytes: spool.freeBytes(),
             openConnections: openConnections(),
-            objectStore: objects?.counts)
+            objectStore: objects?.counts,
+            node: await supervisor.nodeGauge())
         var headers: HTTPHeaders = [:]
         headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
         headers["Cache-Control"] = "no-store"

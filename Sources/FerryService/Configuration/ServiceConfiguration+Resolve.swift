@@ -15,6 +15,8 @@ extension ServiceConfiguration {
     public enum Setting: String, CaseIterable, Sendable {
         case host, port, spool, store, token
         case objectStore = "object-store"
+        case nodeID = "node-id"
+        case lease
         case readToken = "read-token"
         case maxConcurrent = "max-concurrent"
         case maxBytesPerSecond = "max-bytes-per-second"
@@ -80,6 +82,18 @@ extension ServiceConfiguration {
                 throw ConfigurationError(setting: name, value: text, expected: "s3://bucket/prefix?endpoint=https://host:port&region=… (\(error.message))")
             }
             configuration.objectStore = text
+        }
+        if let (name, text) = value(.nodeID) {
+            guard !text.isEmpty, text.utf8.count <= 200, !text.contains(where: { $0.isNewline || $0 == "," }) else {
+                throw ConfigurationError(setting: name, value: text, expected: "a name of up to 200 bytes on one line, without commas")
+            }
+            configuration.nodeID = text
+        }
+        if let (name, text) = value(.lease) {
+            guard let seconds = DurationText.parse(text), seconds >= 1, seconds <= 3600 else {
+                throw ConfigurationError(setting: name, value: text, expected: "a duration from 1s to 1h such as 15s")
+            }
+            configuration.lease = .milliseconds(Int64((seconds * 1000).rounded()))
         }
         if let (_, token) = value(.token) { configuration.token = token }
         if let (name, token) = value(.readToken) {

@@ -9,9 +9,20 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var spool: String = "./spool"
     /// Where jobs are kept (`--store`): SQLite in the spool, or PostgreSQL.
     public var store: StoreSetting = .sqlite
+    /// This node's name among the nodes sharing a PostgreSQL store (`--node-id`); the host name by default. Unused
+    /// with SQLite.
+    public var nodeID: String = ServiceConfiguration.hostName
+    /// How long a node's heartbeat and its jobs' leases last (`--lease`, 15 s): a node renews them every third of it,
+    /// and a node that stops renewing loses its jobs to the others this long after its last renewal.
+    public var lease: Duration = .seconds(15)
     /// The S3 bucket finished files are kept in (`--object-store s3://bucket/prefix?endpoint=…&region=…`), checked
     /// when resolved; nil: the spool keeps them. The keys come from `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`.
+    /// Several live nodes on one PostgreSQL store need it.
     public var objectStore: String?
+    /// Test-only (no flag, no variable): lets several nodes share a PostgreSQL store without an object store, each
+    /// with its own spool, so that tests can run nodes in one process. Never set it in a deployment: a file would
+    /// exist on one node only.
+    public var allowsNodesWithoutObjectStore = false
     public var token: String?
     /// A second token that may only read (`--read-token`): `GET`, `HEAD`, event streams, content, metrics.
     public var readToken: String?
@@ -47,6 +58,12 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var webhookRetryBase: Double = 5
     /// The known-hosts file SFTP sources' host keys are checked against (`--ssh-known-hosts`; `~/` is `$HOME`).
     public var sshKnownHosts: String = ServiceConfiguration.homeDirectory + "/.ssh/known_hosts"
+
+    /// The host name (`gethostname`), the default node id.
+    public static var hostName: String {
+        let name = ProcessInfo.processInfo.hostName
+        return name.isEmpty ? "ferry" : name
+    }
 
     /// `$HOME`, as OpenSSH and libcurl read it (its key file, `~/.ssh/id_rsa`, too), else the account's home.
     public static var homeDirectory: String {

@@ -14,18 +14,52 @@ import Foundation
 /// Ordering caveat: ids are ordered by allocation, but an id only reaches subscribers once its event is
 /// appended to the ``EventLog`` on the events queue, which requires increasing ids. The service must
 /// therefore append in allocation order (e.g. allocate and enqueue the append in one serial context).
+///
+/// Several nodes (`ClusterEventID`): `job`/`removed` ids come from the database, scaled into blocks; the node's
+/// `ClusterEventFeed` moves the counter to each such id (`advance(to:)`) and numbers its `progress` events inside the
+/// current block (`nextInBlock()`), so that ids published by one node still increase strictly.
 public final class EventIDAllocator: @unchecked Sendable {
     /// The mark this run started after: the first id is `base + 1`.
     public let base: Int64
+    /// 1 on a single node; `ClusterEventID.block` with several (ids of one block share a stored event id).
+    public let block: Int64
     /// Guards `last`, and nothing else.
     private let lock = NSLock()
     private var last: Int64
 
     /// - Parameter base: an id no earlier run issued (see the type's documentation); `>= 0`.
-    public init(startingAfter base: Int64) {
+    /// - Parameter block: 1 (a single node), or `ClusterEventID.block` (`base` then a multiple of it).
+    public init(startingAfter base: Int64, block: Int64 = 1) {
         precondition(base >= 0, "event ids are positive")
+        precondition(block >= 1 && base % block == 0, "the base starts a block")
         self.base = base
+        self.block = block
         self.last = base
+    }
+
+    /// Moves the counter up to `id` (an id published from elsewhere: a stored event's, scaled); never down.
+    public func advance(to id: Int64) {
+        lock.lock()
+        defer { lock.unlock() }
+        last = max(last, id)
+    }
+
+    /// A new id within the current block, or nil when the block is used up (the next id belongs to the next
+    /// stored event). With `block == 1`, always nil.
+    public func nextInBlock() -> Int64? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard (last + 1) % block != 0 else { return nil }
+        last += 1
+        return last
+    }
+
+    /// The highest id a client may have been given by some node: `lastAllocated` on a single node; with several,
+    /// the end of the current block (another node may have numbered more progress events in it).
+    public var replayCeiling: Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return (last / block + 1) * block - 1
     }
 
     /// A new id, greater than every id this allocator returned before.

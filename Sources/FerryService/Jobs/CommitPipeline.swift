@@ -13,8 +13,22 @@ import Logging
 /// an `await`: a nonisolated async method would run off the caller's actor, letting a later change
 /// with higher ids queue first and publish out of order.
 ///
+/// With several nodes (`cluster`), a batch is one fenced `ClusterJobStore.commit`: the `job`/`removed` events are
+/// stored with it and get their ids there (the ids allocated here are placeholders), and the node's
+/// `ClusterEventFeed` publishes them as it reads them back, with this node's progress events; changes the store
+/// refused (a job another node owns now) are reported to `refused`.
+///
 /// Owner: its own lock guards the pending list; the drain task is the only writer to the store.
 final class CommitPipeline: @unchecked Sendable {
+    /// How a node of several commits (see the type's documentation).
+    struct Cluster: Sendable {
+        var store: any ClusterJobStore
+        var node: String
+        var feed: ClusterEventFeed
+        /// Told the jobs whose changes were refused, with their owners.
+        var refused: @Sendable ([String: String]) -> Void
+    }
+
     /// One batch of changes made together.
     struct Change: Sendable {
         var upserts: [JobRecord] = []
@@ -25,6 +39,7 @@ final class CommitPipeline: @unchecked Sendable {
     }
 
     private let store: any JobStore
+    private let cluster: Cluster?
     private let publish: @Sendable ([ServerEvent]) -> Void
     private let beforePublish: @Sendable ([ServerEvent]) async throws -> Void
     private let makeRoom: @Sendable () -> Bool
@@ -43,12 +58,13 @@ final class CommitPipeline: @unchecked Sendable {
     ///   - makeRoom: called when a write failed because the disk is full; true when it freed space
     ///     (`StoreBallast.release`), and the write is then tried once more.
     ///   - noticesStored: called with a batch's webhook notices once they are durable (the sender sends them).
-    init(store: any JobStore, logger: Logger,
+    init(store: any JobStore, cluster: Cluster? = nil, logger: Logger,
          makeRoom: @escaping @Sendable () -> Bool = { false },
          noticesStored: @escaping @Sendable ([WebhookNotice]) -> Void = { _ in },
          beforePublish: @escaping @Sendable ([ServerEvent]) async throws -> Void = { _ in },
          publish: @escaping @Sendable ([ServerEvent]) -> Void) {
         self.store = store
+        self.cluster = cluster
         self.logger = logger
         self.makeRoom = makeRoom
         self.noticesStored = noticesStored
@@ -161,6 +177,10 @@ final class CommitPipeline: @unchecked Sendable {
         }
         // Notices are never collapsed: each is its own delivery.
         let notices = batch.flatMap { $0.0.notices }
+        if let cluster {
+            await write(batch, updates: order.compactMap { latest[$0] }, deletions: deleted, notices: notices, cluster: cluster)
+            return
+        }
         do {
             do {
                 try await store.apply(updates: order.compactMap { latest[$0] }, deletions: deleted, notices: notices)
@@ -179,6 +199,36 @@ final class CommitPipeline: @unchecked Sendable {
         }
         let events = batch.flatMap { $0.0.events }
         if !events.isEmpty { publish(events) }
+        for (_, waiter) in batch { waiter?.resume(with: .success(())) }
+    }
+
+    /// A batch as one fenced cluster commit; its events reach the hub through the feed.
+    private func write(_ batch: [(Change, Ticket?)], updates: [JobRecord], deletions: [String], notices: [WebhookNotice],
+                       cluster: Cluster) async {
+        let events = batch.flatMap { $0.0.events }
+        let stored = events.compactMap { event -> NewEvent? in
+            guard let jobID = event.jobID else { return nil }
+            switch event.kind {
+            case .job: return NewEvent(jobID: jobID, kind: .job, data: event.data)
+            case .removed: return NewEvent(jobID: jobID, kind: .removed, data: event.data)
+            case .progress, .reset: return nil
+            }
+        }
+        let change = ClusterChange(updates: updates, deletions: deletions, notices: notices, events: stored)
+        do {
+            let result = try await cluster.store.commit(change, node: cluster.node)
+            if !result.refused.isEmpty { cluster.refused(result.refused) }
+            let kept = notices.filter { result.refused[$0.jobID] == nil }
+            if !kept.isEmpty { noticesStored(kept) }
+            lock.withLock { lastFailure = nil }
+        } catch {
+            logger.error("job store write failed; changes not announced", metadata: ["error": "\(error)"])
+            lock.withLock { lastFailure = "\(error)" }
+            for (_, waiter) in batch { waiter?.resume(with: .failure(error)) }
+            return
+        }
+        await cluster.feed.publishProgress(events)
+        if !stored.isEmpty { await cluster.feed.catchUp() }
         for (_, waiter) in batch { waiter?.resume(with: .success(())) }
     }
 

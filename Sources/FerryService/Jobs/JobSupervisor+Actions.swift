@@ -11,6 +11,57 @@ extension JobSupervisor {
     /// Pauses a job and answers with its final numbers: the job stops counting the engine's progress at once, and
     /// its `job` event and answer wait until the engine has flushed the bytes received so far to disk.
     func pause(_ id: String) async throws -> JobRecord {
+        try await onOwner(.pause, checking: .pause, id) { try await self.pauseHere(id) }
+    }
+
+    func resume(_ id: String) async throws -> JobRecord {
+        try await onOwner(.resume, checking: .resume, id) { try await self.resumeHere(id) }
+    }
+
+    func cancel(_ id: String) async throws -> JobRecord {
+        try await onOwner(.cancel, checking: .cancel, id) { try await self.cancelHere(id) }
+    }
+
+    /// Stops the job if active and removes it and its file for good.
+    func delete(_ id: String) async throws {
+        _ = try await onOwner(.delete, checking: nil, id) {
+            let job = self.jobs[id]
+            try await self.deleteHere(id)
+            return job
+        }
+    }
+
+    /// Makes an action where the job is run (`JobSupervisor+Cluster.actsHere`): here on a single node or when this
+    /// node owns the job (or took it, unowned); else forwarded to its owner, answering with the job as changed there.
+    /// `checking`: the action's rule, applied first to the table's view (a conflict or no-op is not forwarded).
+    private func onOwner(_ action: ForwardedAction, checking rule: JobAction?, _ id: String,
+                         _ local: () async throws -> JobRecord?) async throws -> JobRecord {
+        guard let role, let current = jobs[id] else {
+            guard let job = try await local() else { throw JobsError.notFound(id: id) }
+            return job
+        }
+        if let rule {
+            switch rule.outcome(in: current.state) {
+            case .conflict: throw JobsError.notApplicable(rule.conflictMessage(current.state))
+            case .noOp: return current
+            case .apply: break
+            }
+        }
+        guard try await actsHere(action, on: id) else {
+            if action == .delete { return current }
+            guard let job = jobs[id] else { throw JobsError.notFound(id: id) }
+            return job
+        }
+        let result = try await local()
+        if !(result.map { $0.state.needsRunning && jobs[id] != nil } ?? false) {
+            // Paused, ended or deleted here: no longer this node's (the commit released it; a no-op did not).
+            drop(id)
+            Task { _ = try? await role.store.release(ids: [id], node: role.node) }
+        }
+        return result ?? current
+    }
+
+    private func pauseHere(_ id: String) async throws -> JobRecord {
         guard var job = jobs[id] else { throw JobsError.notFound(id: id) }
         switch JobAction.pause.outcome(in: job.state) {
         case .conflict: throw JobsError.notApplicable(JobAction.pause.conflictMessage(job.state))
@@ -52,7 +103,7 @@ extension JobSupervisor {
         return jobs[id] ?? latest
     }
 
-    func resume(_ id: String) async throws -> JobRecord {
+    private func resumeHere(_ id: String) async throws -> JobRecord {
         try await act(.resume, on: id) { job in
             job.error = nil
             if job.hasDownloadedFile, let filename = job.filename, self.files.hasFinishedFile(named: filename) {
@@ -67,7 +118,7 @@ extension JobSupervisor {
         }
     }
 
-    func cancel(_ id: String) async throws -> JobRecord {
+    private func cancelHere(_ id: String) async throws -> JobRecord {
         try await act(.cancel, on: id) { job in
             if job.delivery != nil {
                 self.engine.stopDelivery(id: id, stopped: nil)
@@ -84,6 +135,22 @@ extension JobSupervisor {
     }
 
     func update(_ id: String, _ patch: JobPatch) async throws -> JobRecord {
+        guard jobs[id] != nil else { throw JobsError.notFound(id: id) }
+        if let role, !owned.contains(id) {
+            // A job running elsewhere is changed by its owner: forwarding a PATCH is not built yet (`ownedElsewhere`).
+            _ = try await actsHere(nil, on: id)
+            defer {
+                if !(jobs[id]?.state.needsRunning ?? false) {
+                    drop(id)
+                    Task { _ = try? await role.store.release(ids: [id], node: role.node) }
+                }
+            }
+            return try await updateHere(id, patch)
+        }
+        return try await updateHere(id, patch)
+    }
+
+    private func updateHere(_ id: String, _ patch: JobPatch) async throws -> JobRecord {
         guard let current = jobs[id] else { throw JobsError.notFound(id: id) }
         if patch.url != nil, case .conflict = JobAction.changeURL.outcome(in: current.state) {
             throw JobsError.notApplicable(JobAction.changeURL.conflictMessage(current.state))
@@ -116,8 +183,7 @@ extension JobSupervisor {
         }
     }
 
-    /// Stops the job if active and removes it and its file for good.
-    func delete(_ id: String) async throws {
+    private func deleteHere(_ id: String) async throws {
         guard let job = jobs[id] else { throw JobsError.notFound(id: id) }
         if job.delivery != nil { engine.stopDelivery(id: id, stopped: nil) }
         files.discard(jobID: id, finishedFile: job.state == .finished || job.hasDownloadedFile ? job.filename : nil)

@@ -96,8 +96,13 @@ extension JobSupervisor {
             }
         }
         try await commits.submit(change).durable()
-        for (item, record) in zip(fresh, inserted) where record.state == .waiting {
-            submitTransfer(record, url: item.draft.url)
+        if let role {
+            // Any node may run them: the first to claim them does.
+            if inserted.contains(where: { $0.state == .waiting }) { role.wantsWork() }
+        } else {
+            for (item, record) in zip(fresh, inserted) where record.state == .waiting {
+                submitTransfer(record, url: item.draft.url)
+            }
         }
         metrics.jobsCreated(inserted.count)
         return answers.map { $0 ?? .refused(.lostAnswer) }

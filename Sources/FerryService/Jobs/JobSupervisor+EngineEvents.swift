@@ -13,6 +13,8 @@ extension JobSupervisor {
     func apply(_ event: TransferEvent) {
         let id = event.id
         guard var job = jobs[id] else { return }
+        // With several nodes, only the jobs this node owns are its to change (a stopped one's last events are dropped).
+        if role != nil, !owned.contains(id) { return }
         let before = job.state
         let userStopped = job.state == .paused || job.state == .cancelled || job.state == .finished
         var events: [ServerEvent] = []
@@ -179,6 +181,7 @@ extension JobSupervisor {
         }
         job.updatedAt = now()
         jobs[id] = job
+        settleOwnership(job)
         let change = CommitPipeline.Change(upserts: persist ? [job] : [], events: events,
                                            notices: notices(job, leaving: before))
         if case .finished = event, job.state == .finished {

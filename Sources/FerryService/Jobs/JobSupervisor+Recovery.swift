@@ -11,19 +11,13 @@ extension JobSupervisor {
     /// Loads every job, puts interrupted ones back in the engine's queue, and has the engine sweep the spool.
     /// Jobs that were downloading or waiting continue from the bytes on disk; paused stay paused.
     func recover() async throws {
+        if role != nil { return try await joinCluster() }
         let stored = try await store.all().sorted { $0.sequence < $1.sequence }
         var resubmit: [JobRecord] = []
         var redeliver: [JobRecord] = []
         var changed: [JobRecord] = []
         var notices: [WebhookNotice] = []
-        let found = files.recoverFiles(stored.map { job in
-            let standing: RecoveringJob.Standing = switch job.state {
-            case .finished, .delivering: .finished
-            case .cancelled: .cancelled
-            default: .unfinished
-            }
-            return RecoveringJob(id: job.id, filename: job.filename, standing: standing)
-        })
+        let found = files.recoverFiles(stored.map(Self.recovering))
         jobs.reserveCapacity(stored.count)
         order.reserveCapacity(stored.count)
         for var job in stored {
@@ -75,6 +69,27 @@ extension JobSupervisor {
         logger.info("recovered jobs", metadata: ["jobs": "\(stored.count)", "resumed": "\(resubmit.count)"])
         // Reading every row freed many small buffers (SQLite's, the decoder's): give the pages back.
         FreeMemory.returnToSystem()
+    }
+
+    /// With several nodes: loads every job into the table and has the engine sweep this node's spool. Nothing is
+    /// submitted or changed here: the node runs the jobs it claims (`LeaseKeeper`), continuing from its bytes.
+    private func joinCluster() async throws {
+        let stored = try await store.all().sorted { $0.sequence < $1.sequence }
+        _ = files.recoverFiles(stored.map(Self.recovering))
+        jobs.reserveCapacity(stored.count)
+        order.reserveCapacity(stored.count)
+        for job in stored { insertIntoTable(job) }
+        logger.info("loaded the cluster's jobs", metadata: ["jobs": "\(stored.count)"])
+    }
+
+    /// What the engine's spool sweep needs to know of a stored job.
+    static func recovering(_ job: JobRecord) -> RecoveringJob {
+        let standing: RecoveringJob.Standing = switch job.state {
+        case .finished, .delivering: .finished
+        case .cancelled: .cancelled
+        default: .unfinished
+        }
+        return RecoveringJob(id: job.id, filename: job.filename, standing: standing)
     }
 
     /// A download whose file was moved into `files/` just before a crash, when the store had not yet heard of it:

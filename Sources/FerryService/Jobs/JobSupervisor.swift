@@ -31,6 +31,11 @@ actor JobSupervisor {
         /// Makes the webhook notices of finished, failed and cancelled jobs, committed with the change.
         var webhooks = WebhookOutbox()
         var now: @Sendable () -> Date = { Date() }
+        /// One node of several (`JobSupervisor+Cluster`); nil on a single node.
+        var role: NodeRole?
+        /// The id of the newest event published here, for lists and snapshots; nil: `ids.lastAllocated` (a single
+        /// node; with several, `ids` only numbers placeholders and the `ClusterEventFeed` publishes).
+        var publishedMark: (@Sendable () -> Int64)?
     }
 
     /// The answer to one item of a create request.
@@ -52,6 +57,14 @@ actor JobSupervisor {
     let quota: SpoolQuota?
     let webhooks: WebhookOutbox
     let now: @Sendable () -> Date
+    let role: NodeRole?
+    let publishedMark: (@Sendable () -> Int64)?
+    /// With several nodes: the jobs this node runs, when each became its own (`ownershipEpoch` then), and actions
+    /// forwarded to another node waiting for their job to change (`JobSupervisor+Cluster`).
+    var owned: Set<String> = []
+    var ownedSince: [String: Int] = [:]
+    var ownershipEpoch = 0
+    var changeWaiters: [String: [(ForwardedAction, CheckedContinuation<Void, Never>)]] = [:]
 
     /// Jobs and live rates; written only here, readable from any thread (`peek`).
     let table: JobTable
@@ -77,12 +90,22 @@ actor JobSupervisor {
         quota = dependencies.quota
         webhooks = dependencies.webhooks
         now = dependencies.now
+        role = dependencies.role
+        publishedMark = dependencies.publishedMark
     }
+
+    /// The id of the newest event already reflected in the table.
+    var lastEventID: Int64 { publishedMark?() ?? ids.lastAllocated }
 
     // MARK: Reading
 
     func job(_ id: String) -> (JobRecord, LiveRates?)? {
         table.entry(id)
+    }
+
+    /// The node running a job (several nodes; nil on one), read from any thread.
+    nonisolated func peekNode(_ id: String) -> String? {
+        table.node(of: id)
     }
 
     /// The job as the supervisor last left it, read from any thread without waiting for the actor.
@@ -92,7 +115,7 @@ actor JobSupervisor {
 
     /// A page of jobs, oldest first, and the id of the last event already reflected in it.
     func list(states: Set<JobState>?, after cursor: Int64?, limit: Int) -> (jobs: [(JobRecord, LiveRates?)], next: Int64?, eventID: Int64) {
-        let eventID = ids.lastAllocated
+        let eventID = lastEventID
         var start = 0
         if let cursor {
             start = lowerBound(sequence: cursor + 1)
@@ -121,7 +144,7 @@ actor JobSupervisor {
     func list(matching filter: JobFilter, after cursor: Int64?, limit: Int) async throws
         -> (jobs: [(JobRecord, LiveRates?)], next: Int64?, eventID: Int64)
     {
-        let eventID = ids.lastAllocated
+        let eventID = lastEventID
         // An empty change: its ticket is durable once every change queued before it is (the pipeline writes in order).
         try await commitOrUnavailable(CommitPipeline.Change())
         let page: JobPage
@@ -152,7 +175,7 @@ actor JobSupervisor {
     /// A job and the id of the newest event already reflected in it (for a stream's first event).
     func snapshot(_ id: String) -> (job: JobRecord, rates: LiveRates?, eventID: Int64)? {
         guard let job = jobs[id] else { return nil }
-        return (job, rates[id], ids.lastAllocated)
+        return (job, rates[id], lastEventID)
     }
 
     func counts() -> [JobState: Int] {
@@ -281,7 +304,7 @@ actor JobSupervisor {
 
     func jobEvent(_ job: JobRecord, restartReason: String? = nil) -> ServerEvent {
         ServerEvent(id: ids.next(), kind: .job, jobID: job.id,
-                    data: JobView.render(job, rates: rates[job.id], restartReason: restartReason),
+                    data: JobView.render(job, rates: rates[job.id], restartReason: restartReason, node: table.node(of: job.id)),
                     closesJobStream: job.state.isTerminal)
     }
 

@@ -13,6 +13,8 @@ final class JobTable: Sendable {
     private struct Contents {
         var jobs: [String: JobRecord] = [:]
         var rates: [String: LiveRates] = [:]
+        /// With several nodes, the node running each job that has one.
+        var nodes: [String: String] = [:]
     }
 
     private let contents = Mutex(Contents())
@@ -24,6 +26,25 @@ final class JobTable: Sendable {
         contents.withLock { contents in
             guard let job = contents.jobs[id] else { return nil }
             return (job, contents.rates[id])
+        }
+    }
+
+    /// The node running a job (several nodes), from any thread.
+    func node(of id: String) -> String? {
+        contents.withLock { $0.nodes[id] }
+    }
+
+    /// Records which node runs `id` (nil: none). Changes only from the supervisor.
+    func setNode(_ node: String?, of id: String) {
+        contents.withLock { $0.nodes[id] = node }
+    }
+
+    /// Replaces the nodes of every job but `keeping` ones. Changes only from the supervisor.
+    func setNodes(_ nodes: [String: String], keeping kept: Set<String>) {
+        contents.withLock { contents in
+            var merged = nodes
+            for id in kept { merged[id] = contents.nodes[id] }
+            contents.nodes = merged
         }
     }
 

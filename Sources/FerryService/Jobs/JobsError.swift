@@ -10,6 +10,10 @@ enum JobsError: Error, Equatable, CustomStringConvertible {
     case spoolFull(quota: Int64)
     /// The change could not be made durable.
     case storeFailed(String)
+    /// The node running the job did not show the forwarded change in time (several nodes).
+    case ownerSilent(node: String)
+    /// The node running the job cannot take this change from another node (several nodes).
+    case ownedElsewhere(node: String)
     /// An answer went missing (a defect, never the caller's fault).
     case lostAnswer
 
@@ -20,6 +24,8 @@ enum JobsError: Error, Equatable, CustomStringConvertible {
         case .creationInProgress: "an identical job is being created right now; retry"
         case .spoolFull(let quota): "the spool is at its quota of \(quota) bytes; new downloads are refused until space is freed"
         case .storeFailed(let why): "the job store failed: \(why)"
+        case .ownerSilent(let node): "node '\(node)' runs this job and did not apply the change in time; retry"
+        case .ownedElsewhere(let node): "node '\(node)' runs this job; pause it or retry on that node"
         case .lostAnswer: "job creation lost an answer"
         }
     }

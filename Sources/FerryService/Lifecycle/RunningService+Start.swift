@@ -30,16 +30,36 @@ extension RunningService {
         let objectStore = try configuration.objectStore.map { text in try objectStoreSetting(text) }
         let ballast = StoreBallast(spoolRoot: spool.root)
         let (store, highWater) = try await openStore(configuration.store, spool: spool, ballast: ballast, logger: logger)
-        let ids = EventIDAllocator(startingAfter: highWater.startAfter)
+        // Several nodes: stored events get their ids in the database and are published as the feed reads them.
+        let cluster: (store: any ClusterJobStore, location: PostgresLocation)? = switch configuration.store {
+        case .postgres(let location): (store as? any ClusterJobStore).map { ($0, location) }
+        case .sqlite: nil
+        }
+        var storedEventsAfter: Int64 = 0
+        let ids: EventIDAllocator
+        if let cluster {
+            try await ClusterMembership.join(store: cluster.store, configuration: configuration)
+            let window = try await cluster.store.eventWindow()
+            storedEventsAfter = max(window.purgedThrough, window.latest - Int64(EventLog.defaultCapacity))
+            ids = EventIDAllocator(startingAfter: ClusterEventID.published(storedEventsAfter), block: ClusterEventID.block)
+        } else {
+            ids = EventIDAllocator(startingAfter: highWater.startAfter)
+        }
         let metrics = ServiceMetrics()
         let hub = EventHub(ids: ids, logger: logger)
+        let feed = cluster.map { ClusterEventFeed(store: $0.store, hub: hub, ids: ids, after: storedEventsAfter, logger: logger) }
+        let (refusals, refused) = AsyncStream<[String: String]>.makeStream()
+        let (wants, wantsMore) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         // Webhooks: notices are committed with the job changes that cause them; the sender delivers them.
         let webhookSecret = try WebhookSecret.resolve(configured: configuration.webhookSecret, spool: spool.root, logger: logger)
         let requests = RequestRunner(limits: RequestRunner.Limits(destinations: configuration.destinations, proxy: configuration.proxy))
         let webhooks = WebhookSender(store: JobStoreNotices(store: store), send: { await requests.send($0) }, key: webhookSecret.key,
                                      schedule: WebhookSchedule(base: configuration.webhookRetryBase),
                                      metrics: metrics, logger: logger)
-        let commits = CommitPipeline(store: store, logger: logger, makeRoom: { ballast.release() },
+        let commitCluster = zip(cluster, feed).map { cluster, feed in
+            CommitPipeline.Cluster(store: cluster.store, node: configuration.nodeID, feed: feed, refused: { refused.yield($0) })
+        }
+        let commits = CommitPipeline(store: store, cluster: commitCluster, logger: logger, makeRoom: { ballast.release() },
                                      noticesStored: { webhooks.committed($0) }, beforePublish: { events in
             try await highWater.cover(events.last?.id ?? 0)
         }, publish: { hub.publish($0) })
@@ -86,13 +106,29 @@ extension RunningService {
             }
         }
 
-        let supervisor = JobSupervisor(.init(
+        let wantsWork: @Sendable () -> Void = { wantsMore.yield() }
+        var dependencies = JobSupervisor.Dependencies(
             store: store, engine: engine, files: engine, ids: ids, commits: commits, metrics: metrics,
-            logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL)))
+            logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL))
+        if let cluster {
+            dependencies.role = NodeRole(store: cluster.store, node: configuration.nodeID, lease: configuration.lease,
+                                         wantsWork: wantsWork)
+            // The supervisor's own ids only number placeholders: the feed publishes with the stored ids.
+            dependencies.ids = EventIDAllocator(startingAfter: 0)
+            dependencies.publishedMark = { ids.lastAllocated }
+        }
+        let supervisor = JobSupervisor(dependencies)
+        await feed?.onBlockFilling { Task { await supervisor.checkpoint() } }
         let eventPump = Task {
             for await event in events { await supervisor.apply(event) }
         }
         try await supervisor.recover()
+        await feed?.catchUp()
+        let membership = zip(cluster, feed).map { cluster, feed in
+            ClusterMembership(store: cluster.store, location: cluster.location, configuration: configuration,
+                              supervisor: supervisor, feed: feed, settings: settings, wants: wants, wantsWork: wantsWork,
+                              refused: refusals, logger: logger)
+        }
         await webhooks.start()
 
         let access = try await AccessGuard.open(token: token, readToken: configuration.readToken, port: configuration.port,
@@ -134,7 +170,7 @@ extension RunningService {
         let chores = startChores(configuration: configuration, spool: spool, ballast: ballast, store: store,
                                  supervisor: supervisor, logger: logger)
         return RunningService(store: store, engine: engine, hub: hub, commits: commits, server: server,
-                              engineEvents: engineEvents, eventPump: eventPump, chores: chores,
+                              engineEvents: engineEvents, eventPump: eventPump, chores: chores, membership: membership,
                               webhooks: webhooks, requests: requests)
     }
 
@@ -145,6 +181,12 @@ extension RunningService {
         } catch {
             throw ServiceError.startup("\(error)")
         }
+    }
+
+    /// Both values, or nil.
+    private static func zip<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
+        guard let a, let b else { return nil }
+        return (a, b)
     }
 
     /// Opens the job store `setting` names (SQLite in the spool, or PostgreSQL) and loads the event-id

@@ -16,6 +16,8 @@ struct RunningService: Sendable {
     let eventPump: Task<Void, Never>
     /// Loops that run until cancelled: idempotency-record purge, retention sweep, store ballast.
     let chores: [Task<Void, Never>]
+    /// With several nodes: leases, claims and notifications; nil on a single node.
+    let membership: ClusterMembership?
     /// Delivers webhook notices from the outbox, over `requests`.
     let webhooks: WebhookSender
     let requests: RequestRunner
@@ -25,12 +27,15 @@ struct RunningService: Sendable {
     /// - Parameter grace: seconds the server gives open requests before closing their connections.
     func stop(grace: Double) async {
         for chore in chores { chore.cancel() }
+        await membership?.stop()
         hub.closeAll()
         async let serverDone: Void = server.shutdown(grace: grace)
         await engine.shutdown()
         engineEvents.finish()
         await eventPump.value
         await commits.flush()
+        // The stopped transfers' bytes are written: other nodes may continue them at once.
+        await membership?.leave()
         // Notices not yet delivered stay in the outbox for the next start.
         await webhooks.stop(closingTransport: { await requests.close() })
         await serverDone

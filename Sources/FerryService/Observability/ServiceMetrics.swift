@@ -20,6 +20,8 @@ final class ServiceMetrics: @unchecked Sendable {
     private var created: Int = 0
     /// Webhook notice tries by result: every result listed, zero included.
     private var notices: [WebhookResult: Int] = [:]
+    private var claims = 0
+    private var handovers = 0
 
     func request(route: String, method: String, status: Int) {
         lock.lock(); defer { lock.unlock() }
@@ -41,6 +43,18 @@ final class ServiceMetrics: @unchecked Sendable {
         created += count
     }
 
+    /// Jobs this node claimed (several nodes).
+    func claimed(_ count: Int) {
+        lock.lock(); defer { lock.unlock() }
+        claims += count
+    }
+
+    /// A claimed job whose former owner's lease had run out (several nodes).
+    func handover() {
+        lock.lock(); defer { lock.unlock() }
+        handovers += 1
+    }
+
     func webhookNotice(_ result: WebhookResult) {
         lock.lock(); defer { lock.unlock() }
         notices[result, default: 0] += 1
@@ -56,13 +70,15 @@ final class ServiceMetrics: @unchecked Sendable {
         var openConnections: Int
         /// The object store's requests and errors; nil without one (`--object-store`).
         var objectStore: ObjectStoreClient.Counts? = nil
+        /// With several nodes: this node's id and the jobs it holds leases on; nil on a single node.
+        var node: (id: String, leases: Int)? = nil
     }
 
     /// Prometheus text exposition format, version 0.0.4.
     func render(_ gauges: Gauges) -> String {
         lock.lock()
         let requests = self.requests, errors = transferErrors, downloaded = downloadedBytes, created = self.created
-        let notices = self.notices
+        let notices = self.notices, claims = self.claims, handovers = self.handovers
         lock.unlock()
         var out = ""
         func family(_ name: String, _ type: String, _ help: String) {
@@ -107,6 +123,16 @@ final class ServiceMetrics: @unchecked Sendable {
             for (kind, count) in objectStore.errors.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 out += "ferry_object_store_errors_total{kind=\"\(kind.rawValue)\"} \(count)\n"
             }
+        }
+        if let node = gauges.node {
+            family("ferry_node_info", "gauge", "This node's id among the nodes sharing the store.")
+            out += "ferry_node_info{node=\"\(escape(node.id))\"} 1\n"
+            family("ferry_node_leases", "gauge", "Jobs this node holds a lease on (runs).")
+            out += "ferry_node_leases \(node.leases)\n"
+            family("ferry_node_claims_total", "counter", "Jobs this node claimed since start.")
+            out += "ferry_node_claims_total \(claims)\n"
+            family("ferry_node_handovers_total", "counter", "Claimed jobs whose former owner's lease had run out.")
+            out += "ferry_node_handovers_total \(handovers)\n"
         }
         return out
     }

@@ -197,14 +197,14 @@ final class EventHub: @unchecked Sendable {
             case .live:
                 break
             case .after(let lastID):
-                switch self.log.replay(after: lastID, lastAllocated: self.ids.lastAllocated) {
+                switch self.log.replay(after: lastID, lastAllocated: self.ids.replayCeiling) {
                 case .reset: reset = true
                 case .events(let missed): after = lastID; backlog = missed
                 }
             case .snapshot(let event):
                 after = event.id - 1
                 backlog = [event]
-                if case .events(let later) = self.log.replay(after: event.id, lastAllocated: self.ids.lastAllocated) {
+                if case .events(let later) = self.log.replay(after: event.id, lastAllocated: self.ids.replayCeiling) {
                     backlog += later
                 }
             }
@@ -351,7 +351,7 @@ final class EventHub: @unchecked Sendable {
     private func resync(_ subscription: Subscription, after lastID: Int64) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard case .shared(let interval, _, _) = subscription.delivery else { return }
-        switch log.replay(after: lastID, lastAllocated: ids.lastAllocated) {
+        switch log.replay(after: lastID, lastAllocated: ids.replayCeiling) {
         case .reset:
             logger.notice("closing an event stream that fell too far behind")
             close(subscription)

@@ -27,6 +27,20 @@ struct ServiceConfigurationTests {
         #expect(!configuration.isLoopbackHost)
     }
 
+    @Test func nodeIDAndLease() throws {
+        let defaults = try ServiceConfiguration.resolve(flags: [:], environment: [:])
+        #expect(defaults.nodeID == ServiceConfiguration.hostName && !defaults.nodeID.isEmpty)
+        #expect(defaults.lease == .seconds(15) && defaults.objectStore == nil && !defaults.allowsNodesWithoutObjectStore)
+        let given = try ServiceConfiguration.resolve(flags: [.nodeID: "node-b"],
+                                                     environment: ["FERRY_NODE_ID": "node-a", "FERRY_LEASE": "2.5s"])
+        #expect(given.nodeID == "node-b" && given.lease == .milliseconds(2500))
+        for (setting, value) in [(ServiceConfiguration.Setting.nodeID, "a,b"), (.nodeID, "a\nb"), (.lease, "0.5s"), (.lease, "2h"), (.lease, "soon")] {
+            #expect(throws: ConfigurationError.self, "\(setting) \(value)") {
+                try ServiceConfiguration.resolve(flags: [setting: value], environment: [:])
+            }
+        }
+    }
+
     @Test func allowNetworkIsRepeatableAndAListInItsVariable() throws {
         let fromFlags = try ServiceConfiguration.resolve(flags: [.allowNetwork: "127.0.0.1/32,10.1.0.0/16"], environment: [:])
         #expect(fromFlags.destinations.allowedNetworks.map(\.description) == ["127.0.0.1/32", "10.1.0.0/16"])

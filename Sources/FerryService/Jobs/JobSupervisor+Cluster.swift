@@ -1,0 +1,248 @@
+import FerryCore
+import FerryEngine
+import FerryStore
+import Foundation
+import Logging
+
+/// One node of several (`role` set): which jobs this node runs, and keeping the table current with the others'.
+///
+/// Rules: the engine runs only jobs this node owns (`owned`): those `claim` gave it (`run(claimed:)`) or an action
+/// `acquire`d. A job that leaves the running states is no longer owned (the store releases it with that commit). A
+/// job `renew` no longer returns, or whose commit was refused, was taken over: its transfer is stopped, its files
+/// and state left as they are, and its row read again. Jobs owned elsewhere are read again from the store when a
+/// notification names them (`refresh`), and actions on them are forwarded to their owner.
+extension JobSupervisor {
+    // MARK: Ownership
+
+    /// How many jobs this node runs now.
+    var ownedCount: Int { owned.count }
+
+    /// This node's id and leases, for `/metrics`; nil on a single node.
+    func nodeGauge() -> (id: String, leases: Int)? { role.map { ($0.node, owned.count) } }
+
+    /// A mark to pass to `keepOnly(_:ownedBefore:)`, taken before `renew`.
+    var ownershipMark: Int { ownershipEpoch }
+
+    /// Starts running jobs `claim` gave this node: each continues from the bytes this node has of it.
+    func run(claimed: [ClaimedJob]) {
+        for claim in claimed {
+            var job = claim.job
+            take(job.id)
+            if claim.previousOwner != nil { metrics.handover() }
+            restarts[job.id] = nil
+            rates[job.id] = nil
+            if job.state == .delivering, let filename = job.filename, files.hasFinishedFile(named: filename) {
+                insertIntoTable(job)
+                startDelivery(job)
+                continue
+            }
+            let onDisk = files.bytesOnDisk(jobID: job.id)
+            let changed = job.state != .waiting || job.bytesReceived != onDisk
+            job.state = .waiting
+            job.bytesReceived = onDisk
+            if var sources = job.sources, onDisk == 0 {
+                for index in sources.indices { sources[index].bytesReceived = 0 }
+                job.sources = sources
+            }
+            if changed { job.updatedAt = now() }
+            insertIntoTable(job)
+            if changed { commits.enqueue(CommitPipeline.Change(upserts: [job], events: [jobEvent(job)])) }
+            submitTransfer(job)
+        }
+        metrics.claimed(claimed.count)
+    }
+
+    /// Stops the jobs this node owned when `mark` was taken (`ownershipMark`, before `renew`) that `renewed` leaves
+    /// out: another node took them over. Jobs taken since are kept: the renewal may have missed them.
+    func keepOnly(_ renewed: Set<String>, ownedBefore mark: Int) async {
+        let lost = owned.filter { !renewed.contains($0) && (ownedSince[$0] ?? .max) <= mark }
+        guard !lost.isEmpty else { return }
+        logger.warning("jobs taken over by another node: stopping them here", metadata: ["jobs": "\(lost.sorted())"])
+        await giveUp(Array(lost))
+    }
+
+    /// The store refused changes of these jobs: another node owns them now.
+    func refused(_ owners: [String: String]) async {
+        let mine = owners.keys.filter { owned.contains($0) }
+        if !mine.isEmpty {
+            logger.warning("changes refused: another node owns these jobs now", metadata: ["jobs": "\(mine.sorted())"])
+        }
+        await giveUp(mine)
+    }
+
+    /// Stops the transfers of jobs no longer this node's, without touching their files or stored state, and reads
+    /// their rows again.
+    private func giveUp(_ ids: [String]) async {
+        for id in ids {
+            drop(id)
+            rates[id] = nil
+            if jobs[id]?.state == .delivering { engine.stopDelivery(id: id, stopped: nil) }
+            engine.pause(id: id, stopped: nil)
+        }
+        await refresh(ids)
+    }
+
+    /// Reads these jobs again from the store (another node changed them), unless this node owns them; wakes the
+    /// actions waiting for them to change.
+    func refresh(_ ids: [String]) async {
+        guard let role else { return }
+        var records: [JobRecord] = []
+        var gone: [String] = []
+        for id in ids where !owned.contains(id) {
+            do {
+                if let stored = try await role.store.job(id: id) { records.append(stored) } else { gone.append(id) }
+            } catch {
+                logger.warning("cannot read a job another node changed", metadata: ["job": "\(id)", "error": "\(error)"])
+            }
+        }
+        await absorb(records, gone: gone)
+    }
+
+    /// Reads every job again (at start and after the listener reconnected: notifications may have been missed).
+    func refreshAll() async {
+        guard let role else { return }
+        do {
+            let stored = try await role.store.all()
+            let kept = Set(stored.map(\.id))
+            await absorb(stored, gone: jobs.values.map(\.id).filter { !kept.contains($0) })
+        } catch {
+            logger.warning("cannot read the jobs again", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Puts rows read from the store into the table (those this node owns excepted: its view wins), removes the
+    /// jobs no longer stored, wakes forwarded actions that now show, and reads which node runs what.
+    private func absorb(_ records: [JobRecord], gone: [String]) async {
+        guard let role else { return }
+        for stored in records where !owned.contains(stored.id) {
+            if let current = jobs[stored.id], current.dedupeKey != stored.dedupeKey { reindex(current, dedupeKey: stored.dedupeKey) }
+            insertIntoTable(stored)
+            wakeWaiters(stored.id)
+        }
+        for id in gone where !owned.contains(id) {
+            removeFromTable(id)
+            wakeWaiters(id)
+        }
+        // Which node runs what: one read for the whole batch.
+        if let owners = try? await role.store.liveOwners() {
+            table.setNodes(owners.filter { $0.value != role.node }, keeping: owned)
+        }
+    }
+
+    /// Commits a `job` event of the running job this node owns that changed least recently (its bytes so far
+    /// stored too): a new stored event, so a new block of progress ids (`ClusterEventID`).
+    func checkpoint() {
+        let running = owned.compactMap { jobs[$0] }.filter { $0.state == .downloading || $0.state == .delivering }
+        guard var job = running.min(by: { $0.updatedAt < $1.updatedAt }) else { return }
+        job.updatedAt = now()
+        jobs[job.id] = job
+        commits.enqueue(CommitPipeline.Change(upserts: [job], events: [jobEvent(job)]))
+    }
+
+    /// Marks a job as this node's.
+    func take(_ id: String) {
+        table.setNode(role?.node, of: id)
+        owned.insert(id)
+        ownershipEpoch += 1
+        ownedSince[id] = ownershipEpoch
+    }
+
+    /// Forgets that this node owns a job (it stopped running, was deleted or was lost).
+    func drop(_ id: String) {
+        guard owned.remove(id) != nil else { return }
+        ownedSince[id] = nil
+        table.setNode(nil, of: id)
+        role?.wantsWork()
+    }
+
+    /// After a local change: a job that no longer needs running is no longer owned (its commit releases it).
+    func settleOwnership(_ job: JobRecord) {
+        if role != nil, !job.state.needsRunning { drop(job.id) }
+    }
+
+    // MARK: Actions on any node
+
+    /// Where an action on `id` is made: here (`true`: the job is this node's, or was unowned and is now), or on
+    /// its owner, to whom `action` is forwarded (`false`: the change is visible here when this returns); an action
+    /// that cannot be forwarded (nil) is refused with `ownedElsewhere`.
+    func actsHere(_ action: ForwardedAction?, on id: String) async throws -> Bool {
+        guard let role, !owned.contains(id) else { return true }
+        let acquisition: JobAcquisition
+        do { acquisition = try await role.store.acquire(id: id, node: role.node, lease: role.lease) } catch {
+            throw JobsError.store(error)
+        }
+        switch acquisition {
+        case .notFound:
+            removeFromTable(id)
+            throw JobsError.notFound(id: id)
+        case .acquired(let record):
+            take(id)
+            insertIntoTable(record)
+            return true
+        case .owned(let owner, _):
+            guard let action else { throw JobsError.ownedElsewhere(node: owner) }
+            try await forward(action, on: id, to: owner, role: role)
+            return false
+        }
+    }
+
+    /// Sends `action` to `owner` and waits until a notification shows the job changed.
+    private func forward(_ action: ForwardedAction, on id: String, to owner: String, role: NodeRole) async throws {
+        let timeout = role.forwardTimeout
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let changed = Task { await self.waitForChange(id, showing: action) }
+            group.addTask { await changed.value }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw JobsError.ownerSilent(node: owner)
+            }
+            do {
+                try await role.store.send(command: action.command(id), to: owner)
+                try await group.next()
+            } catch {
+                group.cancelAll()
+                self.stopWaiting(id)
+                throw error is JobsError ? error : JobsError.store(error)
+            }
+            group.cancelAll()
+        }
+    }
+
+    private func waitForChange(_ id: String, showing action: ForwardedAction) async {
+        if action.isVisible(in: jobs[id]) { return }
+        await withCheckedContinuation { continuation in changeWaiters[id, default: []].append((action, continuation)) }
+    }
+
+    private func stopWaiting(_ id: String) {
+        for (_, waiter) in changeWaiters.removeValue(forKey: id) ?? [] { waiter.resume() }
+    }
+
+    /// Wakes the forwarded actions on `id` that its row now shows done.
+    private func wakeWaiters(_ id: String) {
+        guard let waiting = changeWaiters.removeValue(forKey: id) else { return }
+        let job = jobs[id]
+        var still: [(ForwardedAction, CheckedContinuation<Void, Never>)] = []
+        for (action, waiter) in waiting {
+            if action.isVisible(in: job) { waiter.resume() } else { still.append((action, waiter)) }
+        }
+        if !still.isEmpty { changeWaiters[id] = still }
+    }
+
+    /// Carries out an action another node forwarded here (the job is this node's, or no longer anybody's).
+    func perform(_ command: String) async {
+        guard let (action, id) = ForwardedAction.parse(command) else {
+            logger.warning("unknown command from another node", metadata: ["command": "\(command)"])
+            return
+        }
+        do {
+            switch action {
+            case .pause: _ = try await pause(id)
+            case .resume: _ = try await resume(id)
+            case .cancel: _ = try await cancel(id)
+            case .delete: try await delete(id)
+            }
+        } catch {
+            logger.notice("a forwarded action was refused", metadata: ["command": "\(command)", "error": "\(error)"])
+        }
+    }
+}

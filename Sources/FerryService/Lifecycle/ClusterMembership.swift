@@ -1,0 +1,95 @@
+import FerryStore
+import Foundation
+import Logging
+
+/// One node's membership of several sharing a PostgreSQL store, for as long as the service runs: the start-up
+/// check, the `LeaseKeeper`'s loops, and the `PostgresListener` whose notifications keep this node current (the
+/// cluster's events read back by the `ClusterEventFeed`, other nodes' job changes read into the supervisor's table,
+/// actions forwarded to this node carried out). Made by `RunningService.start`; stopped by `RunningService.stop`,
+/// which then gives the node's jobs back (`leave`).
+final class ClusterMembership: Sendable {
+    let store: any ClusterJobStore
+    let node: String
+    private let listener: PostgresListener
+    private let tasks: [Task<Void, Never>]
+    private let logger: Logger
+
+    /// Records the node's first heartbeat and refuses several live nodes without an object store.
+    static func join(store: any ClusterJobStore, configuration: ServiceConfiguration) async throws {
+        let nodes: [ClusterNode]
+        do { nodes = try await store.heartbeat(node: configuration.nodeID, lease: configuration.lease) } catch {
+            throw ServiceError.startup("cannot record node '\(configuration.nodeID)' in the PostgreSQL store \(configuration.store): \(error)")
+        }
+        let others = nodes.map(\.id).filter { $0 != configuration.nodeID }
+        if !others.isEmpty, configuration.objectStore == nil, !configuration.allowsNodesWithoutObjectStore {
+            _ = try? await store.leave(node: configuration.nodeID)
+            throw ServiceError.startup("node '\(configuration.nodeID)' refused: the PostgreSQL store \(configuration.store) is already used by \(others.sorted().joined(separator: ", ")), and several nodes need --object-store (without one, a file would exist on one node only)")
+        }
+    }
+
+    /// Starts listening and the lease loops.
+    /// - Parameters:
+    ///   - wants: requests to claim (`NodeRole.wantsWork`).
+    ///   - refused: jobs whose commits the store refused (`CommitPipeline.Cluster.refused`).
+    init(store: any ClusterJobStore, location: PostgresLocation, configuration: ServiceConfiguration,
+         supervisor: JobSupervisor, feed: ClusterEventFeed, settings: LiveSettings,
+         wants: AsyncStream<Void>, wantsWork: @escaping @Sendable () -> Void,
+         refused: AsyncStream<[String: String]>, logger: Logger) {
+        self.store = store
+        self.node = configuration.nodeID
+        self.logger = logger
+        let node = configuration.nodeID
+        let keeper = LeaseKeeper(store: store, node: node, lease: configuration.lease, supervisor: supervisor,
+                                 maxConcurrent: { await settings.current.maxConcurrent }, logger: logger)
+        let (notifications, notify) = AsyncStream<PostgresListener.Event>.makeStream()
+        listener = PostgresListener(location: location, channels: ClusterChannel.all) { notify.yield($0) }
+        tasks = [
+            Task { await keeper.keepAlive() },
+            Task { for await _ in wants { await keeper.claim() } },
+            Task { for await owners in refused { await supervisor.refused(owners) } },
+            Task {
+                for await event in notifications {
+                    switch event {
+                    case .listening:
+                        // What changed before listening (since start, or while the connection was lost).
+                        await feed.catchUp()
+                        await supervisor.refreshAll()
+                        wantsWork()
+                    case .notification(ClusterChannel.events, _):
+                        await feed.catchUp()
+                    case .notification(ClusterChannel.jobs, let payload):
+                        await supervisor.refresh(ClusterChannel.jobIDs(inPayload: payload))
+                        wantsWork()
+                    case .notification(ClusterChannel.commands, let payload):
+                        // Carried out beside the loop: a pause waits for the engine.
+                        if let command = ClusterChannel.command(inPayload: payload, for: node) {
+                            Task { await supervisor.perform(command) }
+                        }
+                    case .notification:
+                        continue
+                    case .lost(let error):
+                        logger.warning("lost the PostgreSQL notification connection; reconnecting", metadata: ["error": "\(error)"])
+                    }
+                }
+            },
+        ]
+        listener.start()
+    }
+
+    /// Stops claiming, renewing and listening (the jobs' leases run on until `leave`).
+    func stop() async {
+        for task in tasks { task.cancel() }
+        await listener.stop()
+    }
+
+    /// Gives every job of this node back, for other nodes to continue at once (graceful stop).
+    func leave() async {
+        do {
+            let released = try await store.leave(node: node)
+            logger.info("left the cluster", metadata: ["node": "\(node)", "released": "\(released.count)"])
+        } catch {
+            logger.warning("could not give this node's jobs back; they return to other nodes when the lease runs out",
+                           metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import FerryCore
+import FerryEngine
+import FerryStore
+import Foundation
+import Logging
+import Testing
+@testable import FerryService
+
+/// A supervisor as one node ("node-a") of several, over a `FakeClusterStore` and a fake engine: what reaches the
+/// engine (only claimed or acquired jobs), what a lost lease or a refused commit stops, and where actions are made.
+@Suite("Job supervisor, one node of several")
+struct ClusterSupervisorTests {
+    struct Harness {
+        let supervisor: JobSupervisor
+        let engine = FakeEngine()
+        let store = FakeClusterStore()
+        let hub: EventHub
+        let wants = Counter()
+
+        init() {
+            let logger = Logger(label: "test")
+            let ids = EventIDAllocator(startingAfter: 0, block: ClusterEventID.block)
+            let hub = EventHub(ids: ids, logger: logger, heartbeat: 0)
+            let feed = ClusterEventFeed(store: store, hub: hub, ids: ids, after: 0, logger: logger)
+            let (refusals, refused) = AsyncStream<[String: String]>.makeStream()
+            let commits = CommitPipeline(store: store, cluster: .init(store: store, node: "node-a", feed: feed,
+                                                                      refused: { refused.yield($0) }),
+                                         logger: logger, publish: { _ in })
+            var dependencies = JobSupervisor.Dependencies(
+                store: store, engine: engine, files: engine, ids: EventIDAllocator(startingAfter: 0), commits: commits,
+                metrics: ServiceMetrics(), logger: logger, table: JobTable())
+            let wants = self.wants
+            dependencies.role = NodeRole(store: store, node: "node-a", lease: .seconds(3), wantsWork: { wants.add() },
+                                         forwardTimeout: .milliseconds(300))
+            dependencies.publishedMark = { ids.lastAllocated }
+            let supervisor = JobSupervisor(dependencies)
+            self.supervisor = supervisor
+            self.hub = hub
+            Task { for await owners in refusals { await supervisor.refused(owners) } }
+        }
+
+        func create(_ url: String) async throws -> JobRecord {
+            let answers = try await supervisor.create([SupervisorHarness.draft(url)])
+            guard case .created(let job) = answers.first else { throw HarnessError.notCreated("\(answers)") }
+            return job
+        }
+
+        /// Claims as `LeaseKeeper` does and hands the jobs over.
+        func claim(_ limit: Int = 4) async throws {
+            await supervisor.run(claimed: try await store.claim(node: "node-a", limit: limit, lease: .seconds(3)))
+        }
+    }
+
+    @Test func aCreatedJobWaitsForAClaimAndOnlyClaimedJobsReachTheEngine() async throws {
+        let harness = Harness()
+        let job = try await harness.create("http://example.org/a.bin")
+        #expect(!harness.engine.log.contains("submit \(job.id)"), "not submitted before a claim")
+        #expect(harness.wants.value == 1, "a claim was asked for")
+        try await harness.claim()
+        #expect(harness.engine.log.contains("submit \(job.id)"))
+        #expect(await harness.supervisor.ownedCount == 1)
+        #expect(harness.supervisor.peekNode(job.id) == "node-a")
+        // Events of a job this node does not own are not its to apply.
+        let other = try await harness.create("http://example.org/b.bin")
+        await harness.supervisor.apply(.started(id: other.id, offset: 0))
+        #expect(await harness.supervisor.job(other.id)?.0.state == .waiting)
+    }
+
+    @Test func aJobRenewLeavesOutIsStoppedWithoutTouchingItsFilesOrState() async throws {
+        let harness = Harness()
+        let job = try await harness.create("http://example.org/a.bin")
+        try await harness.claim()
+        await harness.supervisor.apply(.started(id: job.id, offset: 0))
+        let mark = await harness.supervisor.ownershipMark
+        // Another node took it over after this node's lease ran out.
+        await harness.store.expire(node: "node-a")
+        await harness.store.own(job.id, by: "node-b")
+        await harness.supervisor.keepOnly(try await harness.store.renew(node: "node-a", lease: .seconds(3)), ownedBefore: mark)
+        #expect(harness.engine.log.contains("pause \(job.id)"))
+        #expect(!harness.engine.log.contains("discard \(job.id)"), "its files stay")
+        #expect(await harness.supervisor.ownedCount == 0)
+        // Its late engine events change nothing.
+        await harness.supervisor.apply(.failed(id: job.id, JobFailure(code: .networkError, message: "gone")))
+        #expect(await harness.supervisor.job(job.id)?.0.state != .failed)
+    }
+
+    @Test func aJobTakenAfterTheRenewalStartedIsKept() async throws {
+        let harness = Harness()
+        _ = try await harness.create("http://example.org/a.bin")
+        let mark = await harness.supervisor.ownershipMark
+        try await harness.claim()
+        // The renewal answered before the claim: the job is not in it, yet it is this node's.
+        await harness.supervisor.keepOnly([], ownedBefore: mark)
+        #expect(await harness.supervisor.ownedCount == 1)
+    }
+
+    @Test func aRefusedCommitStopsTheJob() async throws {
+        let harness = Harness()
+        let job = try await harness.create("http://example.org/a.bin")
+        try await harness.claim()
+        await harness.store.own(job.id, by: "node-b")
+        await harness.supervisor.apply(.started(id: job.id, offset: 0))
+        for _ in 0..<200 where await harness.supervisor.ownedCount > 0 { try await Task.sleep(nanoseconds: 5_000_000) }
+        #expect(await harness.supervisor.ownedCount == 0)
+        #expect(harness.engine.log.contains("pause \(job.id)"))
+        #expect(await harness.store.memory.job(id: job.id)?.state == .waiting, "the refused change was not stored")
+    }
+
+    @Test func actionsOnAnUnownedJobAreMadeHereAndOnAnOwnedOneForwarded() async throws {
+        let harness = Harness()
+        let job = try await harness.create("http://example.org/a.bin")
+        // Nobody runs it: paused here, and no longer this node's.
+        let paused = try await harness.supervisor.pause(job.id)
+        #expect(paused.state == .paused)
+        #expect(await harness.supervisor.ownedCount == 0)
+        #expect(await harness.store.owners[job.id] == nil)
+        // Resumed here: it runs here.
+        _ = try await harness.supervisor.resume(job.id)
+        #expect(harness.engine.log.contains("submit \(job.id)"))
+        #expect(await harness.supervisor.ownedCount == 1)
+
+        let other = try await harness.create("http://example.org/b.bin")
+        await harness.store.own(other.id, by: "node-b")
+        // node-b never shows the change: the answer is `ownerSilent` after the timeout, and the command was sent.
+        await #expect(throws: JobsError.ownerSilent(node: "node-b")) { try await harness.supervisor.cancel(other.id) }
+        #expect(await harness.store.sent.map { "\($0.node) \($0.command)" } == ["node-b cancel \(other.id)"])
+        #expect(!harness.engine.log.contains("cancel \(other.id)"))
+        // A PATCH of it is not forwarded.
+        await #expect(throws: JobsError.ownedElsewhere(node: "node-b")) {
+            try await harness.supervisor.update(other.id, JobPatch(priority: 5))
+        }
+    }
+}
+
+/// Counts calls from any thread.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
