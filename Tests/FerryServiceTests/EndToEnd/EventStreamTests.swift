@@ -53,9 +53,12 @@ struct EventStreamTests {
                     }
                     #expect(!events.isEmpty)
                     let window = received.filter { $0 > 1_000_000 && $0 <= 3_000_000 }
-                    // Ten a second at most; the machine is shared and busy (two fresh-clone CI runs under load gave
-                    // 13), so ask for clearly more than the 8 a 250 ms floor allows.
-                    #expect(window.count >= 12, "\(name): \(window.count) progress events in 2 s")
+                    // Ten a second at most. How many arrive depends on the machine's load (a full parallel test run
+                    // starves the process at times), so what is asked is that events come closer together than a
+                    // 250 ms floor allows: at 1 MB/s, 100 ms is 100 kB; pairs at most 180 kB apart are closer than
+                    // 180 ms. Under the old floor there were none.
+                    let close = zip(window, window.dropFirst()).filter { $1 - $0 <= 180_000 }.count
+                    #expect(close >= 3, "\(name): \(close) of \(window.count) progress events closer than 180 ms: \(window)")
                     #expect(window.count <= 22, "\(name): \(window.count) progress events in 2 s")
                 }
                 _ = try await ferry.client.request("DELETE", "/api/v1/jobs/\(id)")
