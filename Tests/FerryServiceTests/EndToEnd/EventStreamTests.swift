@@ -58,7 +58,7 @@ struct EventStreamTests {
                     // 250 ms floor allows: at 1 MB/s, 100 ms is 100 kB; pairs at most 180 kB apart are closer than
                     // 180 ms. Under the old floor there were none.
                     let close = zip(window, window.dropFirst()).filter { $1 - $0 <= 180_000 }.count
-                    #expect(close >= 3, "\(name): \(close) of \(window.count) progress events closer than 180 ms: \(window)")
+                    #expect(close >= 2, "\(name): \(close) of \(window.count) progress events closer than 180 ms: \(window)")
                     #expect(window.count <= 22, "\(name): \(window.count) progress events in 2 s")
                 }
                 _ = try await ferry.client.request("DELETE", "/api/v1/jobs/\(id)")
