@@ -112,7 +112,10 @@ extension DownloadEngine {
                 if let validator = transfer.ifRangeValidator { lines.append("If-Range: \(validator)") }
             }
         }
-        fetch.begin(Exchange(request, known: known, dialect: dialect), at: Self.monotonicSeconds())
+        // FTP from byte 0: Ferry asks SIZE itself and libcurl reads to the data connection's end, so a size that
+        // understates the file is seen (libcurl 7.88 skips REST too under this option, hence only from 0).
+        let sizeCommand = fetch.position == 0 ? transfer.source.sizeCommand(url: requestURL(transfer, run, fetch)) : nil
+        fetch.begin(Exchange(request, known: known, dialect: dialect, quotedSize: sizeCommand != nil), at: Self.monotonicSeconds())
         let easy: CurlEasy
         do {
             easy = try CurlEasy()
@@ -127,6 +130,10 @@ extension DownloadEngine {
             if run.isSplit { try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1)) }
             try easy.setHeaders(lines)
             if dialect == .byteOffset, fetch.position > 0 { try easy.set(CURLOPT_RESUME_FROM_LARGE, offset: fetch.position) }
+            if let sizeCommand {
+                try easy.set(CURLOPT_IGNORE_CONTENT_LENGTH, 1)
+                try easy.setPrequote([sizeCommand])
+            }
             easy.onHostKey = { [unowned self] match in hostKey(match, transfer, fetch) }
             easy.onHeaderLine = { [unowned self] line in headerLine(transfer, fetch, line) }
             easy.onBody = { [unowned self] bytes in body(transfer, fetch, bytes) }
@@ -387,7 +394,10 @@ extension DownloadEngine {
         let step = exchange.step(forBody: bytes.count, segmentEnd: segmentEnd, ceiling: ceiling(transfer))
         guard case .write(let at, let count, let last) = step else {
             fetch.exchange?.take(step)
-            return step == .discard ? .consumed : .abort
+            switch step {
+            case .discard, .excess: return .consumed
+            case .write, .cut, .fail: return .abort
+            }
         }
         if run.pendingWriteBytes >= configuration.writeBufferLimit {
             fetch.pausedForBackpressure = true

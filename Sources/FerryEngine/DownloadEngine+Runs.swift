@@ -250,6 +250,12 @@ extension DownloadEngine {
     func attemptFailed(_ transfer: Transfer, _ cause: FailureCause) {
         // A file over the quota gives its bytes back: kept, they would hold the spool full for nothing.
         if case .quotaExceeded = cause { transfer.discardOnGiveUp = true }
+        // Bytes judged by a size the server got wrong: a resume would judge them by the same size and could take
+        // them for the whole file, so the next attempt starts from zero and giving up removes them.
+        if case .sizeUnderstated = cause {
+            transfer.discardOnNextStart = true
+            transfer.discardOnGiveUp = true
+        }
         attemptFailed(transfer, verdict: FailureClassifier.classify(cause))
     }
 

@@ -86,7 +86,7 @@ extension DownloadEngine {
     /// quota, size limit, checksum, an internal error).
     static func sourceFailure(_ cause: FailureCause) -> JobFailure? {
         switch cause {
-        case .curl, .httpStatus, .forbiddenDestination, .unusableResponse, .hostKeyRejected:
+        case .curl, .httpStatus, .forbiddenDestination, .unusableResponse, .hostKeyRejected, .sizeUnderstated:
             return FailureClassifier.classify(cause).failure
         case .write, .tooLarge, .quotaExceeded, .checksumMismatch, .internalError:
             return nil

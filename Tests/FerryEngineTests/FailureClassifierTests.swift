@@ -38,6 +38,14 @@ struct FailureClassifierTests {
         #expect(verdict(.unusableResponse("x")) == ("retry", "network_error", nil))
     }
 
+    @Test func anUnderstatedSizeIsRetriedAndNamesBothSizes() {
+        #expect(FailureClassifier.classify(.sizeUnderstated(reported: 1_000, sent: 1_200, complete: true)) == .retry(
+            JobFailure(code: .networkError, message: "the server said the file has 1000 bytes, but sent 1200: its size is wrong, so nothing received is kept"),
+            retryAfter: nil))
+        #expect(FailureClassifier.classify(.sizeUnderstated(reported: 1_000, sent: 1_200, complete: false)).failure.message
+                == "the server said the file has 1000 bytes, but sent more (1200 so far): its size is wrong, so nothing received is kept")
+    }
+
     @Test func fatalCurlCodes() {
         #expect(verdict(.curl(code: code(CURLE_TOO_MANY_REDIRECTS), detail: "")) == ("giveUp", "too_many_redirects", nil))
         #expect(verdict(.curl(code: code(CURLE_UNSUPPORTED_PROTOCOL), detail: "")) == ("giveUp", "unsupported_scheme", nil))

@@ -21,6 +21,8 @@ final class CurlEasy: @unchecked Sendable {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     /// `CURLOPT_CONNECT_TO` entries (`setConnectTo`), kept alive until `cleanup()`.
     private var connectToList: UnsafeMutablePointer<curl_slist>?
+    /// `CURLOPT_PREQUOTE` commands (`setPrequote`), kept alive until `cleanup()`.
+    private var prequoteList: UnsafeMutablePointer<curl_slist>?
     private var multi: CurlMulti?
     /// libcurl's detailed message for the last failure (`CURLOPT_ERRORBUFFER`).
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -123,6 +125,16 @@ final class CurlEasy: @unchecked Sendable {
         connectToList = list
     }
 
+    /// FTP commands sent after `TYPE`, right before `RETR` (`CURLOPT_PREQUOTE`), kept alive until `cleanup()`. A
+    /// command starting with `*` may be refused by the server without failing the transfer.
+    func setPrequote(_ commands: [String]) throws(CurlError) {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for command in commands { list = curl_slist_append(list, command) }
+        try check(ferry_easy_setopt_slist(handle, CURLOPT_PREQUOTE, list), "CURLOPT_PREQUOTE")
+        if let prequoteList { curl_slist_free_all(prequoteList) }
+        prequoteList = list
+    }
+
     /// Makes the request an upload of `size` bytes that `onRead` provides: with `CURLOPT_UPLOAD` (a PUT).
     func setUpload(size: Int64) throws(CurlError) {
         try check(ferry_easy_setopt_read_cb(handle, Self.readCallback), "CURLOPT_READFUNCTION")
@@ -195,6 +207,8 @@ final class CurlEasy: @unchecked Sendable {
         headerList = nil
         if let connectToList { curl_slist_free_all(connectToList) }
         connectToList = nil
+        if let prequoteList { curl_slist_free_all(prequoteList) }
+        prequoteList = nil
     }
 
     private func check(_ code: CURLcode, _ call: String) throws(CurlError) {

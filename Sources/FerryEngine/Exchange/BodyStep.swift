@@ -7,6 +7,9 @@ enum BodyStep: Equatable, Sendable {
     case discard
     /// The segment's end was reached already (another connection took over the tail): stop, all is received.
     case cut
+    /// Bytes past the size an FTP server reported (the file is longer than its `SIZE` said): consumed and
+    /// dropped, only counted, so the failure can name how much the server sent (`FailureCause.sizeUnderstated`).
+    case excess(count: Int)
     /// Stop the exchange for this reason.
     case fail(FailureCause)
 }

@@ -69,11 +69,24 @@ struct Exchange: Sendable {
     private var stopCause: FailureCause?
     /// The segment's end was reached and the exchange cut there on purpose.
     private var cutAtEnd = false
+    /// FTP from byte 0: Ferry asked `SIZE` itself and libcurl reads until the data connection closes
+    /// (`SourceProtocol.sizeCommand`); the reply is read from the control replies. Nil otherwise.
+    private var quotedSize: QuotedSizeReply?
+    /// Bytes received past the size the server reported (`BodyStep.excess`), never written.
+    private(set) var excessBytes: Int64 = 0
 
-    init(_ request: Request, known: Known, dialect: Dialect = .http) {
+    /// The most bytes past a reported size that are read (and dropped) to tell how long the file really is; past
+    /// that the exchange stops and the failure says "at least".
+    static let excessReadLimit: Int64 = 16 << 20
+
+    /// - Parameter quotedSize: the request asked the FTP server's `SIZE` itself (a `CURLOPT_PREQUOTE`) and lets
+    ///   libcurl read past it (`CURLOPT_IGNORE_CONTENT_LENGTH`): the size is read from the control replies, and
+    ///   data past it is counted as the server's error rather than cut.
+    init(_ request: Request, known: Known, dialect: Dialect = .http, quotedSize: Bool = false) {
         self.request = request
         self.known = known
         self.dialect = dialect
+        if quotedSize, dialect == .byteOffset { self.quotedSize = QuotedSizeReply() }
         switch request {
         case .rest(let offset): position = offset
         case .range(let range): position = range.lowerBound
@@ -99,8 +112,10 @@ struct Exchange: Sendable {
 
     // MARK: events
 
-    /// Feeds one header line; returns the verdict when this line ends the final response's head.
+    /// Feeds one header line; returns the verdict when this line ends the final response's head. For FTP the
+    /// lines are control replies: only the reply to Ferry's own `SIZE` is read from them (`quotedSize`).
     mutating func read(headerLine line: String, now: Date) -> HeadVerdict? {
+        if dialect == .byteOffset, verdict == nil { quotedSize?.read(line) }
         guard dialect == .http, verdict == nil, let head = reader.read(line) else { return nil }
         return judge(head, now: now)
     }
@@ -115,17 +130,32 @@ struct Exchange: Sendable {
             guard let head = reader.head else { return nil }
             return judge(head, now: now)
         case .byteOffset:
+            let report = withQuotedSize(report)
             return judge(report, total: report.remaining.map { firstByte + $0 })
         }
+    }
+
+    /// libcurl knows no size when it skipped its own `SIZE` (`quotedSize`): the reply to Ferry's is the size.
+    private func withQuotedSize(_ report: ServerReport) -> ServerReport {
+        guard let quotedSize else { return report }
+        var report = report
+        report.remaining = quotedSize.size.map { max(0, $0 - firstByte) }
+        return report
     }
 
     /// Judges an FTP or SFTP exchange that ended with libcurl's `code` before any body byte: with `CURLE_OK`, the
     /// server confirmed that nothing follows the offset (the file is complete, or empty), so its size is the
     /// offset; with `CURLE_PARTIAL_FILE` it reported a size and then sent nothing, judged like a first byte (so
-    /// the end says what the server claimed). Nil for HTTP, for other codes, and once a verdict exists.
+    /// the end says what the server claimed). With `quotedSize`, libcurl checked no size, so `CURLE_OK` is judged
+    /// like a first byte too. Nil for HTTP, for other codes, and once a verdict exists.
     mutating func judgeAtEnd(code: Int32, report: ServerReport) -> HeadVerdict? {
         guard dialect == .byteOffset, verdict == nil else { return nil }
+        let report = withQuotedSize(report)
         switch code {
+        case Int32(CURLE_OK.rawValue) where quotedSize != nil:
+            // libcurl read until the data connection closed without knowing the size: the server's own word is
+            // judged, so a size it did not keep shows in the end ("its data ended at").
+            return judge(report, total: firstByte + (report.remaining ?? 0))
         case Int32(CURLE_OK.rawValue): return judge(report, total: firstByte)
         case Int32(CURLE_PARTIAL_FILE.rawValue): return judge(report, total: report.remaining.map { firstByte + $0 })
         default: return nil
@@ -141,6 +171,15 @@ struct Exchange: Sendable {
         case .accept: break
         case .complete, .httpError: return .discard
         case .restart, .tooLarge, nil: return .fail(.internalError("a body without a usable response head"))
+        }
+        // FTP from byte 0 reads until the data connection closes: bytes past the reported size mean the size was
+        // wrong, never a cut. None of them is written; they are counted (up to a limit) to name the real size.
+        if quotedSize != nil, case .accept(_, let total?, _) = verdict, excessBytes > 0 || position + Int64(count) > total {
+            let sent = position + excessBytes + Int64(count)
+            if excessBytes + Int64(count) > Self.excessReadLimit {
+                return .fail(.sizeUnderstated(reported: total, sent: sent, complete: false))
+            }
+            return .excess(count: count)
         }
         let room = segmentEnd - position
         guard room > 0 else { return .cut }
@@ -161,6 +200,8 @@ struct Exchange: Sendable {
             cutAtEnd = true
         case .fail(let cause):
             abort(cause)
+        case .excess(let count):
+            excessBytes += Int64(count)
         case .discard:
             break
         }
@@ -186,7 +227,13 @@ struct Exchange: Sendable {
             return .restart(reason: "the file on the server is smaller than the bytes on disk", singleConnection: false)
         }
         if let stopCause { return .failed(stopCause) }
-        if dialect == .byteOffset, code == Int32(CURLE_PARTIAL_FILE.rawValue), case .accept(_, let total?, _) = verdict {
+        if excessBytes > 0, case .accept(_, let total?, _) = verdict {
+            return .failed(.sizeUnderstated(reported: total, sent: position + excessBytes, complete: code == Int32(CURLE_OK.rawValue)))
+        }
+        // The data ended before the reported size: libcurl says so (`CURLE_PARTIAL_FILE`) when it knew the size,
+        // and returns OK when it read until the data connection closed (`quotedSize`).
+        if dialect == .byteOffset, case .accept(_, let total?, _) = verdict,
+           code == Int32(CURLE_PARTIAL_FILE.rawValue) || (quotedSize != nil && code == Int32(CURLE_OK.rawValue) && position < total) {
             return .failed(.unusableResponse("the server said the file has \(total) bytes, but its data ended at \(position)"))
         }
         switch verdict {

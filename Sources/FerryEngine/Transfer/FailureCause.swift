@@ -21,5 +21,9 @@ enum FailureCause: Equatable, Sendable {
     case checksumMismatch(expected: Checksum, actual: String)
     /// The origin kept answering in ways that cannot be used (e.g. wrong ranges after restarts).
     case unusableResponse(String)
+    /// An FTP server sent more than the size it reported (`reported`): the file's first `sent` bytes came
+    /// (`complete`: its data ended there; otherwise it sent at least that much). The bytes on disk were judged by a
+    /// wrong size, so they are discarded: never continued, never finished.
+    case sizeUnderstated(reported: Int64, sent: Int64, complete: Bool)
     case internalError(String)
 }

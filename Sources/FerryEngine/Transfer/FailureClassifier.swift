@@ -25,6 +25,12 @@ enum FailureClassifier {
                 code: .checksumMismatch, message: "\(expected.algorithm.displayName) is \(actual), expected \(expected.value)"))
         case .unusableResponse(let detail):
             return .retry(JobFailure(code: .networkError, message: detail), retryAfter: nil)
+        case .sizeUnderstated(let reported, let sent, let complete):
+            // A file still growing on the server may have settled by the next attempt (which starts from zero).
+            let sentText = complete ? "\(sent)" : "more (\(sent) so far)"
+            return .retry(JobFailure(
+                code: .networkError, message: "the server said the file has \(reported) bytes, but sent \(sentText): its size is wrong, so nothing received is kept"),
+                retryAfter: nil)
         case .internalError(let detail):
             return .giveUp(JobFailure(code: .internalError, message: detail))
         case .curl(let code, let detail):

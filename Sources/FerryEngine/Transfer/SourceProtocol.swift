@@ -1,4 +1,5 @@
 import FerryCore
+import Foundation
 
 /// How the engine speaks to a job's source, chosen once by its URL's scheme: which libcurl protocols a transfer
 /// may use (set per transfer, so a redirect can never lead elsewhere), how the file is described (an HTTP response
@@ -47,5 +48,22 @@ enum SourceProtocol: Equatable, Sendable {
     func curlURL(_ url: String) -> String {
         guard self == .ftps, url.hasPrefix("ftps://") else { return url }
         return "ftp://" + url.dropFirst("ftps://".count)
+    }
+
+    /// The `CURLOPT_PREQUOTE` command asking an FTP server for the file's size itself, for a download from byte 0:
+    /// `*SIZE <name>` (the `*` lets the server refuse it). libcurl then reads the file until its data connection
+    /// closes (`CURLOPT_IGNORE_CONTENT_LENGTH`) instead of stopping at the size `SIZE` gave, so a server whose size
+    /// understates the file is caught (`Exchange`). The command is sent after libcurl's `CWD`s into the URL's
+    /// directories (its default `CURLFTPMETHOD_MULTICWD`), so it names the last path segment, percent-decoded and
+    /// without a `;type=` suffix. Nil for SFTP and HTTP, for a URL naming a directory, and for a name that cannot be
+    /// written on a command line (a CR, LF or NUL, or bytes that are not UTF-8): libcurl's own `SIZE` is used then.
+    func sizeCommand(url: String) -> String? {
+        guard self == .ftp || self == .ftps, let path = URLComponents(string: url)?.percentEncodedPath else { return nil }
+        var segment = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
+        if let type = segment.range(of: ";type=", options: [.caseInsensitive, .backwards]) { segment = String(segment[..<type.lowerBound]) }
+        guard let name = segment.removingPercentEncoding, !name.isEmpty,
+              // Scalars, not Characters: "\r\n" is one Character, equal neither to "\r" nor to "\n".
+              !name.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\u{0}" }) else { return nil }
+        return "*SIZE " + name
     }
 }

@@ -63,7 +63,8 @@ final class Transfer: @unchecked Sendable {
     var referenceSource = 0
     /// The most bytes the file may reach under the spool's quota (nil: no limit).
     var spoolLimit: Int64?
-    /// The attempt failed in a way that leaves its bytes useless (checksum, quota): they are deleted on giving up.
+    /// The attempt failed in a way that leaves its bytes useless (checksum, quota, an FTP size that understated
+    /// the file): they are deleted on giving up.
     var discardOnGiveUp = false
 
     // Counters over the whole submission.

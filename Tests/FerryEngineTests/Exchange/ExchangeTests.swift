@@ -276,6 +276,117 @@ struct ExchangeTests {
                 == .failed(.unusableResponse("the server said the file has 1000 bytes, but its data ended at 600")))
     }
 
+    /// The control replies of an FTP download from byte 0 with Ferry's own `*SIZE` (`CURLOPT_PREQUOTE`): MDTM's
+    /// 213 comes first, the SIZE reply is the one just before RETR's 1xx.
+    static func ftpReplies(size: String) -> [String] {
+        ["220 ready\r\n", "230 Login successful.\r\n", "257 \"/\" is the current directory.\r\n", "213 20231114221320\r\n",
+         "229 Entering extended passive mode (|||40000|).\r\n", "200 Type set to: Binary.\r\n", size + "\r\n",
+         "150 Opening data connection.\r\n"]
+    }
+
+    @Test func theQuotedSizeIsTheReplyJustBeforeRetrsPreliminaryReplyNeverMDTMs() {
+        func read(_ lines: [String]) -> Int64? {
+            var reply = QuotedSizeReply()
+            for line in lines { reply.read(line) }
+            return reply.size
+        }
+        #expect(read(Self.ftpReplies(size: "213 295904")) == 295_904)
+        // Refused (the `*` lets the server do that): MDTM's 213 is not taken for a size.
+        #expect(read(Self.ftpReplies(size: "550 No such file or directory.")) == nil)
+        // No TYPE reply (a reused connection): still the reply before the 1xx.
+        #expect(read(["213 20231114221320", "213 77", "125 Data connection already open."]) == 77)
+        // A continuation line is not a reply's end; lines after the 1xx change nothing.
+        #expect(read(["213 77", "213-note", "125 Transfer starting.", "213 99", "150 again"]) == 77)
+        #expect(read(["213 -5", "150 go"]) == nil)
+        #expect(read(["213 12"]) == nil)  // no RETR reply yet
+    }
+
+    @Test func ftpSizeCommandNamesTheLastSegmentDecoded() {
+        #expect(SourceProtocol.ftp.sizeCommand(url: "ftp://u:p@127.0.0.1:21/sub/a%20b.bin") == "*SIZE a b.bin")
+        #expect(SourceProtocol.ftps.sizeCommand(url: "ftps://127.0.0.1/f.bin;type=i") == "*SIZE f.bin")
+        #expect(SourceProtocol.ftp.sizeCommand(url: "ftp://127.0.0.1/dir/") == nil)
+        #expect(SourceProtocol.ftp.sizeCommand(url: "ftp://127.0.0.1/a%0D%0ADELE%20b") == nil)
+        #expect(SourceProtocol.ftp.sizeCommand(url: "ftp://127.0.0.1/a%0Ab") == nil)
+        #expect(SourceProtocol.ftp.sizeCommand(url: "ftp://127.0.0.1/a%00b") == nil)
+        #expect(SourceProtocol.ftp.sizeCommand(url: "ftp://127.0.0.1/%FF") == nil)
+        #expect(SourceProtocol.sftp.sizeCommand(url: "sftp://127.0.0.1/f.bin") == nil)
+        #expect(SourceProtocol.http.sizeCommand(url: "http://127.0.0.1/f.bin") == nil)
+    }
+
+    @Test func anFTPServerSendingMoreThanItsSizeFailsNamingBothSizesAndNothingPastItIsWritten() {
+        var understated = Exchange(.rest(from: 0), known: .init(), dialect: .byteOffset, quotedSize: true)
+        for line in Self.ftpReplies(size: "213 1000") { #expect(understated.read(headerLine: line, now: Self.now) == nil) }
+        // libcurl knows no size (it skipped its own SIZE): the reply to Ferry's is the size.
+        #expect(understated.judgeBeforeBody(report: .init(remaining: nil, modified: Self.mtime), now: Self.now)
+                == .accept(offset: 0, total: 1_000, discarding: nil))
+        // Up to the size: written. A chunk crossing it is not written at all, nor anything after; all is counted.
+        #expect(Self.feed(&understated, [600, 300, 200, 50], segmentEnd: 1_000)
+                == [.write(offset: 0, count: 600, last: false), .write(offset: 600, count: 300, last: false), .excess(count: 200), .excess(count: 50)])
+        #expect(understated.position == 900)
+        #expect(understated.excessBytes == 250)
+        #expect(understated.ended(code: Self.ok, detail: "", segmentEnd: 1_000)
+                == .failed(.sizeUnderstated(reported: 1_000, sent: 1_150, complete: true)))
+        // Cut off after the size was passed: "at least".
+        #expect(understated.ended(code: Self.reset, detail: "", segmentEnd: 1_000)
+                == .failed(.sizeUnderstated(reported: 1_000, sent: 1_150, complete: false)))
+
+        // Far past the size: the exchange stops once the excess passes the limit.
+        var huge = Exchange(.rest(from: 0), known: .init(), dialect: .byteOffset, quotedSize: true)
+        for line in Self.ftpReplies(size: "213 0") { _ = huge.read(headerLine: line, now: Self.now) }
+        #expect(huge.judgeBeforeBody(report: .init(), now: Self.now) == .accept(offset: 0, total: 0, discarding: nil))
+        let limit = Int(Exchange.excessReadLimit)
+        #expect(Self.feed(&huge, [limit, 1], segmentEnd: 0)
+                == [.excess(count: limit), .fail(.sizeUnderstated(reported: 0, sent: Int64(limit) + 1, complete: false))])
+        #expect(huge.ended(code: Int32(CURLE_WRITE_ERROR.rawValue), detail: "", segmentEnd: 0)
+                == .failed(.sizeUnderstated(reported: 0, sent: Int64(limit) + 1, complete: false)))
+    }
+
+    @Test func withTheQuotedSizeAnHonestFileEndsReceivedAndAShortOneFailsAlthoughLibcurlSaysOK() {
+        var honest = Exchange(.rest(from: 0), known: .init(), dialect: .byteOffset, quotedSize: true)
+        for line in Self.ftpReplies(size: "213 1000") { _ = honest.read(headerLine: line, now: Self.now) }
+        #expect(honest.judgeBeforeBody(report: .init(), now: Self.now) == .accept(offset: 0, total: 1_000, discarding: nil))
+        #expect(Self.feed(&honest, [1_000], segmentEnd: 1_000) == [.write(offset: 0, count: 1_000, last: false)])
+        #expect(honest.ended(code: Self.ok, detail: "", segmentEnd: 1_000) == .received)
+
+        // The data ends early and libcurl, reading to the connection's end, says OK.
+        var short = Exchange(.rest(from: 0), known: .init(), dialect: .byteOffset, quotedSize: true)
+        for line in Self.ftpReplies(size: "213 1000") { _ = short.read(headerLine: line, now: Self.now) }
+        _ = short.judgeBeforeBody(report: .init(), now: Self.now)
+        _ = Self.feed(&short, [600], segmentEnd: 1_000)
+        #expect(short.ended(code: Self.ok, detail: "", segmentEnd: 1_000)
+                == .failed(.unusableResponse("the server said the file has 1000 bytes, but its data ended at 600")))
+
+        // No data at all after a size of 1000: judged by that size, not taken for an empty file.
+        var empty = Exchange(.rest(from: 0), known: .init(), dialect: .byteOffset, quotedSize: true)
+        for line in Self.ftpReplies(size: "213 1000") { _ = empty.read(headerLine: line, now: Self.now) }
+        #expect(empty.judgeAtEnd(code: Self.ok, report: .init()) == .accept(offset: 0, total: 1_000, discarding: nil))
+        #expect(empty.ended(code: Self.ok, detail: "", segmentEnd: 1_000)
+                == .failed(.unusableResponse("the server said the file has 1000 bytes, but its data ended at 0")))
+        // A truly empty file, and a server that refused SIZE (nothing to judge by: the file ends where its data did).
+        var zero = Exchange(.rest(from: 0), known: .init(), dialect: .byteOffset, quotedSize: true)
+        for line in Self.ftpReplies(size: "213 0") { _ = zero.read(headerLine: line, now: Self.now) }
+        #expect(zero.judgeAtEnd(code: Self.ok, report: .init()) == .accept(offset: 0, total: 0, discarding: nil))
+        #expect(zero.ended(code: Self.ok, detail: "", segmentEnd: 0) == .received)
+        var refused = Exchange(.rest(from: 0), known: .init(), dialect: .byteOffset, quotedSize: true)
+        for line in Self.ftpReplies(size: "550 No.") { _ = refused.read(headerLine: line, now: Self.now) }
+        #expect(refused.judgeBeforeBody(report: .init(), now: Self.now) == .accept(offset: 0, total: nil, discarding: nil))
+        #expect(Self.feed(&refused, [700], segmentEnd: SegmentTable.openEnd) == [.write(offset: 0, count: 700, last: false)])
+        #expect(refused.ended(code: Self.ok, detail: "", segmentEnd: SegmentTable.openEnd) == .received)
+    }
+
+    @Test func withoutTheQuotedSizeLibcurlsSizeRulesAsBefore() {
+        // A resume (REST): libcurl's own SIZE; a 213 among the replies is never read as one.
+        var resumed = Exchange(.rest(from: 400), known: Self.knownByOffset, dialect: .byteOffset)
+        for line in Self.ftpReplies(size: "213 5") { _ = resumed.read(headerLine: line, now: Self.now) }
+        #expect(resumed.judgeBeforeBody(report: .init(remaining: 600, modified: Self.mtime), now: Self.now)
+                == .accept(offset: 400, total: 1_000, discarding: nil))
+        #expect(Self.feed(&resumed, [600], segmentEnd: 1_000) == [.write(offset: 400, count: 600, last: false)])
+        #expect(resumed.ended(code: Self.ok, detail: "", segmentEnd: 1_000) == .received)
+        // An empty answer with OK still means "complete at the offset".
+        var complete = Exchange(.rest(from: 1_000), known: Self.knownByOffset, dialect: .byteOffset)
+        #expect(complete.judgeAtEnd(code: Self.ok, report: .init(remaining: 0, modified: nil)) == .complete(total: 1_000))
+    }
+
     @Test func anFTPFileOverTheLimitIsRefusedBeforeAnyByteAndARejectedHostKeyWins() {
         var large = Exchange(.rest(from: 0), known: .init(total: nil, etag: nil, lastModified: nil, maxFileSize: 500), dialect: .byteOffset)
         #expect(large.judgeBeforeBody(report: .init(remaining: 1_000, modified: nil), now: Self.now) == .tooLarge(total: 1_000, limit: 500))

@@ -175,6 +175,36 @@ struct FileProtocolTests {
         }
     }
 
+    @Test func ftpServerWhoseSizeUnderstatesItsDataFailsClearlyInsteadOfFinishingTruncated() async throws {
+        var options = FTPOrigin.Options()
+        options.lieSize = -4096
+        try await Self.withFTP(options) { origin in
+            let size = 300_000
+            try Fixture.writeFile(at: origin.root + "/short.bin", size: size, seed: 68)
+            let home = try Fixture.tempDirectory("ferry-home")
+            defer { Fixture.removeTree(home) }
+            let ferry = try await Ferry.start(home: home)
+            defer { _ = ferry.stop() }
+            let id = try await ferry.submit(origin.url("/short.bin"))
+            let job = try await ferry.ended(id, timeout: 60)
+            #expect(job["state"] as? String == "failed", "a truncated file must not finish: \(job)")
+            #expect(Self.errorCode(job) == "network_error")
+            #expect(Self.errorMessage(job).contains("the server said the file has \(size - 4096) bytes, but sent \(size)"), "\(job)")
+            #expect(try await ferry.client.get("/api/v1/jobs/\(id)/content").status != 200)
+            // Every attempt (the job is retried) started from zero and read the whole file: bytes judged by a wrong
+            // size are never continued (a REST at that size would have taken them for the whole file).
+            let retrievals = origin.retrievals()
+            #expect(retrievals.count >= 2, "\(retrievals)")
+            #expect(retrievals.allSatisfy { $0.rest == 0 && $0.sent == Int64(size) }, "\(retrievals)")
+            // No partial file is left that a later start could take for the whole file (removed on giving up).
+            let partial = ferry.spool + "/partial/\(id).part"
+            let deadline = Date().addingTimeInterval(5)
+            while FileManager.default.fileExists(atPath: partial), Date() < deadline { try await Task.sleep(nanoseconds: 50_000_000) }
+            #expect(!FileManager.default.fileExists(atPath: partial))
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: ferry.spool + "/files")) ?? []).isEmpty)
+        }
+    }
+
     @Test func ftpPASVReplyNamingAnotherAddressIsIgnoredForTheControlConnectionsAddress() async throws {
         var options = FTPOrigin.Options()
         // A documentation address (TEST-NET-1): Ferry's guard would refuse it, and nothing answers there.
