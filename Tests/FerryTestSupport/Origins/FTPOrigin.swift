@@ -90,21 +90,8 @@ public final class FTPOrigin: @unchecked Sendable {
             Fixture.removeTree(directory)
             throw error
         }
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
-            if let status = process.waitForExit(timeout: 0) {
-                let detail = "exit status \(status): \(process.standardError()) (is pyftpdlib installed? python3 -m pip install pyftpdlib pyopenssl)"
-                Fixture.removeTree(directory)
-                throw FixtureError.startFailed("FTP origin (\(scriptPath))", detail: detail)
-            }
-            if let port = Int(ChildProcess.readText(directory + "/port").trimmingCharacters(in: .whitespacesAndNewlines)) {
-                return FTPOrigin(port: port, root: root, directory: directory, options: options, process: process)
-            }
-            usleep(10_000)
-        }
-        process.stop(grace: 1)
-        Fixture.removeTree(directory)
-        throw FixtureError.timedOut("FTP origin did not write its port file within 15 s")
+        let port = try process.awaitPortFile(directory + "/port", what: "FTP origin (\(scriptPath))", hint: " (is pyftpdlib installed? python3 -m pip install pyftpdlib pyopenssl)", directory: directory)
+        return FTPOrigin(port: port, root: root, directory: directory, options: options, process: process)
     }
 
     /// Every RETR the server finished so far (a RETR is logged when its data connection closes).

@@ -58,21 +58,8 @@ public final class SocksProxy: @unchecked Sendable {
             Fixture.removeTree(directory)
             throw error
         }
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
-            if let status = process.waitForExit(timeout: 0) {
-                let detail = "exit status \(status): \(process.standardError())"
-                Fixture.removeTree(directory)
-                throw FixtureError.startFailed("SOCKS5 proxy (\(scriptPath))", detail: detail)
-            }
-            if let port = Int(ChildProcess.readText(directory + "/port").trimmingCharacters(in: .whitespacesAndNewlines)) {
-                return SocksProxy(port: port, directory: directory, process: process)
-            }
-            usleep(10_000)
-        }
-        _ = process.stop(grace: 1)
-        Fixture.removeTree(directory)
-        throw FixtureError.timedOut("the SOCKS5 proxy did not write its port file within 15 s")
+        let port = try process.awaitPortFile(directory + "/port", what: "SOCKS5 proxy (\(scriptPath))", hint: "", directory: directory)
+        return SocksProxy(port: port, directory: directory, process: process)
     }
 
     /// Stops the proxy by pid and removes its directory.
