@@ -504,11 +504,12 @@ NGINX_LOG_FIELDS = ["$request_method", "$uri", "$status", "$http_range", "$http_
                     "$request_uri"]
 
 
-def nginx_config(prefix, root, port, run_as_root):
-    """The same configuration as Tests/FerryTestSupport/Origins/NginxConfiguration.swift."""
+def nginx_config(prefix, root, port, run_as_root, extra_log_fields=()):
+    """The same configuration as Tests/FerryTestSupport/Origins/NginxConfiguration.swift; `extra_log_fields`
+    (nginx variables) are logged after the standard ones."""
     def quoted(path):
         return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    fmt = "\\t".join(NGINX_LOG_FIELDS)
+    fmt = "\\t".join(NGINX_LOG_FIELDS + list(extra_log_fields))
     return """daemon off;
 master_process on;
 worker_processes 1;
@@ -560,9 +561,10 @@ class Nginx:
     """nginx serving `root` on 127.0.0.1; `/slow/<name>?rate=N` serves root/<name> at N bytes/s; `PUT /upload/<path>`
     writes root/upload/<path> (WebDAV) and `/refuse-upload/` answers 403."""
 
-    def __init__(self, root, prefix):
+    def __init__(self, root, prefix, extra_log_fields=()):
         self.root = root
         self.prefix = prefix
+        self.extra_log_fields = list(extra_log_fields)
         self.port = None
         self.process = None
 
@@ -573,7 +575,7 @@ class Nginx:
         os.makedirs(os.path.join(self.prefix, "temp"), exist_ok=True)
         for _ in range(5):
             self.port = free_port()
-            config = nginx_config(self.prefix, self.root, self.port, os.geteuid() == 0)
+            config = nginx_config(self.prefix, self.root, self.port, os.geteuid() == 0, self.extra_log_fields)
             with open(os.path.join(self.prefix, "nginx.conf"), "w") as handle:
                 handle.write(config)
             pidfile = os.path.join(self.prefix, "nginx.pid")
@@ -626,7 +628,8 @@ class Nginx:
                 pass
 
     def access_log(self):
-        """[{method, path, status, range, if_range, bytes, target}] for every logged request."""
+        """[{method, path, status, range, if_range, bytes, target, extra}] for every logged request; `extra` maps
+        each of `extra_log_fields` to its logged text."""
         entries = []
         try:
             with open(os.path.join(self.prefix, "access.log"), "rb") as handle:
@@ -635,7 +638,7 @@ class Nginx:
             return entries
         for line in text.splitlines():
             fields = line.split("\t")
-            if len(fields) != len(NGINX_LOG_FIELDS):
+            if len(fields) != len(NGINX_LOG_FIELDS) + len(self.extra_log_fields):
                 continue
             try:
                 entries.append({
@@ -643,6 +646,7 @@ class Nginx:
                     "range": None if fields[3] == "-" else fields[3],
                     "if_range": None if fields[4] == "-" else fields[4],
                     "bytes": int(fields[5]), "target": fields[6],
+                    "extra": dict(zip(self.extra_log_fields, fields[len(NGINX_LOG_FIELDS):])),
                 })
             except ValueError:
                 continue
