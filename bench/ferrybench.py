@@ -586,27 +586,31 @@ def case_mirrors(b):
     return c
 
 
-class EventCounter(threading.Thread):
-    """Reads /api/v1/events and counts jobs whose `job` event says finished (or failed/cancelled)."""
+class JobEventStream(threading.Thread):
+    """Reads /api/v1/events on its own thread until `deadline` and hands every `job` event to `on_job(job, stamp)`,
+    where `stamp` is what `stamp()` returned when its bytes arrived (by default `time.perf_counter()`); `on_job`
+    returns True to stop. `ready` is set once the stream answered 200 (or failed: `error` says why)."""
 
-    def __init__(self, port, expected, deadline):
+    def __init__(self, port, deadline, timeout=0.5):
         super().__init__(daemon=True)
-        self.port = port
-        self.expected = expected
         self.deadline = deadline
-        self.finished = set()
-        self.failed = {}
-        self.done_at = None
+        self.timeout = timeout
         self.ready = threading.Event()
         self.done = threading.Event()
         self.error = None
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
         self.sock.sendall(f"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
 
+    def stamp(self):
+        return time.perf_counter()
+
+    def on_job(self, job, stamp):
+        raise NotImplementedError
+
     def run(self):
         buf = b""
         try:
-            self.sock.settimeout(0.5)
+            self.sock.settimeout(self.timeout)
             while time.monotonic() < self.deadline:
                 try:
                     chunk = self.sock.recv(1 << 20)
@@ -615,31 +619,27 @@ class EventCounter(threading.Thread):
                 if not chunk:
                     self.error = "event stream closed by the server"
                     break
+                stamp = self.stamp()
                 buf += chunk
                 if not self.ready.is_set():
-                    if b"\r\n\r\n" in buf:
-                        head, _, buf = buf.partition(b"\r\n\r\n")
-                        if b" 200 " not in head.split(b"\r\n")[0]:
-                            self.error = f"events answered {head[:60]!r}"
-                            break
-                        self.ready.set()
-                    else:
+                    if b"\r\n\r\n" not in buf:
                         continue
+                    head, _, buf = buf.partition(b"\r\n\r\n")
+                    if b" 200 " not in head.split(b"\r\n")[0]:
+                        self.error = f"events answered {head[:60]!r}"
+                        break
+                    self.ready.set()
                 cut = buf.rfind(b"\n\n")
                 if cut < 0:
                     continue
                 block, buf = buf[:cut], buf[cut + 2:]
+                stop = False
                 for frame in block.split(b"\n\n"):
                     if b"event: job\n" not in frame:
                         continue
                     data = frame[frame.index(b"data: ") + 6:].split(b"\n", 1)[0]
-                    job = json.loads(data)
-                    if job["state"] == "finished":
-                        self.finished.add(job["id"])
-                    elif job["state"] in ("failed", "cancelled"):
-                        self.failed[job["id"]] = job.get("error")
-                if len(self.finished) + len(self.failed) >= self.expected:
-                    self.done_at = time.perf_counter()
+                    stop = self.on_job(json.loads(data), stamp) or stop
+                if stop:
                     break
         except Exception as e:  # noqa: BLE001 - reported to the case
             self.error = f"{type(e).__name__}: {e}"
@@ -647,6 +647,30 @@ class EventCounter(threading.Thread):
             self.ready.set()
             self.done.set()
             self.sock.close()
+
+    def stop(self):
+        self.deadline = 0
+
+
+class EventCounter(JobEventStream):
+    """Counts jobs whose `job` event says finished (or failed/cancelled) until `expected` of them ended."""
+
+    def __init__(self, port, expected, deadline):
+        super().__init__(port, deadline)
+        self.expected = expected
+        self.finished = set()
+        self.failed = {}
+        self.done_at = None
+
+    def on_job(self, job, stamp):
+        if job["state"] == "finished":
+            self.finished.add(job["id"])
+        elif job["state"] in ("failed", "cancelled"):
+            self.failed[job["id"]] = job.get("error")
+        if len(self.finished) + len(self.failed) >= self.expected:
+            self.done_at = time.perf_counter()
+            return True
+        return False
 
 
 def case_small_files(b):
@@ -931,60 +955,27 @@ def case_serve(b):
     return c
 
 
-class JobEventClock(threading.Thread):
-    """Follows /api/v1/events and notes, for every `job` event, when it arrived and the server's CPU seconds then:
-    seen[(job id, state)] = (perf_counter, cpu) of the first such event. Used to time one phase of a job."""
+class JobEventClock(JobEventStream):
+    """Notes, for every `job` event, when it arrived and the server's CPU seconds then: seen[(job id, state)] =
+    (perf_counter, cpu) of the first such event. Used to time one phase of a job."""
 
     def __init__(self, port, pid, deadline):
-        super().__init__(daemon=True)
+        super().__init__(port, deadline, timeout=0.2)
         self.pid = pid
-        self.deadline = deadline
         self.seen = {}
         self.lock = threading.Lock()
-        self.ready = threading.Event()
-        self.error = None
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-        self.sock.sendall(f"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
 
-    def run(self):
-        buf = b""
-        try:
-            self.sock.settimeout(0.2)
-            while time.monotonic() < self.deadline:
-                try:
-                    chunk = self.sock.recv(1 << 16)
-                except socket.timeout:
-                    continue
-                if not chunk:
-                    self.error = "event stream closed by the server"
-                    break
-                now, cpu = time.perf_counter(), proc_cpu(self.pid)
-                buf += chunk
-                if not self.ready.is_set():
-                    if b"\r\n\r\n" not in buf:
-                        continue
-                    head, _, buf = buf.partition(b"\r\n\r\n")
-                    if b" 200 " not in head.split(b"\r\n")[0]:
-                        self.error = f"events answered {head[:60]!r}"
-                        break
-                    self.ready.set()
-                for frame in re.findall(rb"event: job\ndata: ([^\n]*)\n", buf):
-                    job = json.loads(frame)
-                    with self.lock:
-                        self.seen.setdefault((job["id"], job["state"]), (now, cpu))
-                buf = buf[buf.rfind(b"\n\n") + 2:] if b"\n\n" in buf else buf
-        except Exception as e:  # noqa: BLE001 - reported to the case
-            self.error = f"{type(e).__name__}: {e}"
-        finally:
-            self.ready.set()
-            self.sock.close()
+    def stamp(self):
+        return time.perf_counter(), proc_cpu(self.pid)
+
+    def on_job(self, job, stamp):
+        with self.lock:
+            self.seen.setdefault((job["id"], job["state"]), stamp)
+        return False
 
     def at(self, job_id, state):
         with self.lock:
             return self.seen.get((job_id, state))
-
-    def stop(self):
-        self.deadline = 0
 
 
 def case_upload(b):

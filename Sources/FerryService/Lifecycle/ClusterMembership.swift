@@ -14,10 +14,20 @@ final class ClusterMembership: Sendable {
     private let tasks: [Task<Void, Never>]
     private let logger: Logger
 
-    /// Records the node's first heartbeat and refuses several live nodes without an object store.
-    static func join(store: any ClusterJobStore, configuration: ServiceConfiguration) async throws {
+    /// Gives back what an earlier process under this node id left owned (a process starting runs nothing: after a
+    /// crash and a quick restart, renewing those leases would keep jobs that no one runs from every node), then
+    /// records the node's first heartbeat and refuses several live nodes without an object store.
+    static func join(store: any ClusterJobStore, configuration: ServiceConfiguration, logger: Logger) async throws {
         let nodes: [ClusterNode]
-        do { nodes = try await store.heartbeat(node: configuration.nodeID, lease: configuration.lease) } catch {
+        do {
+            let released = try await store.leave(node: configuration.nodeID)
+            if !released.isEmpty {
+                logger.notice("jobs an earlier process of this node left owned are given back", metadata: [
+                    "node": "\(configuration.nodeID)", "jobs": "\(released.count)",
+                ])
+            }
+            nodes = try await store.heartbeat(node: configuration.nodeID, lease: configuration.lease)
+        } catch {
             throw ServiceError.startup("cannot record node '\(configuration.nodeID)' in the PostgreSQL store \(configuration.store): \(error)")
         }
         let others = nodes.map(\.id).filter { $0 != configuration.nodeID }

@@ -38,7 +38,7 @@ extension RunningService {
         var storedEventsAfter: Int64 = 0
         let ids: EventIDAllocator
         if let cluster {
-            try await ClusterMembership.join(store: cluster.store, configuration: configuration)
+            try await ClusterMembership.join(store: cluster.store, configuration: configuration, logger: logger)
             let window = try await cluster.store.eventWindow()
             storedEventsAfter = max(window.purgedThrough, window.latest - Int64(EventLog.defaultCapacity))
             ids = EventIDAllocator(startingAfter: ClusterEventID.published(storedEventsAfter), block: ClusterEventID.block)

@@ -219,6 +219,38 @@ struct ClusterNodesTests {
         }
     }
 
+    /// A node killed and started again under the same id, before its lease ran out, runs nothing at start: what the
+    /// earlier process owned is given back and claimed afresh, not renewed for ever (found by the cluster suite).
+    @Test func aNodeRestartedUnderItsIdGivesBackWhatItsEarlierProcessOwned() async throws {
+        try await withNodes(1, maxConcurrent: 1, lease: .seconds(30)) { nodes, location in
+            try await withNginx { nginx in
+                try Fixture.writeFile(at: nginx.root + "/left.bin", size: 100_000, seed: 5)
+                await nodes[0].stop()
+                // The earlier process of "node-9": it claimed a job with a long lease and was killed.
+                let store = try PostgresJobStore(location: location)
+                _ = try await store.insert([JobRecord(id: "left", url: nginx.url("/left.bin"), dedupeKey: "left", createdAt: Date())])
+                _ = try await store.heartbeat(node: "node-9", lease: .seconds(30))
+                #expect(try await store.claim(node: "node-9", limit: 1, lease: .seconds(30)).map(\.job.id) == ["left"])
+                await store.close()
+
+                let restarted = try await RunningFerry.start { configuration in
+                    configuration.store = .postgres(location)
+                    configuration.nodeID = "node-9"
+                    configuration.lease = .seconds(30)
+                    configuration.allowsNodesWithoutObjectStore = true
+                }
+                do {
+                    let finished = try await restarted.client.waitForJob("left", timeout: 15) { $0["state"] as? String == "finished" }
+                    #expect(finished["state"] as? String == "finished", "\(finished)")
+                } catch {
+                    await restarted.stop()
+                    throw error
+                }
+                await restarted.stop()
+            }
+        }
+    }
+
     @Test func severalLiveNodesWithoutAnObjectStoreAreRefused() async throws {
         try await withNodes(1) { _, location in
             do {
