@@ -182,9 +182,9 @@ struct DeliveryFaultTests {
                 #expect(zip(fractions, fractions.dropFirst()).allSatisfy { $0 <= $1 }, "\(fractions)")
                 #expect(sent.allSatisfy { $0 <= size })
                 #expect(uploads.allSatisfy { $0["bytesTotal"] as? Int == size })
-                // Past half way (the terminal event above has the whole size; on a loaded machine a slow reader's last
-                // pending progress may be coalesced into it, so "near the end" is not asked for).
-                #expect(sent.last.map { $0 >= size / 2 } ?? false, "the last ones come past half way: \(sent)")
+                // How far the last one gets is not asked: the terminal event above has the whole size, and a reader
+                // slowed by a loaded machine has its pending progress coalesced into it (a fresh-clone run saw the
+                // events stop at 1.05 of 3 MB).
                 #expect(uploads.allSatisfy { $0["bytesReceived"] == nil }, "upload events carry upload fields")
             }
         }

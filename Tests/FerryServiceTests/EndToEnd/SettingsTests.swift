@@ -72,8 +72,7 @@ struct SettingsTests {
         var points: [(Double, Double)] = []
         let start = Date()
         while Date().timeIntervalSince(start) < seconds {
-            let list = try await ferry.client.get("/api/v1/jobs").json()
-            let jobs = list["jobs"] as? [[String: Any]] ?? []
+            let jobs = try await listJobs(ferry)
             let bytes = jobs.reduce(0) { $0 + (($1["bytesReceived"] as? Int) ?? 0) }
             points.append((Date().timeIntervalSince(start), Double(bytes)))
             try await Task.sleep(nanoseconds: 100_000_000)
@@ -87,8 +86,20 @@ struct SettingsTests {
     }
 
     private func states(_ ferry: RunningFerry) async throws -> [String] {
-        let list = try await ferry.client.get("/api/v1/jobs").json()
-        return (list["jobs"] as? [[String: Any]] ?? []).compactMap { $0["state"] as? String }
+        try await listJobs(ferry).compactMap { $0["state"] as? String }
+    }
+
+    /// The job list; one poll of the ~30 this test makes is asked again if its connection was reset (seen once
+    /// in a fresh-clone run of the whole parallel suite on 2 cores; the server's own handling of connections is
+    /// the HTTP tests' and the hostile suite's to judge, not this one's).
+    private func listJobs(_ ferry: RunningFerry) async throws -> [[String: Any]] {
+        let response: TestResponse
+        do {
+            response = try await ferry.client.get("/api/v1/jobs")
+        } catch TestClientError.closed {
+            response = try await ferry.client.get("/api/v1/jobs")
+        }
+        return try response.json()["jobs"] as? [[String: Any]] ?? []
     }
 
     @Test func aChangeReachesRunningDownloadsAndIsKeptAcrossARestart() async throws {
