@@ -13,7 +13,7 @@ import Foundation
 /// session pooling (transaction pooling does not keep prepared statements). Every failure is a
 /// `JobStoreError.postgres` carrying the SQLSTATE (`08001`/`08006` when libpq gives none because the server could not
 /// be reached), the server's message on one line, and the operation that failed.
-final class PostgresConnection: @unchecked Sendable {
+final class PostgresConnection: DatabaseConnection, @unchecked Sendable {
     /// The server as logs may show it (`PostgresLocation.redacted`: no password).
     let location: String
     private let queue: DispatchQueue

@@ -18,46 +18,25 @@ import Foundation
 public final class PostgresJobStore: JobStore, @unchecked Sendable {
     public let location: PostgresLocation
 
-    private let queue: DispatchQueue
-    /// Confined to `queue`.
-    private let connection: PostgresConnection
+    private let confined: ConfinedConnection<PostgresConnection>
 
     /// Connects to `location` and migrates the database to the current schema. Blocks while it does.
     /// - Throws: `JobStoreError.postgres` (SQLSTATE `08001` when the server cannot be reached: the message says how
     ///   it was tried, without the password); `JobStoreError.corrupt` when a newer Ferry wrote the schema.
     public init(location: PostgresLocation) throws {
         self.location = location
-        let queue = DispatchQueue(label: "ferry.store.postgres")
-        self.queue = queue
-        self.connection = try queue.sync {
-            let connection = try PostgresConnection(url: location.url, location: location.redacted, queue: queue)
-            do {
-                try PostgresSchema.migrate(connection)
-            } catch {
-                connection.close()
-                throw error
-            }
-            return connection
-        }
+        confined = try ConfinedConnection(label: "ferry.store.postgres", open: { queue in
+            try PostgresConnection(url: location.url, location: location.redacted, queue: queue)
+        }, prepare: { try PostgresSchema.migrate($0) })
     }
 
     /// Runs `body` on the store's queue with the connection and returns its result to the caller's task.
     func perform<R: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> R) async throws -> R {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { [connection, queue] in
-                dispatchPrecondition(condition: .onQueue(queue))
-                continuation.resume(with: Result { try body(connection) })
-            }
-        }
+        try await confined.perform(body)
     }
 
     public func close() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async { [connection] in
-                connection.close()
-                continuation.resume()
-            }
-        }
+        await confined.close()
     }
 
     /// The schema version of the database (tests, diagnostics).

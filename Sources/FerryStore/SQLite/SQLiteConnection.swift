@@ -7,7 +7,7 @@ import Dispatch
 /// that it runs there. SQLite is opened in multi-thread mode (`SQLITE_OPEN_NOMUTEX`), which is safe exactly because
 /// of that confinement. Every failure is a `JobStoreError.sqlite` carrying the extended result code, SQLite's
 /// message and the operation that failed.
-final class SQLiteConnection: @unchecked Sendable {
+final class SQLiteConnection: DatabaseConnection, @unchecked Sendable {
     let path: String
     private let queue: DispatchQueue
     private var handle: OpaquePointer?

@@ -14,47 +14,30 @@ public final class SQLiteJobStore: JobStore, @unchecked Sendable {
     /// How long a call waits for another connection's lock before failing with `SQLITE_BUSY`.
     public static let busyTimeoutMilliseconds: Int32 = 5000
 
-    private let queue: DispatchQueue
-    /// Confined to `queue`.
-    private let connection: SQLiteConnection
+    private let confined: ConfinedConnection<SQLiteConnection>
 
     /// Opens or creates the database at `path` and migrates it to the current schema. Blocks while it does.
     /// - Throws: `JobStoreError.corrupt` when the file is not a SQLite database or was written by a newer Ferry;
     ///   `JobStoreError.sqlite` for anything else SQLite refuses (unwritable directory, ...).
     public init(path: String) throws {
         self.path = path
-        let queue = DispatchQueue(label: "ferry.store.sqlite")
-        self.queue = queue
-        self.connection = try queue.sync {
-            let connection = try SQLiteConnection(path: path, queue: queue)
+        confined = try ConfinedConnection(label: "ferry.store.sqlite", open: { try SQLiteConnection(path: path, queue: $0) }) { connection in
             do {
                 try Self.configure(connection)
                 try SQLiteSchema.migrate(connection)
             } catch let error as JobStoreError {
-                connection.close()
                 throw Self.explainOpenFailure(error, path: path)
             }
-            return connection
         }
     }
 
     /// Runs `body` on the store's queue with the connection and returns its result to the caller's task.
     func perform<R: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> R) async throws -> R {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { [connection, queue] in
-                dispatchPrecondition(condition: .onQueue(queue))
-                continuation.resume(with: Result { try body(connection) })
-            }
-        }
+        try await confined.perform(body)
     }
 
     public func close() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async { [connection] in
-                connection.close()
-                continuation.resume()
-            }
-        }
+        await confined.close()
     }
 
     /// The value of a PRAGMA (e.g. `journal_mode`), for diagnostics and tests.
