@@ -87,8 +87,8 @@ struct JobRecordStorageTests {
     }
 
     @Test func columnPositionsFollowTheColumnList() {
-        #expect(SQLiteJobRow.Column.allCases.count == SQLiteJobRow.columns.count)
-        for column in SQLiteJobRow.Column.allCases {
+        #expect(JobColumn.allCases.count == SQLiteJobRow.columns.count)
+        for column in JobColumn.allCases {
             // finalURL → final_url, errorHTTPStatus → error_http_status, errorHTTPStatus → error_http_status
             let name = Array(String(describing: column))
             var snake = ""

@@ -36,7 +36,7 @@ enum PostgresJobRow {
         return "UPDATE jobs SET \(assignments.joined(separator: ", ")) WHERE id = $1"
     }()
 
-    /// The select list, qualified with `jobs.` (lists join `job_tags`); read back by `Column`.
+    /// The select list, qualified with `jobs.` (lists join `job_tags`); read back by `JobColumn`.
     static let selectColumns: String = [
         "id", "sequence", "state", "dedupe_key", "url", "final_url", "filename", "requested_filename",
         "bytes_received", "bytes_expected", "content_type", "sha256", "checksum",
@@ -46,16 +46,6 @@ enum PostgresJobRow {
         + ", " + ["created_at", "started_at", "finished_at", "updated_at"].map { PostgresSQL.milliseconds("jobs." + $0) }
             .joined(separator: ", ")
         + ", array_to_json(jobs.tags)::text, jobs.notify, jobs.delivery, jobs.sources"
-
-    /// Positions in `selectColumns`.
-    enum Column: Int, CaseIterable {
-        case id, sequence, state, dedupeKey, url, finalURL, filename, requestedFilename
-        case bytesReceived, bytesExpected, contentType, sha256, checksum
-        case errorCode, errorMessage, errorHTTPStatus, attempts, priority, maxBytesPerSecond
-        case connections, headers, etag, lastModified
-        case createdAt, startedAt, finishedAt, updatedAt, tags, notify, delivery
-        case sources
-    }
 
     /// The parameters of `insertSQL` and `updateSQL` for `job` (already in its stored form).
     static func parameters(_ job: JobRecord) throws -> [PostgresParameter] {
@@ -107,60 +97,15 @@ enum PostgresJobRow {
     /// The record in row `row`.
     /// - Throws: `JobStoreError.corrupt` when a required column is NULL or holds something Ferry never writes.
     static func record(from result: PostgresResult, row: Int, strings: inout StringInterner) throws -> JobRecord {
-        func text(_ column: Column) -> String? { result.string(row, column.rawValue) }
-        func integer(_ column: Column) -> Int64? { result.int64(row, column.rawValue) }
-        func date(_ column: Column) -> Date? { integer(column).map(StoredDate.date(milliseconds:)) }
-        guard let id = text(.id) else { throw JobStoreError.corrupt("a job row has a NULL id") }
-        func need<T>(_ value: T?, _ column: Column) throws -> T {
-            guard let value else { throw JobStoreError.corrupt("job \(id): column \(column) is NULL") }
-            return value
-        }
-        let stateText = try need(text(.state), .state)
-        guard let state = JobState(rawValue: stateText) else {
-            throw JobStoreError.corrupt("job \(id): unknown state \"\(stateText)\"")
-        }
-        guard let headers = SQLiteJobRow.decodeHeaders(try need(text(.headers), .headers)) else {
-            throw JobStoreError.corrupt("job \(id): headers are not a JSON list of name/value pairs")
-        }
-        guard let tags = SQLiteJobRow.decodeTags(try need(text(.tags), .tags)) else {
-            throw JobStoreError.corrupt("job \(id): tags are not a list of strings")
-        }
-        let error = text(.errorCode).map {
-            JobFailure(code: FailureCode(rawValue: $0), message: text(.errorMessage) ?? "",
-                       httpStatus: integer(.errorHTTPStatus).map { Int($0) })
-        }
-        let delivery = try SQLiteJobRow.decodeDocument(Delivery.self, text(.delivery), "job \(id): delivery is not a delivery object")
-        let sources = try SQLiteJobRow.decodeDocument([JobSource].self, text(.sources), "job \(id): sources are not a list of sources")
-        return JobRecord(
-            id: id,
-            sequence: try need(integer(.sequence), .sequence),
-            url: strings.intern(try need(text(.url), .url)),
-            finalURL: text(.finalURL),
-            state: state,
-            filename: text(.filename),
-            requestedFilename: text(.requestedFilename),
-            bytesReceived: try need(integer(.bytesReceived), .bytesReceived),
-            bytesExpected: integer(.bytesExpected),
-            contentType: text(.contentType).map { strings.intern($0) },
-            sha256: text(.sha256),
-            checksum: try SQLiteJobRow.checksum(text(.checksum), id: id),
-            error: error,
-            attempts: Int(try need(integer(.attempts), .attempts)),
-            priority: Int(try need(integer(.priority), .priority)),
-            maxBytesPerSecond: integer(.maxBytesPerSecond),
-            connections: integer(.connections).map { Int($0) },
-            headers: headers,
-            tags: tags,
-            notify: text(.notify),
-            delivery: delivery,
-            sources: sources,
-            dedupeKey: strings.intern(try need(text(.dedupeKey), .dedupeKey)),
-            etag: text(.etag),
-            lastModified: text(.lastModified),
-            createdAt: try need(date(.createdAt), .createdAt),
-            startedAt: date(.startedAt),
-            finishedAt: date(.finishedAt),
-            updatedAt: try need(date(.updatedAt), .updatedAt)
-        )
+        try JobRowDecoding.record(Row(result: result, row: row), strings: &strings)
+    }
+
+    /// Row `row` of a result, read by position; dates are whole milliseconds.
+    private struct Row: JobRowReading {
+        let result: PostgresResult
+        let row: Int
+        func text(_ column: JobColumn) -> String? { result.string(row, column.rawValue) }
+        func integer(_ column: JobColumn) -> Int64? { result.int64(row, column.rawValue) }
+        func date(_ column: JobColumn) -> Date? { integer(column).map(StoredDate.date(milliseconds:)) }
     }
 }

@@ -73,7 +73,7 @@ extension PostgresJobStore: ClusterJobStore {
                 """, [.text(node), PostgresParameter(limit), .textArray(Self.runningStates), PostgresParameter(lease)],
                 reuse: true, operation: "claim jobs")
             var strings = StringInterner()
-            let previousOwner = PostgresJobRow.Column.allCases.count
+            let previousOwner = JobColumn.allCases.count
             let claimed = try (0..<result.rowCount).map { row in
                 ClaimedJob(job: try PostgresJobRow.record(from: result, row: row, strings: &strings),
                            previousOwner: result.string(row, previousOwner))

@@ -25,16 +25,6 @@ enum SQLiteJobRow {
     /// What insert and update write.
     private static let writtenColumns = columns + derivedColumns
 
-    /// The position of each of `columns` in a row selected with `selectColumns` (same order).
-    enum Column: Int32, CaseIterable {
-        case id, sequence, state, dedupeKey, url, finalURL, filename, requestedFilename
-        case bytesReceived, bytesExpected, contentType, sha256, checksum
-        case errorCode, errorMessage, errorHTTPStatus, attempts, priority, maxBytesPerSecond
-        case connections, headers, etag, lastModified
-        case createdAt, startedAt, finishedAt, updatedAt, tags, notify, delivery
-        case sources
-    }
-
     static let insertSQL = """
         INSERT INTO jobs (\(writtenColumns.joined(separator: ", "))) VALUES (\(writtenColumns.map { ":" + $0 }
             .joined(separator: ", ")))
@@ -82,70 +72,21 @@ enum SQLiteJobRow {
         try statement.bind(JobFilter.searchText(of: job), to: ":search_text")
     }
 
-    /// The record in the statement's current row (selected with `selectColumns`).
+    /// The record in the statement's current row (selected with `selectColumns`, whose order `JobColumn` names).
     /// - Throws: `JobStoreError.corrupt` when a required column is NULL or holds something Ferry never writes.
     /// - Parameter strings: shares the storage of repeated URLs, dedupe keys and content types between the
     ///   records read with it (pass one interner per query).
     static func record(from row: Statement, strings: inout StringInterner) throws -> JobRecord {
-        // Columns by position: a name lookup per column and row is a hash of the name (28 per job at start-up).
-        func text(_ column: Column) -> String? { row.string(at: column.rawValue) }
-        func integer(_ column: Column) -> Int64? { row.int64(at: column.rawValue) }
-        func seconds(_ column: Column) -> Double? { row.double(at: column.rawValue) }
-        guard let id = text(.id) else { throw JobStoreError.corrupt("a job row has a NULL id") }
-        func need<T>(_ value: T?, _ column: Column) throws -> T {
-            guard let value else {
-                throw JobStoreError.corrupt("job \(id): column \(columns[Int(column.rawValue)]) is NULL")
-            }
-            return value
-        }
-        let stateText = try need(text(.state), .state)
-        guard let state = JobState(rawValue: stateText) else {
-            throw JobStoreError.corrupt("job \(id): unknown state \"\(stateText)\"")
-        }
-        guard let headers = try decodeHeaders(need(text(.headers), .headers)) else {
-            throw JobStoreError.corrupt("job \(id): headers are not a JSON list of name/value pairs")
-        }
-        guard let tags = try decodeTags(need(text(.tags), .tags)) else {
-            throw JobStoreError.corrupt("job \(id): tags are not a JSON list of strings")
-        }
-        let delivery = try decodeDocument(Delivery.self, text(.delivery), "job \(id): delivery is not a delivery object")
-        let sources = try decodeDocument([JobSource].self, text(.sources), "job \(id): sources are not a list of sources")
-        let url = strings.intern(try need(text(.url), .url))
-        let dedupeKey = strings.intern(try need(text(.dedupeKey), .dedupeKey))
-        let error = text(.errorCode).map {
-            JobFailure(code: FailureCode(rawValue: $0), message: text(.errorMessage) ?? "", httpStatus: integer(.errorHTTPStatus).map { Int($0) })
-        }
-        return JobRecord(
-            id: id,
-            sequence: try need(integer(.sequence), .sequence),
-            url: url,
-            finalURL: text(.finalURL),
-            state: state,
-            filename: text(.filename),
-            requestedFilename: text(.requestedFilename),
-            bytesReceived: try need(integer(.bytesReceived), .bytesReceived),
-            bytesExpected: integer(.bytesExpected),
-            contentType: text(.contentType).map { strings.intern($0) },
-            sha256: text(.sha256),
-            checksum: try checksum(text(.checksum), id: id),
-            error: error,
-            attempts: Int(try need(integer(.attempts), .attempts)),
-            priority: Int(try need(integer(.priority), .priority)),
-            maxBytesPerSecond: integer(.maxBytesPerSecond),
-            connections: integer(.connections).map { Int($0) },
-            headers: headers,
-            tags: tags,
-            notify: text(.notify),
-            delivery: delivery,
-            sources: sources,
-            dedupeKey: dedupeKey,
-            etag: text(.etag),
-            lastModified: text(.lastModified),
-            createdAt: StoredDate.date(seconds: try need(seconds(.createdAt), .createdAt)),
-            startedAt: seconds(.startedAt).map(StoredDate.date(seconds:)),
-            finishedAt: seconds(.finishedAt).map(StoredDate.date(seconds:)),
-            updatedAt: StoredDate.date(seconds: try need(seconds(.updatedAt), .updatedAt))
-        )
+        try JobRowDecoding.record(Row(statement: row), strings: &strings)
+    }
+
+    /// A statement's current row, read by position: a name lookup per column and row is a hash of the name (28 per
+    /// job at start-up).
+    private struct Row: JobRowReading {
+        let statement: Statement
+        func text(_ column: JobColumn) -> String? { statement.string(at: Int32(column.rawValue)) }
+        func integer(_ column: JobColumn) -> Int64? { statement.int64(at: Int32(column.rawValue)) }
+        func date(_ column: JobColumn) -> Date? { statement.double(at: Int32(column.rawValue)).map(StoredDate.date(seconds:)) }
     }
 
     /// A stored checksum (`sha-512:HEX`, `Checksum.description`); nil for NULL.
