@@ -164,6 +164,19 @@ class Bench:
             raise RuntimeError(f"{argv[0]} exited {proc.returncode}: {proc.stderr.decode(errors='replace')[-400:]}")
         return dict(wall=wall, cpu=cpu, rss_kb=rss, stdout=proc.stdout.decode(errors="replace"))
 
+    def timed_download(self, argv, dst, size, timeout):
+        """Runs a peer that downloads `size` bytes to `dst`: its throughput (MiB/s), CPU per GB and peak RSS; the file
+        must have every byte, and is removed afterwards."""
+        try:
+            r = self.timed(argv, timeout)
+            got = os.path.getsize(dst)
+            if got != size:
+                raise RuntimeError(f"{argv[0]} wrote {got} bytes")
+            return dict(value=size / MiB / r["wall"], cpu_per=r["cpu"] / (size / 1e9), rss_kb=r["rss_kb"], wall=r["wall"])
+        finally:
+            if os.path.exists(dst):
+                os.unlink(dst)
+
     # --- Ferry ---------------------------------------------------------------------------------------
     def start_ferry(self, label, max_concurrent=16, spool=None, fresh=True, extra=()):
         self.stop_ferry()
@@ -460,17 +473,7 @@ def case_download(b):
         return run
 
     def peer(argv):
-        def run():
-            try:
-                r = b.timed(argv, per_run)
-                got = os.path.getsize(dst)
-                if got != size:
-                    raise RuntimeError(f"{argv[0]} wrote {got} bytes")
-                return dict(value=size / MiB / r["wall"], cpu_per=r["cpu"] / gb, rss_kb=r["rss_kb"], wall=r["wall"])
-            finally:
-                if os.path.exists(dst):
-                    os.unlink(dst)
-        return run
+        return lambda: b.timed_download(argv, dst, size, per_run)
 
     s_f = c.tool("Ferry (submit→finished, fsync + SHA-256)", "MiB/s")
     s_c = c.tool("`curl -o`", "MiB/s")
@@ -520,15 +523,8 @@ def case_segmented(b):
         return run
 
     def aria():
-        try:
-            r = b.timed(["aria2c", "-q", "-x16", "-s16", "-k1M", "--allow-overwrite=true", "--auto-file-renaming=false",
-                         "--file-allocation=none", "-d", b.scratch, "-o", "seg.out", url], per_run)
-            if os.path.getsize(dst) != size:
-                raise RuntimeError("aria2c wrote a short file")
-            return dict(value=size / MiB / r["wall"], cpu_per=r["cpu"] / gb, rss_kb=r["rss_kb"], wall=r["wall"])
-        finally:
-            if os.path.exists(dst):
-                os.unlink(dst)
+        return b.timed_download(["aria2c", "-q", "-x16", "-s16", "-k1M", "--allow-overwrite=true", "--auto-file-renaming=false",
+                                 "--file-allocation=none", "-d", b.scratch, "-o", "seg.out", url], dst, size, per_run)
 
     s16 = c.tool('Ferry, `"connections":16`', "MiB/s")
     sa = c.tool("`aria2c -x16 -s16 -k1M`", "MiB/s")
@@ -564,15 +560,8 @@ def case_mirrors(b):
         return run
 
     def aria():
-        try:
-            r = b.timed(["aria2c", "-q", "-s2", "-x1", "--allow-overwrite=true", "--auto-file-renaming=false",
-                         "--file-allocation=none", "-d", b.scratch, "-o", "mirror.out", main, mirror], per_run)
-            if os.path.getsize(dst) != size:
-                raise RuntimeError("aria2c wrote a short file")
-            return dict(value=size / MiB / r["wall"], cpu_per=r["cpu"] / gb, rss_kb=r["rss_kb"], wall=r["wall"])
-        finally:
-            if os.path.exists(dst):
-                os.unlink(dst)
+        return b.timed_download(["aria2c", "-q", "-s2", "-x1", "--allow-overwrite=true", "--auto-file-renaming=false",
+                                 "--file-allocation=none", "-d", b.scratch, "-o", "mirror.out", main, mirror], dst, size, per_run)
 
     s2 = c.tool("Ferry, `url` + one mirror", "MiB/s")
     sa = c.tool("`aria2c -s2 -x1` with both URIs", "MiB/s")

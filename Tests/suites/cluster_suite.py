@@ -385,27 +385,8 @@ class EventClient(threading.Thread):
             response = connection.getresponse()
             if response.status != 200:
                 raise RuntimeError("events answered %d" % response.status)
-            event, data, event_id = None, [], None
-            while not self.stopping.is_set() and self.wanted is None:
-                line = response.fp.readline()
-                if not line:
-                    break
-                line = line.decode("utf-8", "replace").rstrip("\r\n")
-                if line == "":
-                    if data or event:
-                        self._dispatch(event, "\n".join(data), event_id)
-                    event, data, event_id = None, [], None
-                elif line.startswith(":"):
-                    continue
-                else:
-                    field, _, value = line.partition(":")
-                    value = value[1:] if value.startswith(" ") else value
-                    if field == "event":
-                        event = value
-                    elif field == "data":
-                        data.append(value)
-                    elif field == "id":
-                        event_id = value
+            for event, data, event_id in S.sse_frames(response, lambda: not self.stopping.is_set() and self.wanted is None):
+                self._dispatch(event, data, event_id)
         finally:
             connection.close()
 

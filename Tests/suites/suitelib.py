@@ -718,6 +718,32 @@ def fmt_bytes(count):
 # -- events --------------------------------------------------------------------------------------------
 
 
+def sse_frames(response, keep_going):
+    """The events of a Server-Sent Events response as (event, data, id), read line by line while `keep_going()`;
+    comments are skipped and an event without data is not dispatched (as EventSource does)."""
+    event, data, event_id = None, [], None
+    while keep_going():
+        line = response.fp.readline()
+        if not line:
+            return
+        line = line.decode("utf-8", "replace").rstrip("\r\n")
+        if line == "":
+            if data:
+                yield event, "\n".join(data), event_id
+            event, data, event_id = None, [], None
+        elif line.startswith(":"):
+            continue
+        else:
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "event":
+                event = value
+            elif field == "data":
+                data.append(value)
+            elif field == "id":
+                event_id = value
+
+
 class EventRecorder(threading.Thread):
     """Follows GET /api/v1/events and records every `job` event per job id: [(time, state, error code, job)].
 
@@ -757,27 +783,8 @@ class EventRecorder(threading.Thread):
             response.read()
             connection.close()
             raise RuntimeError("events answered %d" % response.status)
-        event, data, event_id = None, [], None
-        while not self.stopping.is_set():
-            line = response.fp.readline()
-            if not line:
-                break
-            line = line.decode("utf-8", "replace").rstrip("\r\n")
-            if line == "":
-                if data:
-                    self._dispatch(event, "\n".join(data), event_id)
-                event, data, event_id = None, [], None
-            elif line.startswith(":"):
-                continue
-            else:
-                field, _, value = line.partition(":")
-                value = value[1:] if value.startswith(" ") else value
-                if field == "event":
-                    event = value
-                elif field == "data":
-                    data.append(value)
-                elif field == "id":
-                    event_id = value
+        for event, data, event_id in sse_frames(response, lambda: not self.stopping.is_set()):
+            self._dispatch(event, data, event_id)
         connection.close()
 
     def _dispatch(self, event, data, event_id):
