@@ -79,12 +79,14 @@ private final class Heard: @unchecked Sendable {
         lock.withLock { received.append(event) }
     }
 
-    func wait(for event: PostgresListener.Event, timeout: Double = 10) async throws {
+    // 30 s: in a fresh-clone run of the whole parallel suite on 2 cores the listener's first connect and LISTEN took
+    // over 10 s, the test server busy with every other test's database.
+    func wait(for event: PostgresListener.Event, timeout: Double = 30) async throws {
         try await wait(timeout: timeout) { $0 == event }
     }
 
     /// Returns once an event matching `predicate` was received; fails the test after `timeout` seconds.
-    func wait(timeout: Double = 10, _ predicate: (PostgresListener.Event) -> Bool) async throws {
+    func wait(timeout: Double = 30, _ predicate: (PostgresListener.Event) -> Bool) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if events.contains(where: predicate) { return }
