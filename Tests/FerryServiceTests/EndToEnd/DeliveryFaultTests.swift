@@ -177,7 +177,7 @@ struct DeliveryFaultTests {
                 let sent = uploads.compactMap { $0["bytesSent"] as? Int }
                 let fractions = uploads.compactMap { $0["progress"] as? Double }
                 #expect(sent.count == uploads.count && fractions.count == uploads.count)
-                #expect(Set(sent).count >= 5, "several upload progress events: \(sent)")
+                #expect(Set(sent).count >= 3, "several upload progress events (coalesced when the reader is slow): \(sent)")
                 #expect(zip(sent, sent.dropFirst()).allSatisfy { $0 <= $1 }, "\(sent)")
                 #expect(zip(fractions, fractions.dropFirst()).allSatisfy { $0 <= $1 }, "\(fractions)")
                 #expect(sent.allSatisfy { $0 <= size })
