@@ -18,6 +18,10 @@ import Logging
 /// `ClusterEventFeed` publishes them as it reads them back, with this node's progress events; changes the store
 /// refused (a job another node owns now) are reported to `refused`.
 ///
+/// A batch the store does not take (a database that went away, a full disk) fails its tickets and is written
+/// again, merged with what came since, with back-off until the store answers (`failure` says why meanwhile, for
+/// readiness and for refusing new API changes): nothing the engine reported is lost to an outage.
+///
 /// Owner: its own lock guards the pending list; the drain task is the only writer to the store.
 final class CommitPipeline: @unchecked Sendable {
     /// How a node of several commits (see the type's documentation).
@@ -141,9 +145,58 @@ final class CommitPipeline: @unchecked Sendable {
     }
 
     private func drain() async {
+        var failures = 0
         while let batch = takeBatch() {
-            await write(batch)
+            let outcome = await write(batch)
+            guard case .failed(let noticesStored) = outcome else {
+                failures = 0
+                continue
+            }
+            // The store did not take the batch: its tickets have failed (their API calls answer 503), but the
+            // changes stay made in memory, so they are written again, ahead of anything newer, until it answers.
+            failures += 1
+            var again = Self.merged(batch)
+            if noticesStored { again.notices = [] }
+            lock.withLock { pending.insert((again, nil), at: 0) }
+            wakeFlushers()
+            try? await Task.sleep(for: Self.retryDelay(afterFailures: failures))
         }
+    }
+
+    /// How long a failed write waits before it is tried again: 0.25 s, doubling, at most 5 s.
+    static func retryDelay(afterFailures failures: Int) -> Duration {
+        .milliseconds(min(5_000, 250 << min(max(failures - 1, 0), 5)))
+    }
+
+    /// A failed batch as one change to write again: the last version of each job (a deletion cancels earlier
+    /// versions), every webhook notice, and the `job`/`removed` events in order; `progress` events are stale by
+    /// then and left out, so the change stays as small as the jobs it touches however long the store is away.
+    static func merged(_ batch: [(Change, Ticket?)]) -> Change {
+        var latest: [String: JobRecord] = [:]
+        var order: [String] = []
+        var merged = Change()
+        for (change, _) in batch {
+            for record in change.upserts {
+                if latest.updateValue(record, forKey: record.id) == nil { order.append(record.id) }
+            }
+            for id in change.deletions {
+                if latest.removeValue(forKey: id) != nil { order.removeAll { $0 == id } }
+                merged.deletions.append(id)
+            }
+            merged.notices += change.notices
+            merged.events += change.events.filter { $0.kind != .progress }
+        }
+        merged.upserts = order.compactMap { latest[$0] }
+        return merged
+    }
+
+    /// Wakes `flush` callers: what could be written has been tried (a failing store must not hold up a shutdown).
+    private func wakeFlushers() {
+        let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            defer { idle.removeAll() }
+            return idle
+        }
+        waiters.forEach { $0.resume() }
     }
 
     /// Everything pending, or nil (and the drain marked finished, idle waiters woken) when nothing is.
@@ -161,7 +214,15 @@ final class CommitPipeline: @unchecked Sendable {
         return batch.isEmpty ? nil : batch
     }
 
-    private func write(_ batch: [(Change, Ticket?)]) async {
+    /// How writing a batch ended.
+    private enum Outcome {
+        case written
+        /// Logged, tickets failed; `noticesStored`: its webhook notices were stored (and handed on) all the same.
+        case failed(noticesStored: Bool)
+    }
+
+    /// Writes one batch and publishes its events.
+    private func write(_ batch: [(Change, Ticket?)]) async -> Outcome {
         // Collapse: the last version of each job wins; a deletion cancels earlier upserts.
         var latest: [String: JobRecord] = [:]
         var order: [String] = []
@@ -178,9 +239,10 @@ final class CommitPipeline: @unchecked Sendable {
         // Notices are never collapsed: each is its own delivery.
         let notices = batch.flatMap { $0.0.notices }
         if let cluster {
-            await write(batch, updates: order.compactMap { latest[$0] }, deletions: deleted, notices: notices, cluster: cluster)
-            return
+            return await write(batch, updates: order.compactMap { latest[$0] }, deletions: deleted, notices: notices,
+                               cluster: cluster)
         }
+        var noticesStored = false
         do {
             do {
                 try await store.apply(updates: order.compactMap { latest[$0] }, deletions: deleted, notices: notices)
@@ -188,23 +250,25 @@ final class CommitPipeline: @unchecked Sendable {
                 logger.warning("the disk is full: released the store's ballast and writing again", metadata: ["error": "\(error)"])
                 try await store.apply(updates: order.compactMap { latest[$0] }, deletions: deleted, notices: notices)
             }
-            if !notices.isEmpty { noticesStored(notices) }
+            noticesStored = true
+            if !notices.isEmpty { self.noticesStored(notices) }
             try await beforePublish(batch.flatMap { $0.0.events })
             lock.withLock { lastFailure = nil }
         } catch {
             logger.error("job store write failed; changes not announced", metadata: ["error": "\(error)"])
             lock.withLock { lastFailure = "\(error)" }
             for (_, waiter) in batch { waiter?.resume(with: .failure(error)) }
-            return
+            return .failed(noticesStored: noticesStored)
         }
         let events = batch.flatMap { $0.0.events }
         if !events.isEmpty { publish(events) }
         for (_, waiter) in batch { waiter?.resume(with: .success(())) }
+        return .written
     }
 
     /// A batch as one fenced cluster commit; its events reach the hub through the feed.
     private func write(_ batch: [(Change, Ticket?)], updates: [JobRecord], deletions: [String], notices: [WebhookNotice],
-                       cluster: Cluster) async {
+                       cluster: Cluster) async -> Outcome {
         let events = batch.flatMap { $0.0.events }
         let stored = events.compactMap { event -> NewEvent? in
             guard let jobID = event.jobID else { return nil }
@@ -225,11 +289,12 @@ final class CommitPipeline: @unchecked Sendable {
             logger.error("job store write failed; changes not announced", metadata: ["error": "\(error)"])
             lock.withLock { lastFailure = "\(error)" }
             for (_, waiter) in batch { waiter?.resume(with: .failure(error)) }
-            return
+            return .failed(noticesStored: false)
         }
         await cluster.feed.publishProgress(events)
         if !stored.isEmpty { await cluster.feed.catchUp() }
         for (_, waiter) in batch { waiter?.resume(with: .success(())) }
+        return .written
     }
 
     var failure: String? {

@@ -24,6 +24,7 @@ extension JobSupervisor {
 
     /// Stops the job if active and removes it and its file for good.
     func delete(_ id: String) async throws {
+        try requireWritableStore()
         _ = try await onOwner(.delete, checking: nil, id) {
             let job = self.jobs[id]
             try await self.deleteHere(id)
@@ -135,6 +136,7 @@ extension JobSupervisor {
     }
 
     func update(_ id: String, _ patch: JobPatch) async throws -> JobRecord {
+        try requireWritableStore()
         guard jobs[id] != nil else { throw JobsError.notFound(id: id) }
         if let role, !owned.contains(id) {
             // A job running elsewhere is changed by its owner: forwarding a PATCH is not built yet (`ownedElsewhere`).
@@ -198,6 +200,7 @@ extension JobSupervisor {
     /// Removes the ended jobs `selection` picks, oldest first, with their files, in one commit; a
     /// `removed` event goes out for each. Used by retention and by `DELETE /api/v1/jobs`.
     func purge(_ selection: PurgeSelection) async throws -> [String] {
+        try requireWritableStore()
         let chosen = selection.select(Array(jobs.values))
         guard !chosen.isEmpty else { return [] }
         var change = CommitPipeline.Change()
@@ -215,6 +218,7 @@ extension JobSupervisor {
 
     /// Applies an action by API.md's table: a no-op answers the job unchanged, a conflict throws 409.
     func act(_ action: JobAction, on id: String, _ body: (inout JobRecord) -> Void) async throws -> JobRecord {
+        try requireWritableStore()
         guard var job = jobs[id] else { throw JobsError.notFound(id: id) }
         switch action.outcome(in: job.state) {
         case .conflict: throw JobsError.notApplicable(action.conflictMessage(job.state))
@@ -228,6 +232,12 @@ extension JobSupervisor {
         try await commitOrUnavailable(CommitPipeline.Change(upserts: [job], events: [jobEvent(job)],
                                                             notices: notices(job, leaving: before)))
         return jobs[id] ?? job
+    }
+
+    /// Refuses a change asked through the API while the store does not take writes (`CommitPipeline.failure`): made
+    /// in memory, it would be answered 503 and still be written once the store is back.
+    func requireWritableStore() throws {
+        if let failure = commits.failure { throw JobsError.storeFailed(failure) }
     }
 
     func commitOrUnavailable(_ change: CommitPipeline.Change) async throws {

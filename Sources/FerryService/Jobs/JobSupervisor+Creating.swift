@@ -14,6 +14,7 @@ extension JobSupervisor {
     ///   answer from the answers, stored in the same transaction as the new jobs.
     func create(_ drafts: [JobDraft],
                 idempotencyRecord: (@Sendable ([Created]) -> IdempotencyRecord?)? = nil) async throws -> [Created] {
+        try requireWritableStore()
         var answers: [Created?] = Array(repeating: nil, count: drafts.count)
         var fresh: [(index: Int, record: JobRecord, draft: JobDraft)] = []
         var claimedHere: [String: Int] = [:]

@@ -28,6 +28,21 @@ private actor ChangeMaker {
     func enqueued() { commits.enqueue(change()) }
 }
 
+/// A store that goes away: the first `failures` writes fail (through the pipeline's `beforePublish`).
+private final class Outage: @unchecked Sendable {
+    private let lock = NSLock()
+    private var left: Int
+    init(failures: Int) { left = failures }
+    struct Gone: Error {}
+    func pass() throws {
+        try lock.withLock {
+            guard left > 0 else { return }
+            left -= 1
+            throw Gone()
+        }
+    }
+}
+
 @Suite("Commit pipeline")
 struct CommitPipelineTests {
     @Test func eventsArePublishedInIdOrderWhateverAwaitsWhat() async throws {
@@ -54,5 +69,49 @@ struct CommitPipelineTests {
         let ticket = commits.submit(CommitPipeline.Change())
         await commits.flush()
         try await ticket.durable()
+    }
+
+    @Test func aBatchTheStoreRefusedIsWrittenAgainMergedUntilItAnswers() async throws {
+        let outage = Outage(failures: 3)
+        let published = PublishedIDs()
+        let store = MemoryJobStore()
+        let commits = CommitPipeline(store: store, logger: Logger(label: "test"),
+                                     beforePublish: { _ in try outage.pass() }, publish: { published.append($0) })
+        func event(_ id: Int64, _ kind: ServerEvent.Kind) -> ServerEvent {
+            ServerEvent(id: id, kind: kind, jobID: "a", data: Array("{}".utf8))
+        }
+        var job = JobRecord(id: "a", url: "https://o.example/a", state: .waiting, dedupeKey: "a", createdAt: Date())
+        _ = try await store.insert([job])
+        let ticket = commits.submit(CommitPipeline.Change(upserts: [job], events: [event(1, .job)]))
+        commits.enqueue(CommitPipeline.Change(events: [event(2, .progress)]))
+        job.state = .downloading
+        commits.enqueue(CommitPipeline.Change(upserts: [job], events: [event(3, .job)]))
+        await #expect(throws: Outage.Gone.self) { try await ticket.durable() }
+        #expect(commits.failure != nil)
+        await commits.flush()  // returns while the store is away
+
+        // Written again with back-off (0.25 s, 0.5 s, 1 s): the job events once, in order; the stale progress not.
+        let deadline = Date().addingTimeInterval(20)
+        while published.all.isEmpty, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(published.all == [1, 3])
+        #expect(commits.failure == nil)
+        #expect(await store.job(id: "a")?.state == .downloading)
+    }
+
+    @Test func aMergedBatchKeepsEachJobsLastVersionAndEveryDeletion() {
+        func job(_ id: String, _ state: JobState) -> JobRecord {
+            JobRecord(id: id, url: "https://o.example/\(id)", state: state, dedupeKey: id, createdAt: Date())
+        }
+        let merged = CommitPipeline.merged([
+            (CommitPipeline.Change(upserts: [job("a", .waiting), job("b", .waiting)]), nil),
+            (CommitPipeline.Change(upserts: [job("a", .downloading)], deletions: ["b"]), nil),
+            (CommitPipeline.Change(upserts: [job("c", .paused)]), nil),
+        ])
+        #expect(merged.upserts.map(\.id) == ["a", "c"])
+        #expect(merged.upserts.first?.state == .downloading)
+        #expect(merged.deletions == ["b"])
+        #expect(CommitPipeline.retryDelay(afterFailures: 1) == .milliseconds(250))
+        #expect(CommitPipeline.retryDelay(afterFailures: 3) == .seconds(1))
+        #expect(CommitPipeline.retryDelay(afterFailures: 40) == .seconds(5))
     }
 }
