@@ -49,6 +49,7 @@ test: ## Build and run every test suite (starts its own nginx and fault origin o
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/webhook_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/delivery_suite.py --quick
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/cluster_suite.py --quick
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/store_loss_suite.py
 	@if [ "$$(id -u)" = 0 ]; then FERRY_BIN=.build/debug/ferry python3 Tests/suites/diskfull_suite.py; \
 	else echo "disk-full suite skipped: it mounts a tmpfs, run 'sudo make diskfull-suite'"; fi
 
@@ -59,7 +60,7 @@ browser-test: build ## The page in headless Chromium (installs chromium, chromiu
 	FERRY_BIN=.build/debug/ferry scripts/browser-test.sh
 
 # The robustness suites (Tests/suites; each ends with "N passed, N failed"). make test runs the
-# fault, hostile-input, webhook and disk-full suites and the quick crash, load, delivery and cluster runs; the full
+# fault, hostile-input, webhook, store-loss and disk-full suites and the quick crash, load, delivery and cluster runs; the full
 # crash, load and cluster runs take longer or need a quiet machine.
 crash-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/crash_suite.py $(ARGS)
@@ -75,6 +76,8 @@ hostile-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/hostile_suite.py $(ARGS)
 cluster-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/cluster_suite.py $(ARGS)
+store-loss-suite: build
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/store_loss_suite.py $(ARGS)
 load-suite: release
 	FERRY_BIN=.build/release/ferry python3 Tests/suites/load_suite.py $(ARGS)
 

@@ -131,29 +131,46 @@ class Postgres:
         if status != 0:
             raise RuntimeError("initdb failed (%s): %s" % (status, open(self.directory + "/initdb.log").read()[-1500:]))
         for _ in range(5):
-            self.port = S.free_port()
-            out = open(os.path.join(self.directory, "postgres.log"), "wb")
-            self.process = subprocess.Popen(
-                self.prefix + [os.path.join(self.bin, "postgres"), "-D", self.directory + "/data", "-k",
-                               self.directory, "-p", str(self.port), "-c", "listen_addresses=127.0.0.1",
-                               "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-                               "-c", "max_connections=300"],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
-            out.close()
-            undo = S.CLEANUP.push("stop postgres", self.stop)
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and self.process.poll() is None:
-                ready = subprocess.call([os.path.join(self.bin, "pg_isready"), "-q", "-h", "127.0.0.1", "-p",
-                                         str(self.port)], env=env)
-                if ready == 0:
-                    return self
-                time.sleep(0.1)
-            text = open(self.directory + "/postgres.log", errors="replace").read()
-            self.stop()
-            S.CLEANUP.remove(undo)
-            if "already in use" not in text:
-                raise RuntimeError("postgres did not start: " + text[-1500:])
+            if self._launch(S.free_port()):
+                return self
         raise RuntimeError("postgres could not bind a port")
+
+    def restart(self):
+        """Starts it again on its data and port (after `stop` or `crash`)."""
+        if not self._launch(self.port):
+            raise RuntimeError("postgres did not start again on port %d" % self.port)
+        return self
+
+    def crash(self):
+        """Immediate shutdown (SIGQUIT): every connection drops at once, as when the server goes away."""
+        S.stop_pid(self.process, signal.SIGQUIT, 10)
+
+    def _launch(self, port):
+        """Runs postgres on `port`; true once it answers, false if the port was taken (raises on other failures)."""
+        env = {"LANG": "C", "PATH": "/usr/bin:/bin"}
+        self.port = port
+        out = open(os.path.join(self.directory, "postgres.log"), "ab")
+        self.process = subprocess.Popen(
+            self.prefix + [os.path.join(self.bin, "postgres"), "-D", self.directory + "/data", "-k",
+                           self.directory, "-p", str(self.port), "-c", "listen_addresses=127.0.0.1",
+                           "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+                           "-c", "max_connections=300"],
+            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        out.close()
+        undo = S.CLEANUP.push("stop postgres", self.stop)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and self.process.poll() is None:
+            ready = subprocess.call([os.path.join(self.bin, "pg_isready"), "-q", "-h", "127.0.0.1", "-p",
+                                     str(self.port)], env=env)
+            if ready == 0:
+                return True
+            time.sleep(0.1)
+        text = open(self.directory + "/postgres.log", errors="replace").read()
+        self.stop()
+        S.CLEANUP.remove(undo)
+        if "already in use" not in text[-1500:]:
+            raise RuntimeError("postgres did not start: " + text[-1500:])
+        return False
 
     def url(self):
         return "postgres://ferry@127.0.0.1:%d/postgres" % self.port
@@ -213,37 +230,50 @@ class Seaweed:
         for sub in ("data", "logs"):
             os.makedirs(os.path.join(self.directory, sub), exist_ok=True)
         for _ in range(3):
-            self.ports = []
-            while len(self.ports) < 8:
+            ports = []
+            while len(ports) < 8:
                 port = S.free_port()
-                if port not in self.ports:
-                    self.ports.append(port)
-            p, d = self.ports, self.directory
-            args = [self.weed, "-logdir=%s/logs" % d, "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-                    "-dir=%s/data" % d, "-master.port=%d" % p[0], "-master.port.grpc=%d" % p[1],
-                    "-master.telemetry=false", "-master.volumeSizeLimitMB=64", "-volume.max=0",
-                    "-volume.port=%d" % p[2], "-volume.port.grpc=%d" % p[3], "-volume.preStopSeconds=0", "-filer",
-                    "-filer.port=%d" % p[4], "-filer.port.grpc=%d" % p[5], "-filer.localSocket=%s/filer.sock" % d,
-                    "-s3", "-s3.port=%d" % p[6], "-s3.port.grpc=%d" % p[7], "-s3.port.iceberg=0", "-s3.port.lance=0",
-                    "-s3.localSocket=%s/s3.sock" % d, "-s3.config=%s/identities.json" % d]
-            out = open(os.path.join(d, "weed.log"), "wb")
-            self.process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                            env={"PATH": "/usr/bin:/bin", "HOME": d}, start_new_session=True)
-            out.close()
-            undo = S.CLEANUP.push("stop seaweedfs", self.stop)
-            deadline = time.monotonic() + 90
-            while time.monotonic() < deadline and self.process.poll() is None:
-                if curl_s3(self.port, "PUT", "/ferry-ready") == 200:
-                    if curl_s3(self.port, "PUT", "/" + BUCKET) != 200:
-                        raise RuntimeError("creating bucket %s failed" % BUCKET)
-                    return self
-                time.sleep(0.25)
-            text = open(os.path.join(d, "weed.log"), errors="replace").read()
-            self.stop()
-            S.CLEANUP.remove(undo)
-            if "address already in use" not in text:
-                raise RuntimeError("SeaweedFS did not create a bucket within 90 s: " + text[-1500:])
+                if port not in ports:
+                    ports.append(port)
+            if self._launch(ports):
+                if curl_s3(self.port, "PUT", "/" + BUCKET) != 200:
+                    raise RuntimeError("creating bucket %s failed" % BUCKET)
+                return self
         raise RuntimeError("SeaweedFS could not bind its ports")
+
+    def restart(self):
+        """Starts it again on its directory and ports (after `stop`): the objects stored before are there."""
+        if not self._launch(self.ports):
+            raise RuntimeError("SeaweedFS did not start again on its ports")
+        return self
+
+    def _launch(self, ports):
+        """Runs `weed server` on `ports`; true once its S3 gateway answers, false if a port was taken."""
+        self.ports = ports
+        p, d = self.ports, self.directory
+        args = [self.weed, "-logdir=%s/logs" % d, "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+                "-dir=%s/data" % d, "-master.port=%d" % p[0], "-master.port.grpc=%d" % p[1],
+                "-master.telemetry=false", "-master.volumeSizeLimitMB=64", "-volume.max=0",
+                "-volume.port=%d" % p[2], "-volume.port.grpc=%d" % p[3], "-volume.preStopSeconds=0", "-filer",
+                "-filer.port=%d" % p[4], "-filer.port.grpc=%d" % p[5], "-filer.localSocket=%s/filer.sock" % d,
+                "-s3", "-s3.port=%d" % p[6], "-s3.port.grpc=%d" % p[7], "-s3.port.iceberg=0", "-s3.port.lance=0",
+                "-s3.localSocket=%s/s3.sock" % d, "-s3.config=%s/identities.json" % d]
+        out = open(os.path.join(d, "weed.log"), "ab")
+        self.process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        env={"PATH": "/usr/bin:/bin", "HOME": d}, start_new_session=True)
+        out.close()
+        undo = S.CLEANUP.push("stop seaweedfs", self.stop)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and self.process.poll() is None:
+            if curl_s3(self.port, "PUT", "/ferry-ready") in (200, 409):  # 409: made before a restart
+                return True
+            time.sleep(0.25)
+        text = open(os.path.join(d, "weed.log"), errors="replace").read()
+        self.stop()
+        S.CLEANUP.remove(undo)
+        if "address already in use" not in text[-3000:]:
+            raise RuntimeError("SeaweedFS did not create a bucket within 90 s: " + text[-1500:])
+        return False
 
     def stop(self):
         """SIGTERM by pid; it may ignore it for many seconds: SIGKILL to its group after 3 s."""

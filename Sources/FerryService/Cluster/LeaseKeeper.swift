@@ -8,7 +8,7 @@ import Logging
 /// node's free slots (`--max-concurrent` minus the jobs it runs).
 ///
 /// Owner: this actor owns whether a claim is under way (claims never overlap; one asked for meanwhile runs after)
-/// and whether the store answered last time (`reachable`, for logs). Made and started by `ClusterMembership`.
+/// and whether the store answered last time (`reachable`, with the pause of claims after it came back). Made and started by `ClusterMembership`.
 actor LeaseKeeper {
     private let store: any ClusterJobStore
     private let node: String
@@ -20,6 +20,9 @@ actor LeaseKeeper {
     private var claimAgain = false
     /// Whether the last heartbeat reached the store; while it does not, the node claims nothing.
     private(set) var reachable = true
+    /// After the store was away, no claims until then: every node lost the store with it, and each must first
+    /// renew the leases that ran out meanwhile, or the first node back would take the others' running jobs.
+    private var claimsFrom: ContinuousClock.Instant?
 
     init(store: any ClusterJobStore, node: String, lease: Duration, supervisor: JobSupervisor,
          maxConcurrent: @escaping @Sendable () async -> Int, logger: Logger) {
@@ -46,7 +49,10 @@ actor LeaseKeeper {
             let mark = await supervisor.ownershipMark
             let renewed = try await store.renew(node: node, lease: lease)
             await supervisor.keepOnly(renewed, ownedBefore: mark)
-            if !reachable { logger.notice("the job store answers again: claiming jobs") }
+            if !reachable {
+                logger.notice("the job store answers again: claiming jobs again after one lease")
+                claimsFrom = .now + lease
+            }
             reachable = true
         } catch {
             if reachable {
@@ -61,6 +67,10 @@ actor LeaseKeeper {
     /// Claims jobs for the node's free slots and hands them to the supervisor.
     func claim() async {
         guard reachable, !Task.isCancelled else { return }
+        if let claimsFrom {
+            guard ContinuousClock.now >= claimsFrom else { return }
+            self.claimsFrom = nil
+        }
         if claiming { claimAgain = true; return }
         claiming = true
         defer { claiming = false }

@@ -27,6 +27,12 @@ extension JobSupervisor {
     func run(claimed: [ClaimedJob]) {
         for claim in claimed {
             var job = claim.job
+            if let ended = jobs[job.id], ended.state.isTerminal, ended.updatedAt > job.updatedAt {
+                // This node ended the job while the store was away and the change is still on its way (the commit
+                // pipeline writes it again): the claim lets it land, and that commit releases the job.
+                commits.enqueue(CommitPipeline.Change(upserts: [ended]))
+                continue
+            }
             take(job.id)
             if claim.previousOwner != nil { metrics.handover() }
             restarts[job.id] = nil
