@@ -15,7 +15,8 @@ import Logging
 ///
 /// With several nodes (`cluster`), a batch is one fenced `ClusterJobStore.commit`: the `job`/`removed` events are
 /// stored with it and get their ids there (the ids allocated here are placeholders), and the node's
-/// `ClusterEventFeed` publishes them as it reads them back, with this node's progress events; changes the store
+/// `ClusterEventFeed` publishes them as it reads them back, with this node's progress events (which the
+/// `ProgressRelay` also sends to the other nodes); changes the store
 /// refused (a job another node owns now) are reported to `refused`.
 ///
 /// Owner: its own lock guards the pending list; the drain task is the only writer to the store.
@@ -25,6 +26,8 @@ final class CommitPipeline: @unchecked Sendable {
         var store: any ClusterJobStore
         var node: String
         var feed: ClusterEventFeed
+        /// Carries this node's progress to the others, coalesced.
+        var relay: ProgressRelay
         /// Told the jobs whose changes were refused, with their owners.
         var refused: @Sendable ([String: String]) -> Void
     }
@@ -228,6 +231,7 @@ final class CommitPipeline: @unchecked Sendable {
             return
         }
         await cluster.feed.publishProgress(events)
+        await cluster.relay.note(events)
         if !stored.isEmpty { await cluster.feed.catchUp() }
         for (_, waiter) in batch { waiter?.resume(with: .success(())) }
     }

@@ -56,8 +56,10 @@ extension RunningService {
         let webhooks = WebhookSender(store: JobStoreNotices(store: store), send: { await requests.send($0) }, key: webhookSecret.key,
                                      schedule: WebhookSchedule(base: configuration.webhookRetryBase),
                                      metrics: metrics, logger: logger)
-        let commitCluster = zip(cluster, feed).map { cluster, feed in
-            CommitPipeline.Cluster(store: cluster.store, node: configuration.nodeID, feed: feed, refused: { refused.yield($0) })
+        let relay = cluster.map { ProgressRelay(store: $0.store, node: configuration.nodeID, logger: logger) }
+        let commitCluster = zip(cluster, zip(feed, relay)).map { cluster, parts in
+            CommitPipeline.Cluster(store: cluster.store, node: configuration.nodeID, feed: parts.0, relay: parts.1,
+                                   refused: { refused.yield($0) })
         }
         let commits = CommitPipeline(store: store, cluster: commitCluster, logger: logger, makeRoom: { ballast.release() },
                                      noticesStored: { webhooks.committed($0) }, beforePublish: { events in
@@ -124,15 +126,15 @@ extension RunningService {
         }
         try await supervisor.recover()
         await feed?.catchUp()
-        let membership = zip(cluster, feed).map { cluster, feed in
+        let access = try await AccessGuard.open(token: token, readToken: configuration.readToken, port: configuration.port,
+                                                spool: spool.root, store: store, shared: cluster?.store, logger: logger)
+        let membership = zip(cluster, zip(feed, relay)).map { cluster, parts in
             ClusterMembership(store: cluster.store, location: cluster.location, configuration: configuration,
-                              supervisor: supervisor, feed: feed, settings: settings, wants: wants, wantsWork: wantsWork,
-                              refused: refusals, logger: logger)
+                              supervisor: supervisor, feed: parts.0, relay: parts.1, sessions: access.sessions,
+                              settings: settings, wants: wants, wantsWork: wantsWork, refused: refusals, logger: logger)
         }
         await webhooks.start()
 
-        let access = try await AccessGuard.open(token: token, readToken: configuration.readToken, port: configuration.port,
-                                                spool: spool.root, store: store, logger: logger)
         let router = Router()
         // Made before the routes are registered (it serves nothing until `start()`), so that the
         // metrics route can read its connection count.
