@@ -236,7 +236,13 @@ struct ClusterNodesTests {
     }
 
     @Test func aPageSessionMadeOnOneNodeWorksOnEveryNodeUntilLoggedOut() async throws {
-        try await withNodes(2, token: "cluster-token") { nodes, _ in
+        try await withNodes(2, token: "cluster-token") { nodes, location in
+            // The secrets every node must share are the store's, one each.
+            let store = try PostgresJobStore(location: location)
+            let webhookSecret = try await store.value(forKey: "webhook-secret")
+            let sessionSecret = try await store.value(forKey: "session-secret")
+            await store.close()
+            #expect(webhookSecret?.hasPrefix("whsec_") == true && (sessionSecret?.count ?? 0) >= 32)
             let first = TestClient(port: nodes[0].port)
             let second = TestClient(port: nodes[1].port)
             let login = try await first.json("POST", "/api/v1/session", ["token": "cluster-token"])
