@@ -54,6 +54,12 @@ public protocol ClusterJobStore: JobStore {
     func purgeEvents(keepingNewest count: Int?, createdBefore: Date?) async throws -> Int
     /// Sends `command` to the node `node` (`ClusterChannel.commands`), at once, whether or not it listens.
     func send(command: String, to node: String) async throws
+    /// Sends each payload on `channel` to every node listening (`ClusterChannel.progress`, `.sessions`), at once, in
+    /// one round trip; each under `ClusterChannel`'s payload limit.
+    func notify(_ payloads: [String], on channel: String) async throws
+    /// The `meta` value under `key`, storing `value` first when there is none: the first node to ask decides it
+    /// (a secret every node must share, such as the page sessions').
+    func firstValue(forKey key: String, proposing value: String) async throws -> String
 }
 
 /// A node as the store knows it. Dates are the database server's clock, to the millisecond.

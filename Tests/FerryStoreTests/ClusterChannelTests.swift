@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import FerryStore
 
@@ -20,6 +21,36 @@ struct ClusterChannelTests {
         #expect(ClusterChannel.command(inPayload: payload, for: "node-a") == nil)
         #expect(ClusterChannel.command(inPayload: "no line break", for: "no line break") == nil)
         #expect(ClusterChannel.command(inPayload: ClusterChannel.commandPayload("", to: "n"), for: "n") == "")
+    }
+
+    @Test func progressPayloadsCarryEveryEventUnderTheLimit() {
+        #expect(ClusterChannel.progressPayloads(from: "n", []).isEmpty)
+        let events = (0..<200).map { Array(#"{"id":"job-\#($0)","phase":"downloading","bytesReceived":\#($0)}"#.utf8) }
+        let payloads = ClusterChannel.progressPayloads(from: "node-a", events)
+        #expect(payloads.count > 1)
+        #expect(payloads.allSatisfy { $0.utf8.count <= ClusterChannel.payloadLimit })
+        let read = payloads.compactMap(ClusterChannel.progress(inPayload:))
+        #expect(read.allSatisfy { $0.node == "node-a" })
+        #expect(read.flatMap(\.events) == events)
+        // An event with a line break, or too long for any payload, is left out.
+        let odd = [Array("a\nb".utf8), [UInt8](repeating: 0x61, count: 8_000), Array("{}".utf8)]
+        #expect(ClusterChannel.progressPayloads(from: "n", odd) == ["n\n{}"])
+        #expect(ClusterChannel.progress(inPayload: "") == nil)
+    }
+
+    @Test func sessionPayloadsNameANonceAndItsExpiry() {
+        let expiry = Date(timeIntervalSince1970: 1_800_000_000.123)
+        let payload = ClusterChannel.sessionPayload(nonce: "abc", expiresAt: expiry)
+        #expect(payload == "abc 1800000000123")
+        #expect(ClusterChannel.session(inPayload: payload)?.nonce == "abc")
+        #expect(ClusterChannel.session(inPayload: payload)?.expiresAt == expiry)
+        #expect(ClusterChannel.session(inPayload: ClusterChannel.secretReplaced) == nil)
+    }
+
+    @Test func aCommandFitsWhenItsPayloadDoes() {
+        #expect(ClusterChannel.fits("pause j", to: "n"))
+        #expect(ClusterChannel.fits(String(repeating: "x", count: ClusterChannel.payloadLimit - 2), to: "n"))
+        #expect(!ClusterChannel.fits(String(repeating: "x", count: ClusterChannel.payloadLimit - 1), to: "n"))
     }
 
     @Test func reconnectDelaysDoubleUpToTheLongest() {

@@ -35,7 +35,8 @@ final class AccessGuard: @unchecked Sendable {
     /// The token that may only read; only with `token`.
     let readToken: String?
     /// Present exactly when a token is.
-    private let sessions: Sessions?
+    /// The page's sessions (with a token); several nodes hand them what other nodes announce.
+    let sessions: Sessions?
     private let lock = NSLock()
     /// Guarded by `lock`.
     private var port: Int
@@ -51,11 +52,13 @@ final class AccessGuard: @unchecked Sendable {
 
     /// The guard for `token` (and `readToken`), with its sessions (secret in `spool`, logged-out cookies in `store`)
     /// when there is one.
+    /// With `shared` (several nodes), the session secret is the store's.
     static func open(token: String?, readToken: String? = nil, port: Int, spool: String, store: any JobStore,
-                     logger: Logger) async throws -> AccessGuard {
+                     shared: (any ClusterJobStore)? = nil, logger: Logger) async throws -> AccessGuard {
         var sessions: Sessions?
         if let token {
-            sessions = try await Sessions.open(token: token, readToken: readToken, spool: spool, store: store, logger: logger)
+            sessions = try await Sessions.open(token: token, readToken: readToken, spool: spool, store: store,
+                                               shared: shared, logger: logger)
         }
         return AccessGuard(token: token, readToken: readToken, sessions: sessions, port: port)
     }

@@ -7,7 +7,8 @@ extension APIError {
         case .notFound: self.init(.notFound, error.description)
         case .notApplicable, .creationInProgress: self.init(.conflict, error.description)
         case .spoolFull: self.init(.quotaExceeded, error.description)
-        case .storeFailed, .ownerSilent, .ownedElsewhere: self.init(.unavailable, error.description)
+        case .storeFailed, .ownerSilent: self.init(.unavailable, error.description)
+        case .tooLargeToForward: self.init(.payloadTooLarge, error.description)
         case .lostAnswer: self.init(.internal, error.description)
         }
     }

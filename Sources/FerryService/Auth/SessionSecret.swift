@@ -8,7 +8,8 @@ import Logging
 /// Rotating it ends every session at once, without changing the token: stop Ferry, delete the file, start Ferry;
 /// a new secret is made and the start-up log says so. An operator may also write a secret of their own (at least
 /// `minimumLength` characters). Ferry replaces it by itself when more logouts must be remembered than
-/// `RevokedSessions` holds (see `Sessions`).
+/// `RevokedSessions` holds (see `Sessions`). With a PostgreSQL store the nodes share one secret, kept in the store's
+/// `meta` table under this name (`Sessions.open`); the spool's file then only seeds it at the first start.
 enum SessionSecret {
     static let name = "session-secret"
     /// The fewest characters accepted from the file; a generated secret has 64 (32 random bytes in hex).
@@ -21,7 +22,7 @@ enum SessionSecret {
     ///   new one cannot be written.
     static func loadOrCreate(spool: String, logger: Logger) throws -> String {
         let path = path(spool: spool)
-        if let secret = PrivateFile.load(path) {
+        if let secret = load(spool: spool) {
             guard secret.count >= minimumLength else {
                 throw ServiceError.startup("\(path) holds a session secret of \(secret.count) characters, fewer than "
                     + "\(minimumLength); delete the file and Ferry makes a new one")
@@ -33,10 +34,16 @@ enum SessionSecret {
         return secret
     }
 
+    /// The secret kept in `spool`, if any (not checked).
+    static func load(spool: String) -> String? { PrivateFile.load(path(spool: spool)) }
+
+    /// A new random secret (not saved).
+    static func make() -> String { Secret.hex(Secret.randomBytes(32)) }
+
     /// Writes a new random secret over the old one; every cookie signed with the old one stops working.
     /// - Throws: `ServiceError.system` naming the call that failed.
     static func replace(spool: String) throws -> String {
-        let secret = Secret.hex(Secret.randomBytes(32))
+        let secret = make()
         try PrivateFile.save(secret, at: path(spool: spool))
         return secret
     }

@@ -1,4 +1,6 @@
+import FerryCore
 import FerryStore
+import Foundation
 
 /// What the supervisor of one node among several needs to know of the cluster: the shared store, its own id and
 /// lease, and how to ask for more work. Nil on a single node (SQLite, or PostgreSQL used by one node the same way).
@@ -14,13 +16,31 @@ struct NodeRole: Sendable {
 }
 
 /// An action on a job owned by another node, as sent to that node (`ClusterJobStore.send(command:to:)`):
-/// `<verb> <job id>`. Pure.
-enum ForwardedAction: String, Sendable, CaseIterable {
+/// `<verb> <job id>`, and for a PATCH `patch <job id> <fields as JSON>` (the normalized URL, tags, priority, limit).
+/// Pure.
+enum ForwardedAction: Sendable, Equatable {
     case pause, resume, cancel, delete
+    case patch(JobPatch)
 
-    var command: (String) -> String { { id in "\(self.rawValue) \(id)" } }
+    var verb: String {
+        switch self {
+        case .pause: "pause"
+        case .resume: "resume"
+        case .cancel: "cancel"
+        case .delete: "delete"
+        case .patch: "patch"
+        }
+    }
+
+    /// The command naming job `id` (a job id never holds a space).
+    func command(_ id: String) -> String {
+        guard case .patch(let patch) = self else { return "\(verb) \(id)" }
+        return "patch \(id) " + String(decoding: Self.encode(patch), as: UTF8.self)
+    }
 
     /// Whether the job as read back (nil: deleted) shows this action done, so that the forwarding node may answer.
+    /// A patched job that stopped running shows it done too: nobody runs it now, and the forwarding node applies the
+    /// patch itself when the fields do not show it (`JobSupervisor.update`).
     func isVisible(in job: JobRecord?) -> Bool {
         guard let job else { return true }
         return switch self {
@@ -28,13 +48,68 @@ enum ForwardedAction: String, Sendable, CaseIterable {
         case .resume: job.state.needsRunning || job.state == .finished
         case .cancel: job.state == .cancelled || job.state == .finished
         case .delete: false
+        case .patch(let patch): patch.isShown(in: job) || !job.state.needsRunning
         }
     }
 
     /// The action and job id of a command; nil for anything else.
     static func parse(_ command: String) -> (ForwardedAction, String)? {
-        let parts = command.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, let action = ForwardedAction(rawValue: String(parts[0])) else { return nil }
-        return (action, String(parts[1]))
+        let parts = command.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 2, !parts[1].isEmpty else { return nil }
+        let action: ForwardedAction
+        switch (parts[0], parts.count) {
+        case ("pause", 2): action = .pause
+        case ("resume", 2): action = .resume
+        case ("cancel", 2): action = .cancel
+        case ("delete", 2): action = .delete
+        case ("patch", 3):
+            guard let patch = decode(Array(parts[2].utf8)) else { return nil }
+            action = .patch(patch)
+        default: return nil
+        }
+        return (action, parts[1])
+    }
+
+    /// A patch's fields as one line of JSON: only those it changes (`maxBytesPerSecond: null` removes the limit).
+    static func encode(_ patch: JobPatch) -> [UInt8] {
+        var json = JSONWriter(capacity: 128)
+        json.beginObject()
+        if let priority = patch.priority { json.field("priority", priority) }
+        if let rate = patch.maxBytesPerSecond { json.field("maxBytesPerSecond", rate) }
+        if let url = patch.url { json.field("url", url.normalized) }
+        if let tags = patch.tags {
+            json.key("tags")
+            json.beginArray()
+            for tag in tags { json.string(tag) }
+            json.endArray()
+        }
+        json.endObject()
+        return json.bytes
+    }
+
+    /// The patch `encode` wrote; nil when the JSON is not one (or its URL no longer parses).
+    static func decode(_ bytes: [UInt8]) -> JobPatch? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else { return nil }
+        var patch = JobPatch()
+        if let value = object["priority"] {
+            guard let priority = value as? Int else { return nil }
+            patch.priority = priority
+        }
+        if let value = object["maxBytesPerSecond"] {
+            if value is NSNull { patch.maxBytesPerSecond = .some(nil) } else {
+                guard let rate = value as? Int64 else { return nil }
+                patch.maxBytesPerSecond = .some(rate)
+            }
+        }
+        if let value = object["url"] {
+            guard let text = value as? String,
+                  let url = try? SubmittedURL.parse(text, schemes: SubmittedURL.downloadSchemes) else { return nil }
+            patch.url = url
+        }
+        if let value = object["tags"] {
+            guard let tags = value as? [String] else { return nil }
+            patch.tags = tags
+        }
+        return patch.isEmpty ? nil : patch
     }
 }

@@ -15,8 +15,9 @@ import Logging
 ///
 /// With several nodes (`cluster`), a batch is one fenced `ClusterJobStore.commit`: the `job`/`removed` events are
 /// stored with it and get their ids there (the ids allocated here are placeholders), and the node's
-/// `ClusterEventFeed` publishes them as it reads them back, with this node's progress events; changes the store
-/// refused (a job another node owns now) are reported to `refused`.
+/// `ClusterEventFeed` publishes them as it reads them back, with this node's progress events (which the
+/// `ProgressRelay` also sends to the other nodes); changes the store refused (a job another node owns now) are
+/// reported to `refused`.
 ///
 /// A batch the store does not take (a database that went away, a full disk) fails its tickets and is written
 /// again, merged with what came since, with back-off until the store answers (`failure` says why meanwhile, for
@@ -29,6 +30,8 @@ final class CommitPipeline: @unchecked Sendable {
         var store: any ClusterJobStore
         var node: String
         var feed: ClusterEventFeed
+        /// Carries this node's progress to the others, coalesced.
+        var relay: ProgressRelay
         /// Told the jobs whose changes were refused, with their owners.
         var refused: @Sendable ([String: String]) -> Void
     }
@@ -292,6 +295,7 @@ final class CommitPipeline: @unchecked Sendable {
             return .failed(noticesStored: false)
         }
         await cluster.feed.publishProgress(events)
+        await cluster.relay.note(events)
         if !stored.isEmpty { await cluster.feed.catchUp() }
         for (_, waiter) in batch { waiter?.resume(with: .success(())) }
         return .written

@@ -135,29 +135,49 @@ extension JobSupervisor {
         }
     }
 
+    /// Changes a job's settings, URL or tags (API.md, PATCH). A job another node runs is changed by that node: the
+    /// patch is checked against the job's state here first (a conflict is not forwarded), then forwarded.
     func update(_ id: String, _ patch: JobPatch) async throws -> JobRecord {
         try requireWritableStore()
-        guard jobs[id] != nil else { throw JobsError.notFound(id: id) }
-        if let role, !owned.contains(id) {
-            // A job running elsewhere is changed by its owner: forwarding a PATCH is not built yet (`ownedElsewhere`).
-            _ = try await actsHere(nil, on: id)
-            defer {
-                if !(jobs[id]?.state.needsRunning ?? false) {
-                    drop(id)
-                    Task { _ = try? await role.store.release(ids: [id], node: role.node) }
-                }
+        guard let current = jobs[id] else { throw JobsError.notFound(id: id) }
+        guard role != nil, !owned.contains(id) else { return try await updateHere(id, patch) }
+        if let refusal = Self.refusal(of: patch, in: current.state) { throw refusal }
+        return try await updateOnOwner(id, patch, retries: 1)
+    }
+
+    /// Made where the job runs (`actsHere`): forwarded to its owner, or made here when nobody runs it; a job that
+    /// stopped running on its owner before the forwarded patch arrived is patched here instead, `retries` times.
+    private func updateOnOwner(_ id: String, _ patch: JobPatch, retries: Int) async throws -> JobRecord {
+        guard let role else { return try await updateHere(id, patch) }
+        guard try await actsHere(.patch(patch), on: id) else {
+            guard let job = jobs[id] else { throw JobsError.notFound(id: id) }
+            if patch.isShown(in: job) || retries == 0 { return job }
+            if let refusal = Self.refusal(of: patch, in: job.state) { throw refusal }
+            return try await updateOnOwner(id, patch, retries: retries - 1)
+        }
+        defer {
+            if !(jobs[id]?.state.needsRunning ?? false) {
+                drop(id)
+                Task { _ = try? await role.store.release(ids: [id], node: role.node) }
             }
-            return try await updateHere(id, patch)
         }
         return try await updateHere(id, patch)
     }
 
-    private func updateHere(_ id: String, _ patch: JobPatch) async throws -> JobRecord {
-        guard let current = jobs[id] else { throw JobsError.notFound(id: id) }
-        if patch.url != nil, case .conflict = JobAction.changeURL.outcome(in: current.state) {
-            throw JobsError.notApplicable(JobAction.changeURL.conflictMessage(current.state))
+    /// Why `patch` cannot be made to a job in `state` (API.md's table), or nil.
+    static func refusal(of patch: JobPatch, in state: JobState) -> JobsError? {
+        if patch.url != nil, case .conflict = JobAction.changeURL.outcome(in: state) {
+            return .notApplicable(JobAction.changeURL.conflictMessage(state))
         }
         // Tags alone are labels: they may change in every state; anything else follows the settings' rule.
+        let action: JobAction = patch.changesOnlyTags ? .changeTags : .changeSettings
+        if case .conflict = action.outcome(in: state) { return .notApplicable(action.conflictMessage(state)) }
+        return nil
+    }
+
+    private func updateHere(_ id: String, _ patch: JobPatch) async throws -> JobRecord {
+        guard let current = jobs[id] else { throw JobsError.notFound(id: id) }
+        if let refusal = Self.refusal(of: patch, in: current.state) { throw refusal }
         let action: JobAction = patch.changesOnlyTags ? .changeTags : .changeSettings
         return try await act(action, on: id) { job in
             if let tags = patch.tags { job.tags = tags }

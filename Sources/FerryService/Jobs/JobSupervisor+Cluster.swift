@@ -123,6 +123,8 @@ extension JobSupervisor {
         for stored in records where !owned.contains(stored.id) {
             if let current = jobs[stored.id], current.dedupeKey != stored.dedupeKey { reindex(current, dedupeKey: stored.dedupeKey) }
             insertIntoTable(stored)
+            // Rates of a job running elsewhere come with its progress (`absorbProgress`), until it stops.
+            if !stored.state.needsRunning { rates[stored.id] = nil }
             wakeWaiters(stored.id)
         }
         for id in gone where !owned.contains(id) {
@@ -169,9 +171,8 @@ extension JobSupervisor {
     // MARK: Actions on any node
 
     /// Where an action on `id` is made: here (`true`: the job is this node's, or was unowned and is now), or on
-    /// its owner, to whom `action` is forwarded (`false`: the change is visible here when this returns); an action
-    /// that cannot be forwarded (nil) is refused with `ownedElsewhere`.
-    func actsHere(_ action: ForwardedAction?, on id: String) async throws -> Bool {
+    /// its owner, to whom `action` is forwarded (`false`: the change is visible here when this returns).
+    func actsHere(_ action: ForwardedAction, on id: String) async throws -> Bool {
         guard let role, !owned.contains(id) else { return true }
         let acquisition: JobAcquisition
         do { acquisition = try await role.store.acquire(id: id, node: role.node, lease: role.lease) } catch {
@@ -186,14 +187,18 @@ extension JobSupervisor {
             insertIntoTable(record)
             return true
         case .owned(let owner, _):
-            guard let action else { throw JobsError.ownedElsewhere(node: owner) }
             try await forward(action, on: id, to: owner, role: role)
             return false
         }
     }
 
-    /// Sends `action` to `owner` and waits until a notification shows the job changed.
+    /// Sends `action` to `owner` and waits until a notification shows the job changed. A command longer than a
+    /// notification carries (a PATCH with a URL of several kilobytes) is refused here (`tooLargeToForward`).
     private func forward(_ action: ForwardedAction, on id: String, to owner: String, role: NodeRole) async throws {
+        let command = action.command(id)
+        guard ClusterChannel.fits(command, to: owner) else {
+            throw JobsError.tooLargeToForward(node: owner, bytes: command.utf8.count)
+        }
         let timeout = role.forwardTimeout
         try await withThrowingTaskGroup(of: Void.self) { group in
             let changed = Task { await self.waitForChange(id, showing: action) }
@@ -203,7 +208,7 @@ extension JobSupervisor {
                 throw JobsError.ownerSilent(node: owner)
             }
             do {
-                try await role.store.send(command: action.command(id), to: owner)
+                try await role.store.send(command: command, to: owner)
                 try await group.next()
             } catch {
                 group.cancelAll()
@@ -246,6 +251,7 @@ extension JobSupervisor {
             case .resume: _ = try await resume(id)
             case .cancel: _ = try await cancel(id)
             case .delete: try await delete(id)
+            case .patch(let patch): _ = try await update(id, patch)
             }
         } catch {
             logger.notice("a forwarded action was refused", metadata: ["command": "\(command)", "error": "\(error)"])

@@ -1,3 +1,5 @@
+import FerryStore
+
 /// Why the supervisor refuses an action, in the domain's words. The API chooses the HTTP status and code
 /// (`APIError.init(_: JobsError)`, in API/), nowhere else.
 enum JobsError: Error, Equatable, CustomStringConvertible {
@@ -12,8 +14,8 @@ enum JobsError: Error, Equatable, CustomStringConvertible {
     case storeFailed(String)
     /// The node running the job did not show the forwarded change in time (several nodes).
     case ownerSilent(node: String)
-    /// The node running the job cannot take this change from another node (several nodes).
-    case ownedElsewhere(node: String)
+    /// The change is too large to forward to the node running the job (several nodes: a notification's payload).
+    case tooLargeToForward(node: String, bytes: Int)
     /// An answer went missing (a defect, never the caller's fault).
     case lostAnswer
 
@@ -25,7 +27,9 @@ enum JobsError: Error, Equatable, CustomStringConvertible {
         case .spoolFull(let quota): "the spool is at its quota of \(quota) bytes; new downloads are refused until space is freed"
         case .storeFailed(let why): "the job store failed: \(why)"
         case .ownerSilent(let node): "node '\(node)' runs this job and did not apply the change in time; retry"
-        case .ownedElsewhere(let node): "node '\(node)' runs this job; pause it or retry on that node"
+        case .tooLargeToForward(let node, let bytes):
+            "node '\(node)' runs this job, and a change of \(bytes) bytes is more than can be forwarded to it "
+                + "(\(ClusterChannel.commandLimit) at most; a URL that long is refused by most origins anyway)"
         case .lostAnswer: "job creation lost an answer"
         }
     }

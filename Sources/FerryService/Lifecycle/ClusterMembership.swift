@@ -5,7 +5,8 @@ import Logging
 /// One node's membership of several sharing a PostgreSQL store, for as long as the service runs: the start-up
 /// check, the `LeaseKeeper`'s loops, and the `PostgresListener` whose notifications keep this node current (the
 /// cluster's events read back by the `ClusterEventFeed`, other nodes' job changes read into the supervisor's table,
-/// actions forwarded to this node carried out). Made by `RunningService.start`; stopped by `RunningService.stop`,
+/// actions forwarded to this node carried out, other nodes' progress published here, page logouts made elsewhere
+/// taken in), and the `ProgressRelay` sending this node's progress to the others. Made by `RunningService.start`; stopped by `RunningService.stop`,
 /// which then gives the node's jobs back (`leave`).
 final class ClusterMembership: Sendable {
     let store: any ClusterJobStore
@@ -42,7 +43,7 @@ final class ClusterMembership: Sendable {
     ///   - wants: requests to claim (`NodeRole.wantsWork`).
     ///   - refused: jobs whose commits the store refused (`CommitPipeline.Cluster.refused`).
     init(store: any ClusterJobStore, location: PostgresLocation, configuration: ServiceConfiguration,
-         supervisor: JobSupervisor, feed: ClusterEventFeed, settings: LiveSettings,
+         supervisor: JobSupervisor, feed: ClusterEventFeed, relay: ProgressRelay, sessions: Sessions?, settings: LiveSettings,
          wants: AsyncStream<Void>, wantsWork: @escaping @Sendable () -> Void,
          refused: AsyncStream<[String: String]>, logger: Logger) {
         self.store = store
@@ -55,6 +56,7 @@ final class ClusterMembership: Sendable {
         listener = PostgresListener(location: location, channels: ClusterChannel.all) { notify.yield($0) }
         tasks = [
             Task { await keeper.keepAlive() },
+            Task { await relay.run(every: .seconds(1)) },
             Task { for await _ in wants { await keeper.claim() } },
             Task { for await owners in refused { await supervisor.refused(owners) } },
             Task {
@@ -64,6 +66,7 @@ final class ClusterMembership: Sendable {
                         // What changed before listening (since start, or while the connection was lost).
                         await feed.catchUp()
                         await supervisor.refreshAll()
+                        await sessions?.reload()
                         wantsWork()
                     case .notification(ClusterChannel.events, _):
                         await feed.catchUp()
@@ -75,6 +78,11 @@ final class ClusterMembership: Sendable {
                         if let command = ClusterChannel.command(inPayload: payload, for: node) {
                             Task { await supervisor.perform(command) }
                         }
+                    case .notification(ClusterChannel.progress, let payload):
+                        guard let (sender, events) = ClusterChannel.progress(inPayload: payload), sender != node else { continue }
+                        await feed.publishProgress(await supervisor.absorbProgress(events))
+                    case .notification(ClusterChannel.sessions, let payload):
+                        await sessions?.heard(payload)
                     case .notification:
                         continue
                     case .lost(let error):

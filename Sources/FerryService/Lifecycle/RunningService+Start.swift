@@ -12,18 +12,8 @@ extension RunningService {
     static func start(configuration: ServiceConfiguration, logger: Logger) async throws -> RunningService {
         FreeMemory.limitArenas()
         let spool = try Spool(root: configuration.spool)
-        let token: String? = if let given = configuration.token {
-            given
-        } else if configuration.isLoopbackHost {
-            nil
-        } else {
-            try TokenFile.loadOrCreate(spool: spool.root, logger: logger)
-        }
-        if configuration.readToken != nil, token == nil {
+        if configuration.readToken != nil, configuration.token == nil, configuration.isLoopbackHost {
             throw ServiceError.startup("--read-token needs --token: without a token the API is open to local callers, so a read-only token would restrict nothing")
-        }
-        if let readToken = configuration.readToken, readToken == token {
-            throw ServiceError.startup("--read-token must differ from --token")
         }
 
         // The bucket and its keys, before anything is opened that a missing key would leave open.
@@ -34,6 +24,17 @@ extension RunningService {
         let cluster: (store: any ClusterJobStore, location: PostgresLocation)? = switch configuration.store {
         case .postgres(let location): (store as? any ClusterJobStore).map { ($0, location) }
         case .sqlite: nil
+        }
+        // Several nodes share a generated token (and the webhook and session secrets) through the store.
+        let token: String? = if let given = configuration.token {
+            given
+        } else if configuration.isLoopbackHost {
+            nil
+        } else {
+            try await TokenFile.resolve(spool: spool.root, shared: cluster?.store, logger: logger)
+        }
+        if let readToken = configuration.readToken, readToken == token {
+            throw ServiceError.startup("--read-token must differ from --token")
         }
         var storedEventsAfter: Int64 = 0
         let ids: EventIDAllocator
@@ -51,13 +52,16 @@ extension RunningService {
         let (refusals, refused) = AsyncStream<[String: String]>.makeStream()
         let (wants, wantsMore) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         // Webhooks: notices are committed with the job changes that cause them; the sender delivers them.
-        let webhookSecret = try WebhookSecret.resolve(configured: configuration.webhookSecret, spool: spool.root, logger: logger)
+        let webhookSecret = try await WebhookSecret.resolve(configured: configuration.webhookSecret, spool: spool.root,
+                                                          shared: cluster?.store, logger: logger)
         let requests = RequestRunner(limits: RequestRunner.Limits(destinations: configuration.destinations, proxy: configuration.proxy))
         let webhooks = WebhookSender(store: JobStoreNotices(store: store), send: { await requests.send($0) }, key: webhookSecret.key,
                                      schedule: WebhookSchedule(base: configuration.webhookRetryBase),
                                      metrics: metrics, logger: logger)
-        let commitCluster = zip(cluster, feed).map { cluster, feed in
-            CommitPipeline.Cluster(store: cluster.store, node: configuration.nodeID, feed: feed, refused: { refused.yield($0) })
+        let relay = cluster.map { ProgressRelay(store: $0.store, node: configuration.nodeID, logger: logger) }
+        let commitCluster = zip(cluster, zip(feed, relay)).map { cluster, parts in
+            CommitPipeline.Cluster(store: cluster.store, node: configuration.nodeID, feed: parts.0, relay: parts.1,
+                                   refused: { refused.yield($0) })
         }
         let commits = CommitPipeline(store: store, cluster: commitCluster, logger: logger, makeRoom: { ballast.release() },
                                      noticesStored: { webhooks.committed($0) }, beforePublish: { events in
@@ -124,15 +128,15 @@ extension RunningService {
         }
         try await supervisor.recover()
         await feed?.catchUp()
-        let membership = zip(cluster, feed).map { cluster, feed in
+        let access = try await AccessGuard.open(token: token, readToken: configuration.readToken, port: configuration.port,
+                                                spool: spool.root, store: store, shared: cluster?.store, logger: logger)
+        let membership = zip(cluster, zip(feed, relay)).map { cluster, parts in
             ClusterMembership(store: cluster.store, location: cluster.location, configuration: configuration,
-                              supervisor: supervisor, feed: feed, settings: settings, wants: wants, wantsWork: wantsWork,
-                              refused: refusals, logger: logger)
+                              supervisor: supervisor, feed: parts.0, relay: parts.1, sessions: access.sessions,
+                              settings: settings, wants: wants, wantsWork: wantsWork, refused: refusals, logger: logger)
         }
         await webhooks.start()
 
-        let access = try await AccessGuard.open(token: token, readToken: configuration.readToken, port: configuration.port,
-                                                spool: spool.root, store: store, logger: logger)
         let router = Router()
         // Made before the routes are registered (it serves nothing until `start()`), so that the
         // metrics route can read its connection count.

@@ -199,6 +199,29 @@ extension PostgresJobStore: ClusterJobStore {
         }
     }
 
+    public func notify(_ payloads: [String], on channel: String) async throws {
+        guard !payloads.isEmpty else { return }
+        try await perform { connection in
+            _ = try connection.execute("SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload",
+                                       [.text(channel), .textArray(payloads)], operation: "notify \(channel)")
+        }
+    }
+
+    public func firstValue(forKey key: String, proposing value: String) async throws -> String {
+        try await perform { connection in
+            try connection.transaction("first value of \(key)") {
+                try connection.execute("INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+                                       [.text(key), .text(value)], operation: "propose meta value")
+                let result = try connection.execute("SELECT value FROM meta WHERE key = $1", [.text(key)],
+                                                    operation: "read meta value")
+                guard result.rowCount > 0, let stored = result.string(0, 0) else {
+                    throw JobStoreError.corrupt("meta value \(key) vanished")
+                }
+                return stored
+            }
+        }
+    }
+
     // MARK: Queue-side helpers (called inside `perform`)
 
     /// Releases the jobs `condition` selects (owned by `node`), in id order, notifying the other nodes; inside the

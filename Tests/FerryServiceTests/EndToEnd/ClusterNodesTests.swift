@@ -10,7 +10,7 @@ import Testing
 @Suite("Several nodes on one PostgreSQL store", .enabled(if: !PostgresServer.isSkipped), .serialized)
 struct ClusterNodesTests {
     /// Starts `count` nodes named node-0… on a fresh database, runs `body`, stops them and drops the database.
-    func withNodes(_ count: Int, maxConcurrent: Int = 2, lease: Duration = .seconds(3),
+    func withNodes(_ count: Int, maxConcurrent: Int = 2, lease: Duration = .seconds(3), token: String? = nil,
                    _ body: ([RunningFerry], PostgresLocation) async throws -> Void) async throws {
         let server = try PostgresServer.shared()
         let database = try server.createDatabase()
@@ -19,7 +19,7 @@ struct ClusterNodesTests {
         var nodes: [RunningFerry] = []
         do {
             for index in 0..<count {
-                nodes.append(try await RunningFerry.start { configuration in
+                nodes.append(try await RunningFerry.start(token: token) { configuration in
                     configuration.store = .postgres(location)
                     configuration.nodeID = "node-\(index)"
                     configuration.lease = lease
@@ -142,6 +142,118 @@ struct ClusterNodesTests {
                 #expect(try cancelled.json()["state"] as? String == "cancelled")
                 try await other.client.waitForJob(id, timeout: 2) { $0["state"] as? String == "cancelled" }
             }
+        }
+    }
+
+    /// Starts a slow download on one of two nodes; returns its id, the node running it and the other one.
+    static func slowJob(_ nodes: [RunningFerry], _ nginx: NginxOrigin, rate: Int = 100_000) async throws
+        -> (id: String, owner: RunningFerry, other: RunningFerry)
+    {
+        try Fixture.writeFile(at: nginx.root + "/slow.bin", size: 4_000_000, seed: 7)
+        let created = try await nodes[0].client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/slow.bin?rate=\(rate)")])
+        let id = try #require(try created.json()["id"] as? String)
+        try await nodes[1].client.waitForJob(id) { $0["state"] as? String == "downloading" }
+        let owner = try await Self.leases(nodes[0]) == 1 ? 0 : 1
+        #expect(try await Self.leases(nodes[owner]) == 1)
+        return (id, nodes[owner], nodes[1 - owner])
+    }
+
+    @Test func aPatchMadeOnAnotherNodeReachesTheOwnerAndTakesEffectThere() async throws {
+        try await withNodes(2) { nodes, _ in
+            try await withNginx { nginx in
+                let (id, owner, other) = try await Self.slowJob(nodes, nginx)
+                // Refused on the asking node, as on a single node: nothing reaches the owner.
+                let invalid = try await other.client.json("PATCH", "/api/v1/jobs/\(id)", ["maxBytesPerSecond": 0])
+                #expect(invalid.status == 400)
+                #expect(try (invalid.json()["error"] as? [String: Any])?["code"] as? String == "invalid_request")
+                let badURL = try await other.client.json("PATCH", "/api/v1/jobs/\(id)", ["url": "gopher://x/y"])
+                #expect(badURL.status == 400)
+
+                let started = Date()
+                let patched = try await other.client.json("PATCH", "/api/v1/jobs/\(id)",
+                                                          ["maxBytesPerSecond": 20_000, "priority": 7, "tags": ["moved"]])
+                let took = Date().timeIntervalSince(started)
+                #expect(patched.status == 200, "\(String(decoding: patched.body, as: UTF8.self))")
+                let answer = try patched.json()
+                #expect(answer["maxBytesPerSecond"] as? Int == 20_000 && answer["priority"] as? Int == 7)
+                #expect(answer["tags"] as? [String] == ["moved"])
+                #expect(answer["state"] as? String == "downloading")
+                #expect(took < 1, "forwarded PATCH took \(took) s")
+                let seen = try await owner.client.get("/api/v1/jobs/\(id)").json()
+                #expect(seen["maxBytesPerSecond"] as? Int == 20_000 && seen["priority"] as? Int == 7, "\(seen)")
+                #expect(try await Self.leases(owner) == 1, "still running on its owner")
+
+                // In force there: at most about 20 kB/s over 3 s (the origin sends 100 kB/s).
+                try await Task.sleep(for: .seconds(1))
+                let before = try await owner.client.get("/api/v1/jobs/\(id)").json()["bytesReceived"] as? Int ?? 0
+                try await Task.sleep(for: .seconds(3))
+                let after = try await owner.client.get("/api/v1/jobs/\(id)").json()["bytesReceived"] as? Int ?? 0
+                #expect(after - before < 3 * 20_000 * 2, "\(after - before) bytes in 3 s under a 20 kB/s limit")
+
+                // A conflict is answered on the asking node too.
+                _ = try await other.client.request("POST", "/api/v1/jobs/\(id)/cancel")
+                let conflict = try await other.client.json("PATCH", "/api/v1/jobs/\(id)", ["priority": 1])
+                #expect(conflict.status == 409)
+            }
+        }
+    }
+
+    @Test func progressOfAJobRunningOnAnotherNodeReachesThisNodesStream() async throws {
+        try await withNodes(2) { nodes, _ in
+            try await withNginx { nginx in
+                let mark = try #require(try await nodes[1].client.get("/api/v1/jobs").header("Ferry-Event-Id"))
+                let (id, owner, other) = try await Self.slowJob(nodes, nginx)
+                let stream = try await other.client.events("/api/v1/events?interval=100", headers: ["Last-Event-ID": mark])
+                var seen: [SSEvent] = []
+                _ = try await stream.collect(timeout: 15) { event in
+                    seen.append(event)
+                    return seen.filter { $0.event == "progress" }.count >= 3
+                }
+                // The table here follows too: bytes and speed of the job running on the owner.
+                let listed = try await other.client.get("/api/v1/jobs/\(id)").json()
+                #expect((listed["bytesReceived"] as? Int ?? 0) > 0 && (listed["speed"] as? Double ?? 0) > 0, "\(listed)")
+
+                let paused = try await other.client.request("POST", "/api/v1/jobs/\(id)/pause")
+                #expect(paused.status == 200)
+                let rest = try await stream.collect(timeout: 10) { event in
+                    event.event == "job" && event.data.contains(#""state":"paused""#)
+                }
+                seen += rest
+                let numbers = seen.compactMap { $0.id.flatMap { Int64($0) } }
+                #expect(numbers.count == seen.count && numbers == numbers.sorted() && Set(numbers).count == numbers.count,
+                        "ids increase: \(numbers)")
+                let mine = seen.filter { (try? $0.json()["id"] as? String) == id }
+                let progress = mine.filter { $0.event == "progress" }
+                let bytes = progress.compactMap { try? $0.json()["bytesReceived"] as? Int }
+                #expect(bytes.count >= 3 && bytes == bytes.sorted() && bytes.last! > bytes.first!, "\(bytes)")
+                // Progress comes after the job event that says it is downloading, and none after it paused.
+                let downloading = try #require(mine.firstIndex { $0.event == "job" && $0.data.contains(#""state":"downloading""#) })
+                #expect(mine.firstIndex { $0.event == "progress" }! > downloading)
+                #expect(mine.last?.event == "job")
+                #expect(try await owner.client.get("/api/v1/jobs/\(id)").json()["state"] as? String == "paused")
+            }
+        }
+    }
+
+    @Test func aPageSessionMadeOnOneNodeWorksOnEveryNodeUntilLoggedOut() async throws {
+        try await withNodes(2, token: "cluster-token") { nodes, location in
+            // The secrets every node must share are the store's, one each.
+            let store = try PostgresJobStore(location: location)
+            let webhookSecret = try await store.value(forKey: "webhook-secret")
+            let sessionSecret = try await store.value(forKey: "session-secret")
+            await store.close()
+            #expect(webhookSecret?.hasPrefix("whsec_") == true && (sessionSecret?.count ?? 0) >= 32)
+            let first = TestClient(port: nodes[0].port)
+            let second = TestClient(port: nodes[1].port)
+            let login = try await first.json("POST", "/api/v1/session", ["token": "cluster-token"])
+            let cookie = String(try #require(login.header("Set-Cookie")).split(separator: ";")[0])
+            #expect(try await second.get("/api/v1/jobs", headers: ["Cookie": cookie]).status == 200)
+            let logout = try await first.request("DELETE", "/api/v1/session", headers: ["Cookie": cookie, "X-Requested-With": "ferry"])
+            #expect(logout.status == 204)
+            #expect(try await Self.eventually(timeout: 1) {
+                try await second.get("/api/v1/jobs", headers: ["Cookie": cookie]).status == 401
+            }, "the logout made on node-0 holds on node-1")
+            #expect(try await first.get("/api/v1/jobs", headers: ["Cookie": cookie]).status == 401)
         }
     }
 

@@ -23,7 +23,8 @@ struct ClusterSupervisorTests {
             let hub = EventHub(ids: ids, logger: logger, heartbeat: 0)
             let feed = ClusterEventFeed(store: store, hub: hub, ids: ids, after: 0, logger: logger)
             let (refusals, refused) = AsyncStream<[String: String]>.makeStream()
-            let commits = CommitPipeline(store: store, cluster: .init(store: store, node: "node-a", feed: feed,
+            let relay = ProgressRelay(store: store, node: "node-a", logger: logger)
+            let commits = CommitPipeline(store: store, cluster: .init(store: store, node: "node-a", feed: feed, relay: relay,
                                                                       refused: { refused.yield($0) }),
                                          logger: logger, publish: { _ in })
             var dependencies = JobSupervisor.Dependencies(
@@ -125,10 +126,60 @@ struct ClusterSupervisorTests {
         await #expect(throws: JobsError.ownerSilent(node: "node-b")) { try await harness.supervisor.cancel(other.id) }
         #expect(await harness.store.sent.map { "\($0.node) \($0.command)" } == ["node-b cancel \(other.id)"])
         #expect(!harness.engine.log.contains("cancel \(other.id)"))
-        // A PATCH of it is not forwarded.
-        await #expect(throws: JobsError.ownedElsewhere(node: "node-b")) {
+        // A PATCH of it is forwarded too, its fields as JSON.
+        await #expect(throws: JobsError.ownerSilent(node: "node-b")) {
+            try await harness.supervisor.update(other.id, JobPatch(priority: 5, tags: ["a b"]))
+        }
+        #expect(await harness.store.sent.last.map { "\($0.node) \($0.command)" }
+                == #"node-b patch \#(other.id) {"priority":5,"tags":["a b"]}"#)
+    }
+
+    @Test func aPatchThatCannotApplyIsRefusedWithoutForwarding() async throws {
+        let harness = Harness()
+        let other = try await harness.create("http://example.org/b.bin")
+        await harness.store.own(other.id, by: "node-b")
+        // node-b cancelled it; this node has read the row.
+        var cancelled = try #require(await harness.store.memory.job(id: other.id))
+        cancelled.state = .cancelled
+        try await harness.store.memory.update(cancelled)
+        await harness.supervisor.refresh([other.id])
+        await #expect(throws: JobsError.notApplicable("a cancelled job cannot be changed")) {
             try await harness.supervisor.update(other.id, JobPatch(priority: 5))
         }
+        // A URL too long for a notification is refused, naming the node.
+        var long = JobPatch()
+        long.url = try SubmittedURL.parse("http://example.org/" + String(repeating: "x", count: 8_000))
+        let running = try await harness.create("http://example.org/c.bin")
+        await harness.store.own(running.id, by: "node-b")
+        let bytes = ForwardedAction.patch(long).command(running.id).utf8.count
+        #expect(bytes > 8_000)
+        await #expect(throws: JobsError.tooLargeToForward(node: "node-b", bytes: bytes)) {
+            try await harness.supervisor.update(running.id, long)
+        }
+        #expect(await harness.store.sent.isEmpty)
+    }
+
+    @Test func progressOfJobsRunningElsewhereUpdatesTheTable() async throws {
+        let harness = Harness()
+        let other = try await harness.create("http://example.org/b.bin")
+        await harness.store.own(other.id, by: "node-b")
+        var running = try #require(await harness.store.memory.job(id: other.id))
+        running.state = .downloading
+        try await harness.store.memory.update(running)
+        await harness.supervisor.refresh([other.id])
+        let data = Array(#"{"id":"\#(other.id)","phase":"downloading","bytesReceived":500,"bytesExpected":1000,"progress":0.5,"speed":250,"eta":2}"#.utf8)
+        let unknown = Array(#"{"id":"nope","phase":"downloading","bytesReceived":5,"bytesExpected":null,"progress":null,"speed":1,"eta":null}"#.utf8)
+        let events = await harness.supervisor.absorbProgress([data, unknown, Array("not json".utf8)])
+        #expect(events.map(\.data) == [data])
+        let (job, rates) = try #require(await harness.supervisor.job(other.id))
+        #expect(job.bytesReceived == 500 && job.bytesExpected == 1000)
+        #expect(rates == LiveRates(speed: 250, eta: 2))
+        // A progress of a job no longer running (its last job event came first) is dropped.
+        running.state = .paused
+        try await harness.store.memory.update(running)
+        await harness.supervisor.refresh([other.id])
+        #expect(await harness.supervisor.absorbProgress([data]).isEmpty)
+        #expect(await harness.supervisor.job(other.id)?.1 == nil)
     }
 }
 

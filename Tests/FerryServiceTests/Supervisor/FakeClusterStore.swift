@@ -11,6 +11,7 @@ actor FakeClusterStore: ClusterJobStore {
     private var expired: Set<String> = []
     private var stored: [StoredEvent] = []
     private(set) var sent: [(node: String, command: String)] = []
+    private(set) var notified: [(channel: String, payload: String)] = []
 
     /// Gives `id` to `node` (another node claiming it).
     func own(_ id: String, by node: String) { owners[id] = node }
@@ -86,6 +87,14 @@ actor FakeClusterStore: ClusterJobStore {
     func eventWindow() async throws -> EventWindow { EventWindow(purgedThrough: 0, latest: stored.last?.id ?? 0) }
     func purgeEvents(keepingNewest count: Int?, createdBefore: Date?) async throws -> Int { 0 }
     func send(command: String, to node: String) async throws { sent.append((node, command)) }
+    func notify(_ payloads: [String], on channel: String) async throws {
+        notified.append(contentsOf: payloads.map { (channel, $0) })
+    }
+    func firstValue(forKey key: String, proposing value: String) async throws -> String {
+        if let stored = await memory.value(forKey: key) { return stored }
+        await memory.setValue(value, forKey: key)
+        return value
+    }
 
     // MARK: JobStore, from memory
 
