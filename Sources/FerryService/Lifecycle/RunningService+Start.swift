@@ -98,9 +98,12 @@ extension RunningService {
             }
             logger.info("finished files go to the object store", metadata: ["objectStore": "\(client.location)"])
         }
+        let wantsWork: @Sendable () -> Void = { wantsMore.yield() }
         let settings = LiveSettings(current: startingSettings, store: store, logger: logger) { settings in
             engine.setGlobalMaxBytesPerSecond(settings.maxBytesPerSecond)
             engine.setMaxConcurrent(settings.maxConcurrent)
+            // One node of several: more slots are claimed at once, not at the next heartbeat.
+            if cluster != nil { wantsWork() }
         }
         // Progress is sampled at the finest interval an open stream asks for (never less often than the default).
         let defaultSampling = engineConfiguration.progressInterval
@@ -110,7 +113,6 @@ extension RunningService {
             }
         }
 
-        let wantsWork: @Sendable () -> Void = { wantsMore.yield() }
         var dependencies = JobSupervisor.Dependencies(
             store: store, engine: engine, files: engine, ids: ids, commits: commits, metrics: metrics,
             logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL))
