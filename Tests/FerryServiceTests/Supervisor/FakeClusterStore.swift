@@ -11,6 +11,7 @@ actor FakeClusterStore: ClusterJobStore {
     private var expired: Set<String> = []
     private var stored: [StoredEvent] = []
     private(set) var sent: [(node: String, command: String)] = []
+    private var uploads: [String: String] = [:]
 
     /// Gives `id` to `node` (another node claiming it).
     func own(_ id: String, by node: String) { owners[id] = node }
@@ -86,6 +87,15 @@ actor FakeClusterStore: ClusterJobStore {
     func eventWindow() async throws -> EventWindow { EventWindow(purgedThrough: 0, latest: stored.last?.id ?? 0) }
     func purgeEvents(keepingNewest count: Int?, createdBefore: Date?) async throws -> Int { 0 }
     func send(command: String, to node: String) async throws { sent.append((node, command)) }
+
+    func objectUpload(jobID: String) async throws -> String? { uploads[jobID] }
+
+    func saveObjectUpload(_ document: String?, jobID: String, node: String) async throws -> Bool {
+        if let owner = owners[jobID], owner != node, isLive(owner) { return false }
+        if document != nil, await memory.job(id: jobID) == nil { return false }
+        uploads[jobID] = document
+        return true
+    }
 
     // MARK: JobStore, from memory
 
