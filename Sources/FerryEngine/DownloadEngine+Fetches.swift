@@ -441,6 +441,7 @@ extension DownloadEngine {
         // Still recorded while stopping: the final save must count every confirmed write.
         run.table.recordWritten(start: fetch.segmentStart, upTo: at + Int64(count))
         guard transfer.phase == .running else { return }
+        pumpParts(transfer)
         release(fetch, of: run)
         if run.pendingWriteBytes <= configuration.writeBufferLimit / 2 {
             for paused in run.fetches.values where paused.pausedForBackpressure {

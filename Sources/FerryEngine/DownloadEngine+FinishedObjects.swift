@@ -18,23 +18,44 @@ extension DownloadEngine {
             if let group = finishGroups.add(pending) { moveToFiles(group) }
             return
         }
-        upload(pending, to: objectStore, attempt: 1)
+        // Parts in flight end first: their outcome decides what the finish still sends.
+        whenPartsIdle(pending.transfer) { self.upload(pending, to: objectStore, attempt: 1) }
     }
 
     private func upload(_ pending: PendingFinish, to client: ObjectStoreClient, attempt: Int) {
         dispatchPrecondition(condition: .onQueue(queue))
         let transfer = pending.transfer, finish = pending.finish
-        let upload = FinishedObjectUpload(client: client, partSize: configuration.objectPartSize)
         let path = spool.partialPath(for: finish.jobID)
         let key = client.location.key(jobID: finish.jobID, filename: finish.filename)
         let contentType = transfer.contentType
+        // The upload the parts went to while the file downloaded, when it is this file's.
+        let live = transfer.parts.record.flatMap { record in
+            record.key == key && record.size == finish.size ? record : nil
+        }
+        if live == nil { discardParts(transfer) }
+        let upload = FinishedObjectUpload(client: client, partSize: live?.partSize ?? configuration.objectPartSize)
+        let existing = live.map { record in
+            (uploadID: record.uploadID, parts: record.parts.map { UploadedPart(number: $0.number, etag: $0.etag, size: $0.size) })
+        }
+        let logger = self.logger
         Task {
             let failure: ObjectStoreError?
             do throws(ObjectStoreError) {
-                try await upload.upload(path: path, key: key, size: finish.size, sha256: finish.sha256, contentType: contentType) {
+                try await upload.upload(path: path, key: key, size: finish.size, sha256: finish.sha256, contentType: contentType,
+                                        existing: existing) {
                     await self.uploadMayContinue(transfer)
                 }
                 failure = nil
+                // An upload started before the digest was known gets it now (a copy of the object onto itself).
+                if existing != nil {
+                    do throws(ObjectStoreError) {
+                        try await client.replaceMetadata(key: key, contentType: contentType,
+                                                         metadata: [FinishedObjectUpload.digestMetadata: finish.sha256])
+                    } catch {
+                        logger.warning("the finished object keeps no SHA-256 metadata",
+                                       metadata: ["job": "\(finish.jobID)", "error": "\(error)"])
+                    }
+                }
             } catch {
                 failure = error
             }
@@ -53,11 +74,18 @@ extension DownloadEngine {
         dispatchPrecondition(condition: .onQueue(queue))
         let transfer = pending.transfer
         guard let failure else {
+            partsCompleted(transfer)
             if let group = finishGroups.add(pending) { moveToFiles(group) }
             return
         }
         if transfer.stopIntent == .cancel || shuttingDown || failure.kind == .stopped {
             leaveUnstored(transfer, size: pending.finish.size)
+            return
+        }
+        if failure.kind == .notFound, transfer.parts.record != nil {
+            // The upload the parts went to is gone: the file is stored with a new one.
+            transfer.parts.record = nil
+            upload(pending, to: client, attempt: attempt + 1)
             return
         }
         guard failure.isRetryable else {

@@ -13,6 +13,7 @@ extension DownloadEngine {
             waitForSpace(transfer)
             return
         }
+        if loadStoredParts(transfer) { return }
         transfer.phase = .opening
         let keep = !transfer.discardOnNextStart && (transfer.spec.resume != nil || transfer.hasAcceptedResponse)
         transfer.discardOnNextStart = false
@@ -29,6 +30,7 @@ extension DownloadEngine {
             transfer.writer.close { bytes in self.stopped(transfer, bytesOnDisk: bytes) }
             return
         }
+        if let record = transfer.storedParts.take(), case .success(let found) = result, takeOver(transfer, record, found) { return }
         switch result {
         case .failure(let error):
             transfer.phase = .running
@@ -117,6 +119,7 @@ extension DownloadEngine {
     func announceRestart(_ transfer: Transfer, reason: String) {
         logger.notice("download restarts from zero", metadata: ["id": "\(transfer.id)", "reason": "\(reason)"])
         for index in transfer.sources.indices { transfer.sources[index].bytesReceived = 0 }
+        discardParts(transfer)
         emit(.restarted(id: transfer.id, reason: reason))
     }
 

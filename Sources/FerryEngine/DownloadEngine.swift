@@ -35,6 +35,9 @@ public final class DownloadEngine: @unchecked Sendable {
     /// Where finished files are stored as objects before they are reported finished (`--object-store`); nil keeps
     /// them in the spool only. Set once, in `init`. Its `stop()` comes first in `shutdown()`.
     public private(set) var objectStore: ObjectStoreClient?
+    /// Where the records of running jobs' multipart uploads are kept (the cluster's store): with it and `objectStore`,
+    /// parts are uploaded while a download runs and a job started elsewhere continues from them (`DownloadEngine+Parts`).
+    let uploadLedger: (any ObjectUploadLedger)?
     var transfers: [String: Transfer] = [:]
     /// Deliveries running or waiting to retry (`DownloadEngine+Deliveries`).
     var uploads: [String: Upload] = [:]
@@ -54,8 +57,10 @@ public final class DownloadEngine: @unchecked Sendable {
     public init(configuration: EngineConfiguration, spool: Spool, storage: (any FileStorage)? = nil, logger: Logger,
                 allowance: (any SpoolAllowance)? = nil,
                 objectStore: (location: ObjectStoreLocation, credentials: ObjectStoreCredentials)? = nil,
+                uploadLedger: (any ObjectUploadLedger)? = nil,
                 onEvent: @escaping @Sendable (TransferEvent) -> Void) {
         self.configuration = configuration
+        self.uploadLedger = objectStore == nil ? nil : uploadLedger
         self.allowance = allowance
         self.spool = spool
         self.storage = storage ?? spool
@@ -122,6 +127,7 @@ public final class DownloadEngine: @unchecked Sendable {
     /// Stops a transfer for good and deletes its partial file and reservation. No further events.
     public func cancel(id: String) {
         queue.async {
+            self.abandonParts(jobID: id, live: self.transfers[id]?.parts)
             if let transfer = self.transfers[id] {
                 self.stop(transfer, .cancel)
             } else {

@@ -23,7 +23,9 @@ public struct EngineConfiguration: Sendable {
     public var minFreeSpace: Int64 = 1 << 30
     /// Download speed shared by all transfers, in bytes per second; nil for no limit.
     public var globalMaxBytesPerSecond: Int64? = nil
-    /// Bytes per part when a finished file is uploaded to the object store (at least 5 MiB, S3's minimum).
+    /// Bytes per part of a file's multipart upload to the object store (at least 5 MiB, S3's minimum; more when the
+    /// file would need more than 10,000 parts). With a cluster's store, each part is uploaded as soon as the file's
+    /// written prefix covers it, so a node taking the job over fetches at most about one part again.
     public var objectPartSize: Int64 = 16 << 20
     /// Back-off between attempts and how many attempts a transfer gets.
     public var retry: RetryPolicy = RetryPolicy()

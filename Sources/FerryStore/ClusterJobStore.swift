@@ -60,6 +60,14 @@ public protocol ClusterJobStore: JobStore {
     /// The `meta` value under `key`, storing `value` first when there is none: the first node to ask decides it
     /// (a secret every node must share, such as the page sessions').
     func firstValue(forKey key: String, proposing value: String) async throws -> String
+
+    /// The record of the job's unfinished multipart upload (the parts stored so far, as the engine wrote it), if any.
+    func objectUpload(jobID: String) async throws -> String?
+    /// Replaces the record of the job's multipart upload (nil removes it), fenced like `commit`: only while `node`
+    /// owns the job, nobody does, or its owner's lease has expired; a record is never stored for a job that is gone
+    /// (removing one is). Returns whether it was written.
+    @discardableResult
+    func saveObjectUpload(_ document: String?, jobID: String, node: String) async throws -> Bool
 }
 
 /// A node as the store knows it. Dates are the database server's clock, to the millisecond.

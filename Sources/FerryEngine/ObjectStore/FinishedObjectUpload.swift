@@ -14,7 +14,11 @@ struct FinishedObjectUpload: Sendable {
     /// The metadata name of the file's SHA-256 (lowercase hex), `x-amz-meta-sha256` on the wire.
     static let digestMetadata = "sha256"
 
+    /// - Parameter existing: the upload the download's parts went to while it ran (`DownloadEngine+Parts`): its parts
+    ///   of the right size are not sent again, only the others, and a failure leaves it for the engine to retry or
+    ///   abort. Without it, a new upload is made, and aborted on failure.
     func upload(path: String, key: String, size: Int64, sha256: String, contentType: String?,
+                existing: (uploadID: String, parts: [UploadedPart])? = nil,
                 proceed: @Sendable () async -> Bool) async throws(ObjectStoreError) {
         let metadata = [Self.digestMetadata: sha256]
         let plan = PartPlan(size: size, partSize: partSize)
@@ -28,10 +32,17 @@ struct FinishedObjectUpload: Sendable {
                                    message: "cannot open the finished file: \(SystemError("open", path))")
         }
         defer { close(descriptor) }
-        let uploadID = try await client.createMultipartUpload(key: key, contentType: contentType, metadata: metadata)
+        let uploadID: String
+        if let existing { uploadID = existing.uploadID } else {
+            uploadID = try await client.createMultipartUpload(key: key, contentType: contentType, metadata: metadata)
+        }
         do throws(ObjectStoreError) {
             var stored: [UploadedPart] = []
             for part in plan.parts {
+                if let kept = existing?.parts.first(where: { $0.number == part.number && $0.size == part.length }) {
+                    stored.append(kept)
+                    continue
+                }
                 guard await proceed() else {
                     throw ObjectStoreError(operation: .uploadPart, kind: .stopped, endpoint: client.location.bucketURL,
                                            message: "the upload was stopped before part \(part.number)")
@@ -41,7 +52,7 @@ struct FinishedObjectUpload: Sendable {
             }
             _ = try await client.completeMultipartUpload(key: key, uploadID: uploadID, parts: stored)
         } catch {
-            try? await client.abortMultipartUpload(key: key, uploadID: uploadID)
+            if existing == nil { try? await client.abortMultipartUpload(key: key, uploadID: uploadID) }
             throw error
         }
     }

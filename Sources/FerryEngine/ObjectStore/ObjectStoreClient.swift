@@ -87,6 +87,15 @@ public final class ObjectStoreClient: @unchecked Sendable {
         return UploadedPart(number: partNumber, etag: etag, size: length)
     }
 
+    /// Makes part `partNumber` of an upload from the bytes `range` of the object `sourceKey` (copied inside the store).
+    public func uploadPartCopy(key: String, uploadID: String, partNumber: Int, sourceKey: String,
+                               range: ClosedRange<Int64>) async throws(ObjectStoreError) -> UploadedPart {
+        let response = try await send(.uploadPartCopy(location, key: key, uploadID: uploadID, partNumber: partNumber,
+                                                      sourceKey: sourceKey, range: range))
+        let etag = try document(.uploadPartCopy, response) { bytes throws(S3XMLError) in try S3Documents.copiedPartETag(bytes) }
+        return UploadedPart(number: partNumber, etag: etag, size: range.upperBound - range.lowerBound + 1)
+    }
+
     /// The parts stored so far of an unfinished upload, in part order (every page of `ListParts`): what a node
     /// taking over a job continues from.
     public func listParts(key: String, uploadID: String) async throws(ObjectStoreError) -> [UploadedPart] {
@@ -122,6 +131,15 @@ public final class ObjectStoreClient: @unchecked Sendable {
     public func putObject(key: String, bytes: [UInt8], contentType: String? = nil, metadata: [String: String] = [:]) async throws(ObjectStoreError) -> String {
         let response = try await send(try .putObject(location, key: key, body: .bytes(bytes), contentType: contentType, metadata: metadata))
         return response.head.fields["etag"] ?? ""
+    }
+
+    /// Replaces the type and metadata of a stored object (copied onto itself inside the store).
+    public func replaceMetadata(key: String, contentType: String? = nil, metadata: [String: String]) async throws(ObjectStoreError) {
+        let response = try await send(try .replaceMetadata(location, key: key, contentType: contentType, metadata: metadata))
+        if let failure = S3Documents.error(response.body) {
+            throw error(.copyObject, ObjectStoreError.kind(status: 500, code: failure.code), status: response.head.status,
+                        code: failure.code, message: failure.message)
+        }
     }
 
     /// Size, ETag, type and metadata of an object.

@@ -60,6 +60,18 @@ public struct ObjectStoreRequest: Sendable {
                     body: .file(descriptor: descriptor, offset: offset, length: length))
     }
 
+    /// Part `partNumber` copied by the store from the bytes `range` of the object `sourceKey` in the same bucket (no
+    /// bytes sent).
+    static func uploadPartCopy(_ location: ObjectStoreLocation, key: String, uploadID: String, partNumber: Int,
+                               sourceKey: String, range: ClosedRange<Int64>) -> ObjectStoreRequest {
+        precondition((1...10_000).contains(partNumber), "S3 part numbers are 1...10000")
+        return make(.uploadPartCopy, .put, location, key: key,
+                    query: [("partNumber", String(partNumber)), ("uploadId", uploadID)],
+                    headers: ["x-amz-copy-source: /\(location.bucket)/\(encodedKey(sourceKey))",
+                              "x-amz-copy-source-range: bytes=\(range.lowerBound)-\(range.upperBound)"],
+                    body: .bytes([]))
+    }
+
     /// One page of the parts stored so far, from after `marker`.
     static func listParts(_ location: ObjectStoreLocation, key: String, uploadID: String, marker: Int?) -> ObjectStoreRequest {
         var query = [("max-parts", "1000"), ("uploadId", uploadID)]
@@ -82,6 +94,15 @@ public struct ObjectStoreRequest: Sendable {
                           metadata: [String: String]) throws(ObjectStoreError) -> ObjectStoreRequest {
         let lines = try objectHeaders(.putObject, location, contentType: contentType, metadata: metadata)
         return make(.putObject, .put, location, key: key, headers: lines, body: body)
+    }
+
+    /// Replaces an object's type and metadata (`CopyObject` onto itself with `REPLACE`, copied inside the store).
+    static func replaceMetadata(_ location: ObjectStoreLocation, key: String, contentType: String?,
+                                metadata: [String: String]) throws(ObjectStoreError) -> ObjectStoreRequest {
+        let lines = try objectHeaders(.copyObject, location, contentType: contentType, metadata: metadata)
+        return make(.copyObject, .put, location, key: key,
+                    headers: ["x-amz-copy-source: /\(location.bucket)/\(encodedKey(key))", "x-amz-metadata-directive: REPLACE"] + lines,
+                    body: .bytes([]))
     }
 
     static func headObject(_ location: ObjectStoreLocation, key: String) -> ObjectStoreRequest {

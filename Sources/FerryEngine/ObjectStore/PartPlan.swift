@@ -16,10 +16,14 @@ public struct PartPlan: Sendable, Equatable {
 
     public let parts: [Part]
 
+    /// The size of every part but the last for a file of `size` bytes, `preferred` if S3's limits allow it.
+    public static func partSize(for size: Int64, preferred: Int64) -> Int64 {
+        max(preferred, Self.minimumPartSize, (max(0, size) + Self.maximumParts - 1) / Self.maximumParts)
+    }
+
     public init(size: Int64, partSize: Int64) {
         guard size > 0 else { parts = []; return }
-        let fewest = (size + Self.maximumParts - 1) / Self.maximumParts
-        let chosen = max(partSize, Self.minimumPartSize, fewest)
+        let chosen = Self.partSize(for: size, preferred: partSize)
         var parts: [Part] = []
         var offset: Int64 = 0
         while offset < size {

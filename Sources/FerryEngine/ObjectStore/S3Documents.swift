@@ -71,6 +71,13 @@ enum S3Documents {
         return root.value("ETag") ?? ""
     }
 
+    /// The `ETag` of an `UploadPartCopy` answer (`CopyPartResult`).
+    static func copiedPartETag(_ bytes: [UInt8]) throws(S3XMLError) -> String {
+        let root = try expect("CopyPartResult", bytes)
+        guard let etag = root.value("ETag"), !etag.isEmpty else { throw S3XMLError(reason: "CopyPartResult has no ETag", offset: 0) }
+        return etag
+    }
+
     /// The `CompleteMultipartUpload` request body: every part's number and ETag, in ascending part order.
     static func completion(_ parts: [UploadedPart]) -> [UInt8] {
         var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"

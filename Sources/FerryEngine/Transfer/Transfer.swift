@@ -67,6 +67,13 @@ final class Transfer: @unchecked Sendable {
     /// the file): they are deleted on giving up.
     var discardOnGiveUp = false
 
+    /// The multipart upload its parts go to while it downloads, with an object store (`DownloadEngine+Parts`).
+    let parts = LiveParts()
+    /// The stored record of the job's upload was read for this submission; what was found, until the partial file is
+    /// opened and it is used (`takeOver`).
+    var partsLoaded = false
+    var storedParts: ObjectUploadRecord?
+
     // Counters over the whole submission.
     var failures = 0
     var restartsInARow = 0

@@ -181,6 +181,10 @@ extension ServiceConfiguration {
         if let text = environment["FERRY_WEBHOOK_RETRY_BASE"], let seconds = Double(text), seconds > 0 {
             configuration.webhookRetryBase = seconds
         }
+        // Test-only: bytes per part of object-store uploads.
+        if let text = environment["FERRY_OBJECT_PART_SIZE"], let bytes = ByteSize.parse(text), bytes > 0 {
+            configuration.objectPartSize = bytes
+        }
         return configuration
     }
 }

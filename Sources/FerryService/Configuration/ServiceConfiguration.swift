@@ -56,6 +56,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var webhookSecret: String?
     /// Seconds before a notice's first retry (5). Tests shorten it with `FERRY_WEBHOOK_RETRY_BASE` (no flag).
     public var webhookRetryBase: Double = 5
+    /// Bytes per part of an object-store upload (the engine's `objectPartSize`, 16 MiB; at least 5 MiB). Tests make
+    /// parts small with `FERRY_OBJECT_PART_SIZE` (no flag), so a handover is seen on files of a few parts.
+    public var objectPartSize: Int64 = 16 << 20
     /// The known-hosts file SFTP sources' host keys are checked against (`--ssh-known-hosts`; `~/` is `$HOME`).
     public var sshKnownHosts: String = ServiceConfiguration.homeDirectory + "/.ssh/known_hosts"
 

@@ -23,7 +23,8 @@ extension JobSupervisor {
     /// A mark to pass to `keepOnly(_:ownedBefore:)`, taken before `renew`.
     var ownershipMark: Int { ownershipEpoch }
 
-    /// Starts running jobs `claim` gave this node: each continues from the bytes this node has of it.
+    /// Starts running jobs `claim` gave this node: each continues from the bytes this node has of it, or from the parts
+    /// the node before stored when they reach further (the engine restores them, `DownloadEngine+Parts`).
     func run(claimed: [ClaimedJob]) {
         for claim in claimed {
             var job = claim.job

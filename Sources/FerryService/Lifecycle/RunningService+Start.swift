@@ -81,11 +81,13 @@ extension RunningService {
         engineConfiguration.maxFileSize = configuration.maxFileSize
         engineConfiguration.minFreeSpace = configuration.minFreeSpace
         engineConfiguration.sshKnownHosts = configuration.sshKnownHosts
+        engineConfiguration.objectPartSize = configuration.objectPartSize
         let (events, engineEvents) = AsyncStream<TransferEvent>.makeStream()
         let table = JobTable()
         let quota = configuration.spoolQuota.map { SpoolQuota(quota: $0, table: table) }
         let engine = DownloadEngine(configuration: engineConfiguration, spool: spool, logger: logger, allowance: quota,
-                                    objectStore: objectStore) { event in
+                                    objectStore: objectStore,
+                                    uploadLedger: cluster.map { ClusterUploadLedger(store: $0.store, node: configuration.nodeID, logger: logger) }) { event in
             engineEvents.yield(event)
         }
         if let client = engine.objectStore {

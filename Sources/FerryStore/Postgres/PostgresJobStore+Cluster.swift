@@ -222,6 +222,36 @@ extension PostgresJobStore: ClusterJobStore {
         }
     }
 
+    // MARK: Multipart uploads of unfinished jobs
+
+    public func objectUpload(jobID: String) async throws -> String? {
+        try await perform { connection in
+            try connection.execute("SELECT document FROM object_uploads WHERE job_id = $1", [.text(jobID)], reuse: true,
+                                   operation: "read the object upload of job \(jobID)").string(0, 0)
+        }
+    }
+
+    @discardableResult
+    public func saveObjectUpload(_ document: String?, jobID: String, node: String) async throws -> Bool {
+        // Another live owner, or (for a record) no job at all: nothing is written.
+        let fence = """
+            NOT EXISTS (SELECT 1 FROM jobs WHERE id = $1 AND owner IS NOT NULL AND owner <> $2 AND lease_until > now())
+            """
+        return try await perform { connection in
+            if let document {
+                return try connection.execute("""
+                    INSERT INTO object_uploads (job_id, document)
+                    SELECT $1, $3 WHERE EXISTS (SELECT 1 FROM jobs WHERE id = $1) AND \(fence)
+                    ON CONFLICT (job_id) DO UPDATE SET document = excluded.document, updated_at = now()
+                    """, [.text(jobID), .text(node), .text(document)], reuse: true,
+                    operation: "record the object upload of job \(jobID)").affectedRows > 0
+            }
+            return try connection.execute("DELETE FROM object_uploads WHERE job_id = $1 AND \(fence)",
+                                          [.text(jobID), .text(node)], reuse: true,
+                                          operation: "remove the object upload of job \(jobID)").affectedRows > 0
+        }
+    }
+
     // MARK: Queue-side helpers (called inside `perform`)
 
     /// Releases the jobs `condition` selects (owned by `node`), in id order, notifying the other nodes; inside the

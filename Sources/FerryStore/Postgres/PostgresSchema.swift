@@ -167,6 +167,16 @@ enum PostgresSchema {
             );
             INSERT INTO event_window (purged_through) VALUES (0);
             """),
+        // Several nodes with an object store: each unfinished job's multipart upload of the parts stored so far (a
+        // JSON document the engine writes), so a node taking the job over continues from them. No foreign key: the
+        // node discarding a deleted job reads it to abort the upload, then removes it.
+        Migration(version: 7, sql: """
+            CREATE TABLE object_uploads (
+                job_id     text        PRIMARY KEY,
+                document   text        NOT NULL,
+                updated_at timestamptz NOT NULL DEFAULT now()
+            );
+            """),
     ]
 
     /// Schema 2: `jobs_search_text_trigram`, in a savepoint, so a server without `pg_trgm` keeps the rest.

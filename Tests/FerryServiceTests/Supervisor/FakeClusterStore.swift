@@ -12,6 +12,7 @@ actor FakeClusterStore: ClusterJobStore {
     private var stored: [StoredEvent] = []
     private(set) var sent: [(node: String, command: String)] = []
     private(set) var notified: [(channel: String, payload: String)] = []
+    private var uploads: [String: String] = [:]
 
     /// Gives `id` to `node` (another node claiming it).
     func own(_ id: String, by node: String) { owners[id] = node }
@@ -94,6 +95,15 @@ actor FakeClusterStore: ClusterJobStore {
         if let stored = await memory.value(forKey: key) { return stored }
         await memory.setValue(value, forKey: key)
         return value
+    }
+
+    func objectUpload(jobID: String) async throws -> String? { uploads[jobID] }
+
+    func saveObjectUpload(_ document: String?, jobID: String, node: String) async throws -> Bool {
+        if let owner = owners[jobID], owner != node, isLive(owner) { return false }
+        if document != nil, await memory.job(id: jobID) == nil { return false }
+        uploads[jobID] = document
+        return true
     }
 
     // MARK: JobStore, from memory

@@ -1,0 +1,25 @@
+/// A transfer's multipart upload while it downloads (`DownloadEngine+Parts`): the record of the parts stored, what is
+/// in flight, the back-off after a failed part, and the saves of the record to the ledger, kept in order.
+///
+/// Confined to the engine queue. `generation` changes whenever the upload is dropped (a restart from zero, a cancel,
+/// the finish): completions of an older generation are ignored.
+final class LiveParts: @unchecked Sendable {
+    var record: ObjectUploadRecord?
+    var generation = 0
+    /// A `CreateMultipartUpload` is in flight.
+    var creating = false
+    /// Part numbers being uploaded.
+    var inFlight: Set<Int> = []
+    /// Failed requests in a row, and the monotonic time before which none is tried again.
+    var failures = 0
+    var notBefore: Double = 0
+    /// The object key holds the stored prefix of an earlier upload (see `ObjectUploadRecord.prefixObject`).
+    var prefixObject = false
+    /// A save to the ledger runs; another is due when it ends.
+    var saving = false
+    var unsaved = false
+    /// Run once nothing is in flight (the finish waits for them).
+    var idleWaiters: [() -> Void] = []
+
+    var isIdle: Bool { !creating && inFlight.isEmpty }
+}

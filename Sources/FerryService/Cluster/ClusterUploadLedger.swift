@@ -1,0 +1,32 @@
+import FerryEngine
+import FerryStore
+import Foundation
+import Logging
+
+/// The engine's `ObjectUploadLedger` on the cluster's store: each unfinished job's multipart upload record as a JSON
+/// document (`object_uploads`), written by this node only while it owns the job (or nobody does). Store failures are
+/// logged and otherwise ignored: a part not recorded is only fetched again by a node taking the job over.
+struct ClusterUploadLedger: ObjectUploadLedger {
+    let store: any ClusterJobStore
+    let node: String
+    let logger: Logger
+
+    func record(jobID: String) async -> ObjectUploadRecord? {
+        do {
+            guard let document = try await store.objectUpload(jobID: jobID) else { return nil }
+            return try JSONDecoder().decode(ObjectUploadRecord.self, from: Data(document.utf8))
+        } catch {
+            logger.warning("cannot read a job's stored parts", metadata: ["job": "\(jobID)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    func store(_ record: ObjectUploadRecord?, jobID: String) async {
+        do {
+            let document = try record.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+            try await store.saveObjectUpload(document, jobID: jobID, node: node)
+        } catch {
+            logger.warning("cannot record a job's stored parts", metadata: ["job": "\(jobID)", "error": "\(error)"])
+        }
+    }
+}
