@@ -1,8 +1,8 @@
 """The `cluster` bench case (issue 12): the cost of the shared store.
 
 - Claims per second: one node on PostgreSQL with `--max-concurrent 1` is given 1,000 jobs (`"dedupe": false`)
-  whose origin answers slowly (nginx's `/slow/` at 1 byte/s per connection), so none ends meanwhile; once it runs
-  one, `PATCH /api/v1/settings` raises its `maxConcurrent` to 1,000, and the figure is 999 / (time from the PATCH
+  whose origin answers slowly (nginx's `/trickle/` at 4 KiB/s per connection), so none ends meanwhile; once it
+  runs one, `PATCH /api/v1/settings` raises its `maxConcurrent` to 1,000, and the figure is 999 / (time from the PATCH
   to `ferry_node_leases` reaching 1,000 on `/metrics`, read every 10 ms). It is Ferry's own claim path:
   `FOR UPDATE SKIP LOCKED` in batches of the free slots, the rows handed to the supervisor and the engine.
 - The small-files batch (as the `small-files` case: N × 64 KiB, until every `finished` event) on one node with the
@@ -128,7 +128,7 @@ def run(b, fb):
             nodes = start_nodes(1, 1)
             node = nodes[0]
             try:
-                items = [{"url": f"{b.origin}/slow/small/{names[0]}?rate=1", "dedupe": False}] * count
+                items = [{"url": f"{b.origin}/trickle/small/{names[0]}", "dedupe": False}] * count
                 status, answer = node.call("POST", "/api/v1/jobs", items, timeout=per_run)
                 if status != 200:
                     raise RuntimeError(f"claims: batch POST answered {status}: {str(answer)[:200]}")

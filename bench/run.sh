@@ -132,6 +132,8 @@ http {
         location /limited/ { alias $WORK/www/; limit_rate 20m; }
         # 2 MiB/s per connection (downloads that run while event streams are measured)
         location /slow/ { alias $WORK/www/; limit_rate 2m; }
+        # 4 KiB/s per connection (jobs that stay running while the cluster case counts claims)
+        location /trickle/ { alias $WORK/www/; limit_rate 4k; }
         # Upload target (the upload case): WebDAV PUT into www/upload/
         location /upload/ {
             dav_methods PUT; create_full_put_path on; client_max_body_size 0;
