@@ -33,6 +33,7 @@ extension Connection: ResponseStreamSink {
     /// Writes as much as the socket takes, starting responses in request order as they become ready.
     func pump() {
         dispatchPrecondition(condition: .onQueue(queue))
+        reclaimSocket()
         loop: while phase == .open || phase == .draining {
             if outputSent < output.count {
                 switch flushOutput() {
@@ -61,7 +62,31 @@ extension Connection: ResponseStreamSink {
             guard let response = next.response else { break }
             beginResponse(next, response)
         }
+        lendSocketIfIdle()
         refreshTimer()
+    }
+
+    /// Takes the socket back from the active stream's producers (see `ResponseStream`'s direct lane), with the bytes
+    /// they left unsent, which go out first.
+    private func reclaimSocket() {
+        guard let stream = activeStream else { return }
+        let (tail, sent) = stream.reclaimSocket()
+        if sent > 0 {
+            responseBytes += Int64(sent)
+            lastWriteAt = Connection.now()
+        }
+        guard !tail.isEmpty else { return }
+        output.append(contentsOf: tail)
+        streamBytesInOutput += tail.count
+    }
+
+    /// Lends the socket to the active stream's producers while the connection has nothing of its own to write: the
+    /// body so far is sent, nothing is queued, and the body has no declared length to count down.
+    private func lendSocketIfIdle() {
+        guard phase == .open || phase == .draining, !writeArmed, outputSent >= output.count,
+              let stream = activeStream, case .stream(let current, let chunked, nil) = body, current === stream,
+              !stream.hasPending, !stream.finishRequested, !stream.abortRequested else { return }
+        stream.lendSocket(fd, chunked: chunked)
     }
 
     private func flushOutput() -> Progress {

@@ -1,17 +1,37 @@
 import Dispatch
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A streamed response body owned by one connection's queue; every public method is safe to call from any thread.
 ///
 /// Writes are queued and never block. `bufferedByteCount` counts bytes written by the producer and not yet handed to
 /// the socket, so producers can back off with `onDrain`. State is confined to `queue` (the connection's queue), except
-/// the two atomics read from any thread.
+/// the two atomics read from any thread and the direct lane, guarded by its own lock.
+///
+/// The direct lane: while the connection has sent everything of this body and holds nothing for it, it lends the
+/// socket to producers (``writeShared(_:)`` then writes from the producer's thread, one `sendmsg` for several chunks,
+/// no hop to the connection's queue); it takes the socket back under the same lock before it writes anything itself
+/// or closes, so the fd is never used after the connection let it go.
 public final class ResponseStream: @unchecked Sendable {
     let queue: DispatchQueue
     weak var sink: ResponseStreamSink?
 
     private let buffered = Atomic<Int>(0)
     private let accepting = Atomic<Bool>(true)
+
+    /// The socket while lent to producers, and what their writes left for the connection.
+    struct DirectLane {
+        /// The connection's socket, or -1 while the connection keeps it.
+        var fd: Int32 = -1
+        var chunked = false
+        /// Wire bytes a producer's write left unsent (the socket took part of it): the connection sends them first.
+        var tail: [UInt8] = []
+        /// Wire bytes producers sent through the lane since the connection last took it back.
+        var sent = 0
+    }
+    private let lane = Mutex(DirectLane())
 
     // Confined to `queue`.
     private var pending: [[UInt8]] = []
@@ -32,19 +52,57 @@ public final class ResponseStream: @unchecked Sendable {
         queue.async { self.enqueue(bytes) }
     }
 
-    /// Queues the same `bytes` on every stream in `streams` (fan-out): the bytes are shared, not copied, and each
-    /// connection queue gets one block for all of its streams instead of one per stream. Closed or finished streams
-    /// are skipped. Callable from any thread.
-    public static func write(_ bytes: [UInt8], to streams: [ResponseStream]) {
-        guard !bytes.isEmpty, !streams.isEmpty else { return }
-        var byQueue: [ObjectIdentifier: [ResponseStream]] = [:]
-        for stream in streams where stream.accepting.load(ordering: .acquiring) {
-            stream.buffered.add(bytes.count, ordering: .relaxed)
-            byQueue[ObjectIdentifier(stream.queue), default: []].append(stream)
+    /// Sends `chunks` in order, each one piece of the body: straight to the socket when the connection lent it and
+    /// nothing written before is still queued (the same immutable bytes for every stream, gathered by one `sendmsg`),
+    /// otherwise, or for what the socket does not take at once, through the connection's queue like ``write(_:)``.
+    /// Callable from any thread; a producer keeps its writes to one stream in order by making them from one serial queue.
+    public func writeShared(_ chunks: [SharedChunk]) {
+        guard !chunks.isEmpty, accepting.load(ordering: .acquiring) else { return }
+        let (queuedFrom, wake) = lane.withLock { lane -> (Int, Bool) in
+            guard lane.fd >= 0, buffered.load(ordering: .acquiring) == 0 else { return (0, false) }
+            var index = 0
+            while index < chunks.count {
+                let piece = chunks[index..<min(index + Self.maxChunksPerSend, chunks.count)]
+                let total = piece.reduce(0) { $0 + $1.wireCount(chunked: lane.chunked) }
+                let sent = Self.send(piece, chunked: lane.chunked, to: lane.fd)
+                if sent == total {
+                    lane.sent += sent
+                    index = piece.endIndex
+                    continue
+                }
+                // Full, partly taken or failed: the connection takes over (and meets any error itself).
+                lane.fd = -1
+                guard sent > 0 else { return (index, true) }
+                lane.sent += sent
+                lane.tail = SharedChunk.remainder(of: piece, chunked: lane.chunked, after: sent)
+                buffered.add(lane.tail.count, ordering: .relaxed)
+                return (piece.endIndex, true)
+            }
+            return (chunks.count, false)
         }
-        for group in byQueue.values {
-            group[0].queue.async {
-                for stream in group { stream.enqueue(bytes) }
+        for chunk in chunks[queuedFrom...] { write(chunk.payload) }
+        if wake, queuedFrom == chunks.count {
+            queue.async { self.sink?.streamDidChange(self) }
+        }
+    }
+
+    /// Chunks gathered into one `sendmsg`.
+    static let maxChunksPerSend = 64
+
+    /// One `sendmsg` of the chunks' wire bytes (non-blocking, no SIGPIPE). Returns the bytes sent, or -1.
+    private static func send(_ chunks: ArraySlice<SharedChunk>, chunked: Bool, to fd: Int32) -> Int {
+        withUnsafeTemporaryAllocation(of: iovec.self, capacity: chunks.count) { vectors in
+            for (slot, chunk) in zip(vectors.indices, chunks) {
+                let wire = chunk.wire(chunked: chunked)
+                vectors[slot] = iovec(iov_base: UnsafeMutableRawPointer(mutating: wire.baseAddress), iov_len: wire.count)
+            }
+            var message = msghdr()
+            message.msg_iov = vectors.baseAddress
+            message.msg_iovlen = chunks.count
+            while true {
+                let n = sendmsg(fd, &message, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                if n < 0 && errno == EINTR { continue }
+                return n
             }
         }
     }
@@ -122,6 +180,28 @@ public final class ResponseStream: @unchecked Sendable {
 
     var hasPending: Bool { !pending.isEmpty }
 
+    /// Lends the socket to producers (``writeShared(_:)``): call only when everything of the body so far was sent
+    /// and nothing is queued.
+    func lendSocket(_ fd: Int32, chunked: Bool) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !didClose else { return }
+        lane.withLock { lane in
+            lane.fd = fd
+            lane.chunked = chunked
+        }
+    }
+
+    /// Takes the socket back before the connection writes or closes (waits for a producer's write in progress).
+    /// - Returns: wire bytes producers left unsent, to go out before anything else (counted in
+    ///   `bufferedByteCount` until `didSend`), and how many they sent.
+    func reclaimSocket() -> (tail: [UInt8], sent: Int) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return lane.withLock { lane in
+            defer { lane = DirectLane() }
+            return (lane.tail, lane.sent)
+        }
+    }
+
     /// Finishes the body on the server's behalf (shutdown): what is queued is still sent.
     func requestFinish() {
         dispatchPrecondition(condition: .onQueue(queue))
@@ -146,6 +226,7 @@ public final class ResponseStream: @unchecked Sendable {
         guard !didClose else { return }
         didClose = true
         accepting.store(false, ordering: .releasing)
+        lane.withLock { $0 = DirectLane() }
         pending.removeAll()
         buffered.store(0, ordering: .relaxed)
         sink = nil

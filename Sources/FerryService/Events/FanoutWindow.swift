@@ -1,3 +1,5 @@
+import FerryHTTP
+
 /// The recent batches of frames that one group of identical subscribers is sent, kept once for the
 /// whole group; each subscriber holds only a cursor (the sequence number of the next batch it needs).
 ///
@@ -5,15 +7,17 @@
 /// no I/O, no locking.
 ///
 /// A batch is the concatenated frames one ``SubscriberQueue/take(now:writable:)`` of the group's shared
-/// queue returned (ids strictly increasing, and increasing from batch to batch). The window keeps the
+/// queue returned, framed once for the wire as a `SharedChunk` (ids strictly increasing, and increasing from batch to batch). The window keeps the
 /// newest batches while their bytes stay within `maxBytes` (always at least the newest one); a cursor
 /// older than the oldest kept batch has fallen out of the window (``pending(from:)`` answers `nil`), and
 /// the subscriber must be resynchronized from the ``EventLog`` or closed.
 public struct FanoutWindow: Sendable {
     /// One batch: its frames and the greatest event id in it.
     public struct Batch: Sendable {
-        public let bytes: [UInt8]
+        public let chunk: SharedChunk?
         public let lastID: Int64
+        /// Payload bytes (the frames).
+        var byteCount: Int { chunk?.payloadCount ?? 0 }
     }
 
     /// What a cursor is owed.
@@ -47,14 +51,13 @@ public struct FanoutWindow: Sendable {
     /// Adds a batch and evicts the oldest ones beyond `maxBytes`.
     /// - Returns: the batch's sequence number.
     @discardableResult
-    public mutating func append(_ bytes: [UInt8], lastID: Int64) -> Int {
-        precondition(!bytes.isEmpty, "a batch holds at least one frame")
+    public mutating func append(_ chunk: SharedChunk, lastID: Int64) -> Int {
         let sequence = nextSequence
-        batches.append(Batch(bytes: bytes, lastID: lastID))
-        byteCount += bytes.count
-        while count > 1 && byteCount - batches[head].bytes.count >= maxBytes {
-            byteCount -= batches[head].bytes.count
-            batches[head] = Batch(bytes: [], lastID: 0)   // release the bytes now
+        batches.append(Batch(chunk: chunk, lastID: lastID))
+        byteCount += chunk.payloadCount
+        while count > 1 && byteCount - batches[head].byteCount >= maxBytes {
+            byteCount -= batches[head].byteCount
+            batches[head] = Batch(chunk: nil, lastID: 0)   // release the bytes now
             head += 1
             firstSequence += 1
         }
@@ -71,6 +74,6 @@ public struct FanoutWindow: Sendable {
         precondition(cursor <= nextSequence, "a cursor cannot be ahead of the window")
         guard cursor >= firstSequence else { return nil }
         let slice = batches[(head + cursor - firstSequence)...]
-        return Pending(batches: slice, byteCount: slice.reduce(0) { $0 + $1.bytes.count })
+        return Pending(batches: slice, byteCount: slice.reduce(0) { $0 + $1.byteCount })
     }
 }

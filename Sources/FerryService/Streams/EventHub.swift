@@ -11,9 +11,9 @@ import Logging
 /// Two ways of delivering:
 /// - **Shared** (the common case: a live stream of all jobs, `GET /api/v1/events` without
 ///   `Last-Event-ID`): streams with the same `interval` form a `Group` with one `SubscriberQueue` and
-///   one `FanoutWindow`. Each batch the group's queue releases is serialized once into one byte array
-///   that every member is sent (shared, not copied; one dispatch per connection queue, see
-///   `ResponseStream.write(_:to:)`); a member keeps only a cursor into the window. A member whose socket
+///   one `FanoutWindow`. Each batch the group's queue releases is serialized and framed once into one
+///   `SharedChunk` that every member is sent (shared, not copied) by the `EventFanout`, off this queue;
+///   a member keeps only a cursor into the window. A member whose socket
 ///   buffer is above the high-water mark keeps its cursor and is sent the missed batches when it drains;
 ///   if by then it is owed more than `resyncBytes`, or its cursor fell out of the window, its progress is
 ///   coalesced by resynchronizing it from the `EventLog` (as a `Last-Event-ID` reconnection would) into a
@@ -27,6 +27,9 @@ import Logging
 /// One timer, running only while some progress is held back by an `interval`, flushes what has become
 /// due; a group's progress falls due on a grid of its interval (`SubscriberQueue.grid`) so that the
 /// progress of many jobs goes out in one batch. A second timer writes the `: ping` heartbeat to every stream.
+///
+/// Every byte of a stream, and its close, goes out through the `EventFanout` shard of its subscription (never
+/// `ResponseStream.write` from here), so that what this queue decides in order reaches the socket in that order.
 final class EventHub: @unchecked Sendable {
     /// Where a new stream starts.
     enum Start: Sendable {
@@ -86,6 +89,9 @@ final class EventHub: @unchecked Sendable {
     }
 
     let queue = DispatchQueue(label: "ferry.events")
+    private let fanout: EventFanout
+    /// Where the next group batch starts its round over each shard's members (see `EventFanout.send`).
+    private var rotation = 0
     private let ids: EventIDAllocator
     private let logger: Logger
     private var log: EventLog
@@ -116,8 +122,11 @@ final class EventHub: @unchecked Sendable {
     var onFinestIntervalChange: (@Sendable (Int?) -> Void)?
 
     /// - Parameter heartbeat: seconds between `: ping` comments on every stream (0: none).
+    /// - Parameter fanoutShards: queues writing to the streams in parallel (default: one per core).
     init(ids: EventIDAllocator, logger: Logger, windowCapacity: Int = EventLog.defaultCapacity, heartbeat: Double = 15,
+         fanoutShards: Int = ProcessInfo.processInfo.activeProcessorCount,
          clock: @escaping @Sendable () -> Double = { DispatchTime.now().seconds }) {
+        self.fanout = EventFanout(shards: fanoutShards)
         self.ids = ids
         self.logger = logger
         self.log = EventLog(startingAfter: ids.base, capacity: windowCapacity)
@@ -215,13 +224,14 @@ final class EventHub: @unchecked Sendable {
                                             endsWithJob: endsWithJob)
             self.solo[key] = subscription
             self.attach(subscription)
-            if reset { stream.write(ServerEvent.reset().frame) }
+            if reset { self.fanout.send([SharedChunk(ServerEvent.reset().frame)], to: stream, key: key) }
             self.flush(subscription, now: now)
         }
     }
 
     /// Ends every stream (shutdown).
     func closeAll() {
+        defer { fanout.settle() }
         queue.sync {
             for subscription in subscriptions.values { close(subscription) }
             subscriptions.removeAll()
@@ -259,7 +269,7 @@ final class EventHub: @unchecked Sendable {
     private func close(_ subscription: Subscription) {
         guard !subscription.closed else { return }
         subscription.closed = true
-        subscription.writer.close()
+        fanout.close(subscription.writer, key: subscription.key)
         drop(subscription.key)
     }
 
@@ -295,30 +305,29 @@ final class EventHub: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         let ready = group.schedule.take(now: now, writable: true)
         if let last = ready.last {
-            let bytes: [UInt8]
+            let chunk: SharedChunk
             if ready.count == 1 {
-                bytes = last.frame
+                chunk = SharedChunk(last.frame)
             } else {
                 var joined: [UInt8] = []
                 joined.reserveCapacity(ready.reduce(0) { $0 + $1.frame.count })
                 for event in ready { joined += event.frame }
-                bytes = joined
+                chunk = SharedChunk(joined)
             }
-            let sequence = group.window.append(bytes, lastID: last.id)
-            var current: [ResponseStream] = []
-            current.reserveCapacity(group.members.count)
+            let sequence = group.window.append(chunk, lastID: last.id)
+            var current = [[ResponseStream]](repeating: [], count: fanout.shardCount)
             var behind: [Subscription] = []
             for subscription in group.members.values {
                 guard case .shared(let interval, let cursor, _) = subscription.delivery else { continue }
                 if cursor == sequence, !subscription.stream.isClosed,
                    subscription.stream.bufferedByteCount < sharedHighWater {
                     subscription.delivery = .shared(interval: interval, cursor: sequence + 1, lastID: last.id)
-                    current.append(subscription.stream)
+                    current[fanout.shard(of: subscription.key)].append(subscription.stream)
                 } else {
                     behind.append(subscription)
                 }
             }
-            ResponseStream.write(bytes, to: current)
+            fanout.send([chunk], to: current, rotation: nextRotation())
             for subscription in behind { catchUp(subscription, in: group) }
         }
         if let due = group.schedule.nextDueTime {
@@ -343,7 +352,7 @@ final class EventHub: @unchecked Sendable {
             return
         }
         subscription.delivery = .shared(interval: interval, cursor: group.window.nextSequence, lastID: newest.lastID)
-        for batch in pending.batches { subscription.stream.write(batch.bytes) }   // shared, not copied
+        fanout.send(pending.batches.compactMap(\.chunk), to: subscription.stream, key: subscription.key)   // shared, not copied
     }
 
     /// Moves a member that fell behind onto a queue of its own, filled from the log as a reconnection
@@ -438,7 +447,7 @@ final class EventHub: @unchecked Sendable {
                     break
                 }
             }
-            subscription.stream.write(bytes)
+            fanout.send([SharedChunk(bytes)], to: subscription.stream, key: subscription.key)
             if ends { close(subscription); return }
         }
         if let due = own.nextDueTime { schedule(at: due) }
@@ -469,10 +478,20 @@ final class EventHub: @unchecked Sendable {
 
     private func ping() {
         dispatchPrecondition(condition: .onQueue(queue))
-        ResponseStream.write(EventHub.pingFrame, to: subscriptions.values.map(\.stream))
+        var streams = [[ResponseStream]](repeating: [], count: fanout.shardCount)
+        for subscription in subscriptions.values where !subscription.closed {
+            streams[fanout.shard(of: subscription.key)].append(subscription.stream)
+        }
+        fanout.send([EventHub.pingChunk], to: streams, rotation: nextRotation())
     }
 
-    private static let pingFrame = Array(": ping\n\n".utf8)
+    /// A different start for each round, so that no stream is always served last.
+    private func nextRotation() -> Int {
+        rotation &+= 7_919
+        return rotation
+    }
+
+    private static let pingChunk = SharedChunk(Array(": ping\n\n".utf8))
 }
 
 extension DispatchTime {

@@ -1,9 +1,10 @@
+import FerryHTTP
 import Foundation
 import Testing
 @testable import FerryService
 
 @Suite struct FanoutWindowTests {
-    private func bytes(_ count: Int, _ value: UInt8 = 1) -> [UInt8] { [UInt8](repeating: value, count: count) }
+    private func bytes(_ count: Int, _ value: UInt8 = 1) -> SharedChunk { SharedChunk([UInt8](repeating: value, count: count)) }
 
     @Test func sequencesCountFromZeroAndACurrentCursorIsOwedNothing() throws {
         var window = FanoutWindow(maxBytes: 1_000)
@@ -23,7 +24,7 @@ import Testing
         let pending = try #require(window.pending(from: 1))
         #expect(pending.byteCount == 50)
         #expect(pending.batches.map(\.lastID) == [9, 12])
-        #expect(pending.batches.map { $0.bytes.first } == [2, 3])
+        #expect(pending.batches.map { $0.chunk?.payload.first } == [2, 3])
     }
 
     @Test func oldBatchesAreEvictedBeyondTheByteLimitAndTheirCursorsFallOut() throws {
