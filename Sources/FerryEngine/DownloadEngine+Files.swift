@@ -40,9 +40,11 @@ extension DownloadEngine {
         diskQueue.async { storage.removeFinished(filename: filename) }
     }
 
-    /// The store now records the job as finished: the spool's finish record has done its work.
+    /// The store now records the job as finished: the spool's finish record has done its work. On `diskQueue`, where
+    /// records are written, so the caller never waits for a log being synced.
     public func finishRecorded(jobID: String) {
-        spool.removeFinishRecord(jobID: jobID)
+        let spool = self.spool
+        diskQueue.async { spool.removeFinishRecord(jobID: jobID) }
     }
 
     /// Sweeps the spool at start-up, before any transfer: claims the names of unfinished and finished jobs, adopts a

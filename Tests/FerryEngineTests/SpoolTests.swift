@@ -124,6 +124,58 @@ struct SpoolTests {
         }
     }
 
+    @Test func groupsMovedOneAfterAnotherShareOneLogThatGoesWithItsLastRecord() throws {
+        try withSpool { spool in
+            let sha = String(repeating: "f", count: 64)
+            for id in ["a", "b", "c"] {
+                try Data([7]).write(to: URL(fileURLWithPath: spool.partialPath(for: id)))
+                #expect(try spool.moveToFiles(jobID: id, filename: id + ".bin", size: 1, sha256: sha) == id + ".bin")
+            }
+            let logs = try FileManager.default.contentsOfDirectory(atPath: spool.root + "/partial")
+            #expect(logs.count == 1 && logs[0].hasSuffix(".finishes"), "three groups, one log: \(logs)")
+            spool.removeFinishRecord(jobID: "b")
+            #expect(spool.partialJobIDs() == ["a", "c"])
+            // A restart reads every group of the log; a record removed from the index is still in it (recovery drops
+            // it for a job the store has finished, as it does for a record file whose unlink a crash undid).
+            let reopened = try Spool(root: spool.root)
+            #expect(reopened.partialJobIDs() == ["a", "b", "c"])
+            #expect(reopened.finishRecord(jobID: "c") == FinishRecord(filename: "c.bin", size: 1, sha256: sha))
+            // The log still takes groups while it has records, and goes with its last one.
+            spool.removeFinishRecord(jobID: "a")
+            try Data([8]).write(to: URL(fileURLWithPath: spool.partialPath(for: "d")))
+            #expect(try spool.moveToFiles(jobID: "d", filename: "d.bin", size: 1, sha256: sha) == "d.bin")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: spool.root + "/partial") == logs)
+            spool.removeFinishRecord(jobID: "c")
+            spool.removeFinishRecord(jobID: "d")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: spool.root + "/partial").isEmpty)
+            // The next group starts a new log.
+            try Data([9]).write(to: URL(fileURLWithPath: spool.partialPath(for: "e")))
+            #expect(try spool.moveToFiles(jobID: "e", filename: "e.bin", size: 1, sha256: sha) == "e.bin")
+            #expect(spool.finishRecord(jobID: "e") != nil)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: spool.root + "/partial").count == 1)
+        }
+    }
+
+    @Test func aLogKeepsItsWholeGroupsAndDropsATornEnd() {
+        let sha = String(repeating: "e", count: 64)
+        let first = FinishRecordGroup(records: [("j1", FinishRecord(filename: "a.bin", size: 1, sha256: sha))])
+        let second = FinishRecordGroup(records: [("j2", FinishRecord(filename: "b", size: 2, sha256: sha)),
+                                                 ("j3", FinishRecord(filename: "c", size: 3, sha256: sha))])
+        let log = first.encoded + second.encoded
+        #expect(FinishRecordGroup.decodeLog(log) == [first, second])
+        #expect(FinishRecordGroup.decodeLog(first.encoded) == [first], "a file of one group is a log")
+        #expect(FinishRecordGroup.decodeLog(String(log.dropLast())) == [first], "a line cut short drops its group")
+        #expect(FinishRecordGroup.decodeLog(log + "ferry-finishes 1\njob j4\nname d\n") == [first, second])
+        #expect(FinishRecordGroup.decodeLog(log + "\0\0\0") == [first, second], "zeros at the end")
+        #expect(FinishRecordGroup.decodeLog("").isEmpty)
+        #expect(FinishRecordGroup.decodeLog("garbage\n" + second.encoded) == [second])
+    }
+
+    @Test func digestsAreLowercaseHex() {
+        #expect(Digest.lowercaseHex([0x00, 0x0f, 0xa0, 0xff]) == "000fa0ff")
+        #expect(Digest.lowercaseHex([UInt8]()) == "")
+    }
+
     @Test func aGroupFileRoundTrips() {
         let sha = String(repeating: "e", count: 64)
         let group = FinishRecordGroup(records: [("j1", FinishRecord(filename: "a b.bin", size: 7, sha256: sha)),

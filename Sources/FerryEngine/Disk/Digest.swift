@@ -64,9 +64,21 @@ final class Digest {
         for (algorithm, context) in zip(algorithms, contexts) {
             var length: UInt32 = 0
             EVP_DigestFinal_ex(context, &output, &length)
-            hex[algorithm] = output.prefix(Int(length)).map { String(format: "%02x", $0) }.joined()
+            hex[algorithm] = Self.lowercaseHex(output.prefix(Int(length)))
         }
         return FileDigests(hex: hex)
+    }
+
+    /// `bytes` as lowercase hex digits (what `String(format: "%02x")` per byte gives, without a formatter per byte).
+    static func lowercaseHex(_ bytes: some Collection<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Hashes the first `length` bytes of an open file into this digest (resume: what is already on disk).

@@ -1,7 +1,8 @@
 /// The finish records of several jobs moved into `files/` together, kept in one file
 /// (`partial/<uuid>.finishes`) so that a group of finishes costs one small file, not one per job.
 /// Text: `ferry-finishes 1`, then per job a `job` line followed by the `name`, `size` and `sha256` lines
-/// of its `FinishRecord`. Pure value; `Spool` writes, reads and removes the files.
+/// of its `FinishRecord`. A `FinishLog` holds several groups one after the other (`decodeLog`). Pure value; `Spool`
+/// writes, reads and removes the files.
 struct FinishRecordGroup: Equatable, Sendable {
     /// Records by job id, in the order they were written.
     var records: [(jobID: String, record: FinishRecord)]
@@ -36,5 +37,25 @@ struct FinishRecordGroup: Equatable, Sendable {
             index += 4
         }
         return FinishRecordGroup(records: records)
+    }
+
+    /// The whole groups of a log file (`FinishLog`: groups one after the other; a file of one group is a log too).
+    /// A group that does not decode (the torn end of a crash) is left out; complete lines only.
+    static func decodeLog(_ text: String) -> [FinishRecordGroup] {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        lines.removeLast()  // after the last "\n": empty, or a line cut short
+        var groups: [FinishRecordGroup] = []
+        var start: Int?
+        func close(at end: Int) {
+            guard let first = start else { return }
+            let block = lines[first..<end].joined(separator: "\n") + "\n"
+            if let group = decode(block) { groups.append(group) }
+        }
+        for (index, line) in lines.enumerated() where line == "ferry-finishes 1" {
+            close(at: index)
+            start = index
+        }
+        close(at: lines.count)
+        return groups
     }
 }

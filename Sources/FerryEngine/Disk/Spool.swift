@@ -5,9 +5,10 @@ import Foundation
 ///
 /// Layout: `root/CACHEDIR.TAG`, `root/partial/<job id>.part`, `root/partial/<job id>.segments` (the state of a
 /// segmented download, see `SegmentSidecar`), `root/partial/<uuid>.finishes` (finish records of a group of jobs
-/// moved into `files/` together, see `moveToFiles(_:)`), `root/files/<filename>`. Thread-safe: the reservation table
-/// and the index of finish records are guarded by one lock (`lock`); file-system calls need no lock. A finished file
-/// appears in `files/` only whole (fsync, then link without overwriting, then fsync of the directory).
+/// moved into `files/`, appended to a `FinishLog`, see `moveToFiles(_:)`), `root/files/<filename>`. Thread-safe: the
+/// reservation table and the index of finish records are guarded by one lock (`lock`); the log being appended to by
+/// `logLock` (taken before `lock`, never after); other file-system calls need no lock. A finished file appears in
+/// `files/` only whole (fsync, then link without overwriting, then fsync of the directory).
 public final class Spool: @unchecked Sendable {
     public let root: String
     let partialDirectory: String
@@ -21,6 +22,13 @@ public final class Spool: @unchecked Sendable {
     /// records not yet removed; guarded by `lock`.
     private var groupOfJob: [String: String] = [:]
     private var groupRecords: [String: [String: FinishRecord]] = [:]
+    /// The log finish records are appended to; guarded by `logLock`. Removed with its last record, like any record file.
+    private var log: FinishLog?
+    private let logLock = NSLock()
+    /// `partial/` held single-job records (`<job>.done`) of earlier versions at start-up: only then are they looked for.
+    private let hasSingleRecords: Bool
+    /// A log holding more than this many bytes takes no more groups (it goes once its records are gone).
+    static let logLimit: Int64 = 4 << 20
 
     static let cacheDirTag = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by Ferry: backups may skip this directory.\n"
 
@@ -40,6 +48,7 @@ public final class Spool: @unchecked Sendable {
         for name in names where name.hasSuffix(".tmp") {
             unlink(partialDirectory + "/" + name)
         }
+        hasSingleRecords = names.contains { $0.hasSuffix(".done") }
         loadRecordGroups(names: names)
     }
 
@@ -177,12 +186,13 @@ public final class Spool: @unchecked Sendable {
         return try result.get()
     }
 
-    /// Moves a group of finished downloads into `files/` with one fsync of each directory for the whole group
-    /// (group commit): links each partial file there under its reserved name (never overwriting: on a clash the
-    /// next free variant is taken and becomes the job's reservation), fsyncs `files/`, writes one file of finish
-    /// records for the group (`FinishRecordGroup`: final name, size and SHA-256 per job; fsynced, renamed into
-    /// place, `partial/` fsynced), and only then unlinks the partial files. A job whose result is a success is
-    /// durably in `files/` and may be reported finished. Returns each job's final filename or failure.
+    /// Moves a group of finished downloads into `files/` with one fsync of `files/` for the whole group (group
+    /// commit): links each partial file there under its reserved name (never overwriting: on a clash the next free
+    /// variant is taken and becomes the job's reservation), fsyncs `files/`, appends the group's finish records
+    /// (`FinishRecordGroup`: final name, size and SHA-256 per job) to the `FinishLog` and syncs it (one
+    /// `fdatasync`; a new log, made when there is none, syncs `partial/` once), and only then unlinks the partial
+    /// files. A job whose result is a success is durably in `files/` and may be reported finished. Returns each
+    /// job's final filename or failure.
     ///
     /// Crash safety: the partial file is unlinked only once its link and its finish record are durable, so a
     /// crash before the service has stored the job as finished does not orphan the file: start-up recovery
@@ -204,21 +214,39 @@ public final class Spool: @unchecked Sendable {
         let group = FinishRecordGroup(records: linked.map {
             ($0.finish.jobID, FinishRecord(filename: $0.name, size: $0.finish.size, sha256: $0.finish.sha256))
         })
-        let path = partialDirectory + "/" + UUID().uuidString.lowercased() + ".finishes"
         do throws(SystemError) {
             try Self.syncDirectory(filesDirectory)
-            try AtomicFile.write(path, group.encoded)
+            try append(group)
         } catch {
-            unlink(path)  // the partial files stay: these jobs fail and keep their bytes
+            // The partial files stay: these jobs fail and keep their bytes.
             for (finish, _) in linked { results[finish.jobID] = .failure(error) }
             return results
         }
-        register(group, at: path)
         for (finish, name) in linked {
             let source = partialPath(for: finish.jobID)
             results[finish.jobID] = unlink(source) == 0 ? .success(name) : .failure(SystemError("unlink", source))
         }
         return results
+    }
+
+    /// Appends a group to the log (made first when there is none) and adds its records to the index, both under
+    /// `logLock`, so that the log is not removed as emptied between the two. A log that failed or grew past
+    /// `logLimit` takes no more groups.
+    private func append(_ group: FinishRecordGroup) throws(SystemError) {
+        logLock.lock()
+        defer { logLock.unlock() }
+        let current: FinishLog
+        if let log { current = log } else { current = try FinishLog(directory: partialDirectory) }
+        log = current
+        do throws(SystemError) {
+            try current.append(group)
+        } catch {
+            log = nil
+            if lock.withLock({ groupRecords[current.path] == nil }) { unlink(current.path) }
+            throw error
+        }
+        register(group, at: current.path)
+        if current.size > Self.logLimit { log = nil }
     }
 
     /// Links a job's partial file into `files/` (not yet synced) and returns the name it got.
@@ -247,13 +275,22 @@ public final class Spool: @unchecked Sendable {
         return AtomicFile.read(finishRecordPath(for: jobID)).flatMap(FinishRecord.decode)
     }
 
-    /// Called once the job is durably finished (or gone). A group's file is removed with its last record.
+    /// Called once the job is durably finished (or gone). A record file (a log) is removed with its last record.
     public func removeFinishRecord(jobID: String) {
-        AtomicFile.remove(finishRecordPath(for: jobID))
-        if let emptied = lock.withLock({ forgetRecord(jobID: jobID) }) { unlink(emptied) }
+        if hasSingleRecords { AtomicFile.remove(finishRecordPath(for: jobID)) }
+        logLock.withLock {
+            if let emptied = lock.withLock({ forgetRecord(jobID: jobID) }) { removeRecordFile(emptied) }
+        }
     }
 
-    /// Adds a group's records to the index (a job recorded in an older group leaves it). Takes `lock`.
+    /// Deletes a record file none of whose records is needed any more; the log stops taking groups. Under `logLock`.
+    private func removeRecordFile(_ path: String) {
+        if log?.path == path { log = nil }
+        unlink(path)
+    }
+
+    /// Adds a group's records to the index (a job recorded in an older group leaves it). Takes `lock`; under
+    /// `logLock` (or at start-up).
     private func register(_ group: FinishRecordGroup, at path: String) {
         let emptied = lock.withLock { () -> [String] in
             var emptied: [String] = []
@@ -262,9 +299,9 @@ public final class Spool: @unchecked Sendable {
                 groupOfJob[jobID] = path
                 groupRecords[path, default: [:]][jobID] = record
             }
-            return emptied
+            return emptied.filter { groupRecords[$0] == nil }
         }
-        emptied.forEach { unlink($0) }
+        emptied.forEach { removeRecordFile($0) }
     }
 
     /// Removes a job from the index; returns its group's path when that group has no record left. Under `lock`.
@@ -276,15 +313,16 @@ public final class Spool: @unchecked Sendable {
         return path
     }
 
-    /// Reads the group record files left in `partial/` (at start-up); an unreadable one is removed.
+    /// Reads the record files (logs) left in `partial/` (at start-up); one without a whole record is removed.
     private func loadRecordGroups(names: [String]) {
         for name in names where name.hasSuffix(".finishes") {
             let path = partialDirectory + "/" + name
-            guard let group = AtomicFile.read(path).flatMap(FinishRecordGroup.decode), !group.records.isEmpty else {
+            let groups = AtomicFile.read(path).map(FinishRecordGroup.decodeLog) ?? []
+            guard groups.contains(where: { !$0.records.isEmpty }) else {
                 unlink(path)
                 continue
             }
-            register(group, at: path)
+            groups.forEach { register($0, at: path) }
         }
     }
 
