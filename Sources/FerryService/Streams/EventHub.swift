@@ -229,6 +229,11 @@ final class EventHub: @unchecked Sendable {
         }
     }
 
+    /// Waits until the fan-out has written what it was handed before (tests that drive streams by hand).
+    func settleFanout() {
+        fanout.settle()
+    }
+
     /// Ends every stream (shutdown).
     func closeAll() {
         defer { fanout.settle() }

@@ -52,6 +52,7 @@ import Testing
     private func settle(_ hub: EventHub, _ sinks: [Sink]) {
         for _ in 0..<3 {
             hub.queue.sync {}
+            hub.settleFanout()
             for sink in sinks { sink.queue.sync {} }
         }
     }
