@@ -171,9 +171,10 @@ final class CommitPipeline: @unchecked Sendable {
         .milliseconds(min(5_000, 250 << min(max(failures - 1, 0), 5)))
     }
 
-    /// A failed batch as one change to write again: the last version of each job (a deletion cancels earlier
-    /// versions), every webhook notice, and the `job`/`removed` events in order; `progress` events are stale by
-    /// then and left out, so the change stays as small as the jobs it touches however long the store is away.
+    /// A batch as one change: the last version of each job (a deletion cancels earlier versions), every webhook
+    /// notice, and the `job`/`removed` events in order. `write` stores its records; a failed batch is written again
+    /// as it, `progress` events being stale by then and left out, so it stays as small as the jobs it touches
+    /// however long the store is away.
     static func merged(_ batch: [(Change, Ticket?)]) -> Change {
         var latest: [String: JobRecord] = [:]
         var order: [String] = []
@@ -226,32 +227,20 @@ final class CommitPipeline: @unchecked Sendable {
 
     /// Writes one batch and publishes its events.
     private func write(_ batch: [(Change, Ticket?)]) async -> Outcome {
-        // Collapse: the last version of each job wins; a deletion cancels earlier upserts.
-        var latest: [String: JobRecord] = [:]
-        var order: [String] = []
-        var deleted: [String] = []
-        for (change, _) in batch {
-            for record in change.upserts {
-                if latest.updateValue(record, forKey: record.id) == nil { order.append(record.id) }
-            }
-            for id in change.deletions {
-                if latest.removeValue(forKey: id) != nil { order.removeAll { $0 == id } }
-                deleted.append(id)
-            }
-        }
-        // Notices are never collapsed: each is its own delivery.
-        let notices = batch.flatMap { $0.0.notices }
+        // Collapsed: the last version of each job wins, a deletion cancels earlier upserts; notices are never
+        // collapsed (each is its own delivery).
+        let collapsed = Self.merged(batch)
+        let (updates, deleted, notices) = (collapsed.upserts, collapsed.deletions, collapsed.notices)
         if let cluster {
-            return await write(batch, updates: order.compactMap { latest[$0] }, deletions: deleted, notices: notices,
-                               cluster: cluster)
+            return await write(batch, updates: updates, deletions: deleted, notices: notices, cluster: cluster)
         }
         var noticesStored = false
         do {
             do {
-                try await store.apply(updates: order.compactMap { latest[$0] }, deletions: deleted, notices: notices)
+                try await store.apply(updates: updates, deletions: deleted, notices: notices)
             } catch let error as JobStoreError where error.isOutOfSpace && makeRoom() {
                 logger.warning("the disk is full: released the store's ballast and writing again", metadata: ["error": "\(error)"])
-                try await store.apply(updates: order.compactMap { latest[$0] }, deletions: deleted, notices: notices)
+                try await store.apply(updates: updates, deletions: deleted, notices: notices)
             }
             noticesStored = true
             if !notices.isEmpty { self.noticesStored(notices) }
