@@ -8,7 +8,7 @@ import Foundation
 /// The upload reads the synced partial file (`FinishedObjectUpload`), so a restart before it completed finds an
 /// unfinished job with a whole partial file, never a finish record without its object. A store that is
 /// unreachable or failing is retried with the engine's back-off for as long as it takes (the job stays
-/// downloading, the reason logged); refused credentials or a refused request fail the job with the store's
+/// downloading, told why and until when by a `.storing` event); refused credentials or a refused request fail the job with the store's
 /// words. A cancel during the upload aborts it; a shutdown stops it and the job keeps its bytes.
 extension DownloadEngine {
     /// The verified file goes on towards `files/`: through the object store first when there is one.
@@ -96,6 +96,8 @@ extension DownloadEngine {
         logger.warning("storing a finished file waits for the object store", metadata: [
             "job": "\(transfer.id)", "attempt": "\(attempt)", "retryIn": "\(Int(delay.rounded(.up)))s", "error": "\(failure)",
         ])
+        emit(.storing(id: transfer.id, at: Date(timeIntervalSinceNow: delay), attempt: attempt,
+                      failure: JobFailure(code: .networkError, message: "\(failure)")))
         queue.asyncAfter(deadline: .now() + delay) {
             if transfer.stopIntent == .cancel || self.shuttingDown {
                 self.leaveUnstored(transfer, size: pending.finish.size)

@@ -5,7 +5,8 @@ import Foundation
 ///
 /// A transfer's events follow: `.waiting(.queued)`? → `.started` → `.responded` → (`.restarted` | `.progress`)*
 /// → one of `.finished`, `.failed`, `.paused`, `.stopped`, or `.waiting(.retrying | .diskFull)` followed by a new
-/// `.started` later. `cancel` produces no further event.
+/// `.started` later. With an object store, `.storing` may come before `.finished` (or `.failed`, `.stopped`).
+/// `cancel` produces no further event.
 public enum TransferEvent: Sendable {
     /// Now downloading; `offset` > 0 when continuing from that many bytes on disk.
     case started(id: String, offset: Int64)
@@ -20,6 +21,9 @@ public enum TransferEvent: Sendable {
     case sourceDropped(id: String, index: Int, JobFailure)
     /// Not downloading for now, and why; the engine continues by itself.
     case waiting(id: String, reason: WaitReason)
+    /// Every byte is received and verified, but storing the file in the object store failed in a way worth
+    /// retrying (the store is unreachable or failing): it is tried again at `at`, and the transfer stays running.
+    case storing(id: String, at: Date, attempt: Int, failure: JobFailure)
     /// The file is complete, verified and in `files/`.
     case finished(id: String, FinishedFile)
     /// Gave up; partial bytes are kept (deleted only for `checksum_mismatch`).
@@ -45,7 +49,7 @@ public enum TransferEvent: Sendable {
     public var id: String {
         switch self {
         case .started(let id, _), .responded(let id, _), .restarted(let id, _), .progress(let id, _), .sourceDropped(let id, _, _),
-             .waiting(let id, _), .finished(let id, _), .failed(let id, _), .paused(let id, _), .stopped(let id, _),
+             .waiting(let id, _), .storing(let id, _, _, _), .finished(let id, _), .failed(let id, _), .paused(let id, _), .stopped(let id, _),
              .delivering(let id, _), .deliveryWaiting(let id, _, _, _), .delivered(let id, _), .deliveryFailed(let id, _):
             return id
         }

@@ -92,6 +92,16 @@ extension JobSupervisor {
             job.error = error
             rates[id] = nil
             events.append(jobEvent(job))
+        case .storing(_, let at, let attempt, let failure):
+            // Downloaded and verified; the file waits for the object store, as a delivery waits for its target.
+            guard job.state == .downloading else { return }
+            job.bytesReceived = job.bytesExpected ?? job.bytesReceived
+            job.error = JobFailure(code: .retrying,
+                                   message: "the file is downloaded and verified, but storing it failed (attempt \(attempt): \(failure.message)); retrying at \(Timestamp.rfc3339(at))",
+                                   httpStatus: nil)
+            rates[id] = nil
+            metrics.transferError(failure.code)
+            events.append(jobEvent(job))
         case .finished(_, let file):
             guard job.state != .cancelled else { return }
             markFinished(&job, filename: file.filename, size: file.size, sha256: file.sha256)
