@@ -138,28 +138,47 @@ extension DownloadEngine {
     }
 
     /// Empties the partial file and writes the first `bytes` of the object at `key` into it; returns how many bytes
-    /// were written, contiguous from 0 (fewer when reading failed).
+    /// were written, contiguous from 0 (fewer when reading failed). A read that ends early (the store dropped the
+    /// connection, a chunk could not be read) continues from the bytes written, up to `restoreReads` reads.
     private func readBack(_ transfer: Transfer, key: String, bytes: Int64, client: ObjectStoreClient) async -> Int64 {
         let writer = transfer.writer
         let emptied: Result<Int64, SystemError> = await withCheckedContinuation { continuation in
             writer.open(keepExisting: false) { continuation.resume(returning: $0) }
         }
         guard case .success = emptied else { return 0 }
-        let sink = RestoreSink(writer: writer, limit: Int64(configuration.writeBufferLimit))
-        let reading = ObjectReading()
-        sink.reading = reading
-        var failure: ObjectStoreError?
-        do throws(ObjectStoreError) {
-            _ = try await client.getObject(key: key, range: 0...(bytes - 1), reading: reading) { chunk in sink.take(chunk) }
-        } catch {
-            failure = error
+        var written: Int64 = 0
+        for read in 1...Self.restoreReads where written < bytes {
+            if read > 1 { try? await Task.sleep(for: .milliseconds(250 << min(read - 2, 4))) }
+            let sink = RestoreSink(writer: writer, from: written, limit: Int64(configuration.writeBufferLimit))
+            let reading = ObjectReading()
+            sink.reading = reading
+            var failure: ObjectStoreError?
+            do throws(ObjectStoreError) {
+                _ = try await client.getObject(key: key, range: written...(bytes - 1), reading: reading) { chunk in sink.take(chunk) }
+            } catch {
+                failure = error
+            }
+            let before = written
+            written = await withCheckedContinuation { continuation in
+                queue.async { sink.whenWritten { continuation.resume(returning: $0) } }
+            }
+            if let failure {
+                logger.warning("reading stored parts back ended early", metadata: [
+                    "id": "\(transfer.id)", "read": "\(read)", "from": "\(before)", "written": "\(written)", "of": "\(bytes)",
+                    "error": "\(failure)",
+                ])
+                guard failure.isRetryable else { break }
+            } else if written < bytes {
+                logger.warning("reading stored parts back ended early", metadata: [
+                    "id": "\(transfer.id)", "read": "\(read)", "from": "\(before)", "written": "\(written)", "of": "\(bytes)",
+                ])
+            }
         }
-        let written = await withCheckedContinuation { continuation in
-            queue.async { sink.whenWritten { continuation.resume(returning: $0) } }
-        }
-        if let failure { logger.warning("reading stored parts back failed", metadata: ["id": "\(transfer.id)", "error": "\(failure)"]) }
         return written
     }
+
+    /// Reads of the stored prefix a restore makes before it continues from what it has.
+    static let restoreReads = 5
 
     // MARK: while it downloads
 
@@ -366,15 +385,18 @@ final class RestoreSink: @unchecked Sendable {
     private let writer: FileWriter
     private let limit: Int64
     var reading: ObjectReading?
-    private var offset: Int64 = 0
+    private var offset: Int64
     private var pending: Int64 = 0
-    private var written: Int64 = 0
+    private var written: Int64
     private var failed = false
     private var paused = false
     private var done: ((Int64) -> Void)?
 
-    init(writer: FileWriter, limit: Int64) {
+    /// Takes the object's bytes from offset `from` of the file (bytes before it are written already).
+    init(writer: FileWriter, from: Int64, limit: Int64) {
         self.writer = writer
+        self.offset = from
+        self.written = from
         self.limit = max(1 << 20, limit)
     }
 
@@ -396,7 +418,7 @@ final class RestoreSink: @unchecked Sendable {
         return .consumed
     }
 
-    /// Calls `done` with the bytes written (contiguous from 0) once every write has completed.
+    /// Calls `done` with the bytes written (contiguous from 0, `from` included) once every write has completed.
     func whenWritten(_ done: @escaping (Int64) -> Void) {
         self.done = done
         finishIfWritten()

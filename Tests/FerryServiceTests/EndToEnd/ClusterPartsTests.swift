@@ -62,11 +62,13 @@ struct ClusterPartsTests {
             defer { Fixture.removeTree(spoolA) }
             let id: String
             var storedBytes: Int64 = 0
+            var logOfA = ""
             do {
                 let created = try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/big.bin?rate=4000000"), "connections": 1])
                 id = try #require(try created.json()["id"] as? String, "\(created.status)")
                 let store = try PostgresJobStore(location: location)
-                let deadline = Date().addingTimeInterval(30)
+                // Two parts take about 3 s at this rate; the margin is for a machine loaded by the parallel suites.
+                let deadline = Date().addingTimeInterval(60)
                 while Date() < deadline {
                     if let text = try await store.objectUpload(jobID: id),
                        let record = try? JSONDecoder().decode(ObjectUploadRecord.self, from: Data(text.utf8)), record.parts.count >= 2 {
@@ -78,11 +80,12 @@ struct ClusterPartsTests {
                 await store.close()
                 a.killGroup()
                 _ = a.waitForExit(timeout: 5)
+                logOfA = a.standardError()
             } catch {
                 a.killGroup()
                 throw error
             }
-            #expect(storedBytes >= 2 * Self.partSize, "two parts were recorded before the kill")
+            #expect(storedBytes >= 2 * Self.partSize, "two parts were recorded before the kill; node A's log:\n\(logOfA.suffix(4000))")
             try change(nginx)
             let b = try await RunningFerry.start { configuration in
                 configuration.store = .postgres(location)
@@ -99,9 +102,7 @@ struct ClusterPartsTests {
         }
     }
 
-    // Disabled: about one run in three, B resumes from one part although two are recorded (seen in a fresh-clone CI
-    // run and locally); a defect of the handover, open in issue 12, to be fixed before this runs again.
-    @Test(.disabled("handover sometimes resumes from fewer parts than recorded: issue 12"))
+    @Test
     func aNodeTakingOverFetchesOnlyWhatFollowsTheStoredParts() async throws {
         let expected = Fixture.sha256Hex(of: Fixture.content(size: Self.size, seed: 21))
         try await handover { id, storedBytes, nginx, b, objectStore in
