@@ -16,7 +16,8 @@ struct NodeRole: Sendable {
 }
 
 /// An action on a job owned by another node, as sent to that node (`ClusterJobStore.send(command:to:)`):
-/// `<verb> <job id>`, and for a PATCH `patch <job id> <fields as JSON>` (the normalized URL, tags, priority, limit).
+/// `<verb> <job id>`, and for a PATCH `patch <job id> <fields as JSON>` (the normalized URL, tags, priority, limit);
+/// then a line with the node that asked, which the owner tells when it refuses the action (`ForwardedRefusal`).
 /// Pure.
 enum ForwardedAction: Sendable, Equatable {
     case pause, resume, cancel, delete
@@ -32,10 +33,11 @@ enum ForwardedAction: Sendable, Equatable {
         }
     }
 
-    /// The command naming job `id` (a job id never holds a space).
-    func command(_ id: String) -> String {
-        guard case .patch(let patch) = self else { return "\(verb) \(id)" }
-        return "patch \(id) " + String(decoding: Self.encode(patch), as: UTF8.self)
+    /// The command naming job `id` (a job id never holds a space), asked by node `asker` (a node id never holds a
+    /// line break, nor does the JSON of a patch).
+    func command(_ id: String, asker: String) -> String {
+        guard case .patch(let patch) = self else { return "\(verb) \(id)\n\(asker)" }
+        return "patch \(id) " + String(decoding: Self.encode(patch), as: UTF8.self) + "\n" + asker
     }
 
     /// Whether the job as read back (nil: deleted) shows this action done, so that the forwarding node may answer.
@@ -52,9 +54,11 @@ enum ForwardedAction: Sendable, Equatable {
         }
     }
 
-    /// The action and job id of a command; nil for anything else.
-    static func parse(_ command: String) -> (ForwardedAction, String)? {
-        let parts = command.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+    /// The action, job id and asking node of a command; nil for anything else.
+    static func parse(_ command: String) -> (action: ForwardedAction, id: String, asker: String)? {
+        let lines = command.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count == 2, !lines[1].isEmpty else { return nil }
+        let parts = lines[0].split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 2, !parts[1].isEmpty else { return nil }
         let action: ForwardedAction
         switch (parts[0], parts.count) {
@@ -67,7 +71,7 @@ enum ForwardedAction: Sendable, Equatable {
             action = .patch(patch)
         default: return nil
         }
-        return (action, parts[1])
+        return (action, parts[1], String(lines[1]))
     }
 
     /// A patch's fields as one line of JSON: only those it changes (`maxBytesPerSecond: null` removes the limit).
@@ -111,5 +115,45 @@ enum ForwardedAction: Sendable, Equatable {
             patch.tags = tags
         }
         return patch.isEmpty ? nil : patch
+    }
+}
+
+/// The owner's answer to a forwarded action it could not make (its state changed meanwhile, the job is gone, its
+/// store failed), sent back to the asking node so that it answers as the owner would rather than wait:
+/// `refused <job id> <verb> <reason> <sentence>`, the reason `conflict`, `notFound` or `failed`. Pure.
+struct ForwardedRefusal: Sendable, Equatable {
+    var id: String
+    /// The refused action's `ForwardedAction.verb`.
+    var verb: String
+    var error: JobsError
+
+    init(id: String, verb: String, error: JobsError) {
+        self.id = id
+        self.verb = verb
+        self.error = error
+    }
+
+    var command: String {
+        let (reason, sentence): (String, String) = switch error {
+        case .notApplicable(let why): ("conflict", why)
+        case .notFound: ("notFound", error.description)
+        case .storeFailed(let why): ("failed", why)
+        default: ("failed", error.description)
+        }
+        return "refused \(id) \(verb) \(reason) " + sentence.split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
+
+    /// The refusal a command carries; nil for anything else.
+    static func parse(_ command: String) -> ForwardedRefusal? {
+        let parts = command.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 5, parts[0] == "refused", !parts[1].isEmpty, !parts[2].isEmpty else { return nil }
+        let error: JobsError
+        switch parts[3] {
+        case "conflict": error = .notApplicable(parts[4])
+        case "notFound": error = .notFound(id: parts[1])
+        case "failed": error = .storeFailed(parts[4])
+        default: return nil
+        }
+        return ForwardedRefusal(id: parts[1], verb: parts[2], error: error)
     }
 }

@@ -196,14 +196,14 @@ extension JobSupervisor {
     /// Sends `action` to `owner` and waits until a notification shows the job changed. A command longer than a
     /// notification carries (a PATCH with a URL of several kilobytes) is refused here (`tooLargeToForward`).
     private func forward(_ action: ForwardedAction, on id: String, to owner: String, role: NodeRole) async throws {
-        let command = action.command(id)
+        let command = action.command(id, asker: role.node)
         guard ClusterChannel.fits(command, to: owner) else {
             throw JobsError.tooLargeToForward(node: owner, bytes: command.utf8.count)
         }
         let timeout = role.forwardTimeout
         try await withThrowingTaskGroup(of: Void.self) { group in
             let changed = Task { await self.waitForChange(id, showing: action) }
-            group.addTask { await changed.value }
+            group.addTask { if let refusal = await changed.value { throw refusal } }
             group.addTask {
                 try await Task.sleep(for: timeout)
                 throw JobsError.ownerSilent(node: owner)
@@ -220,29 +220,48 @@ extension JobSupervisor {
         }
     }
 
-    private func waitForChange(_ id: String, showing action: ForwardedAction) async {
-        if action.isVisible(in: jobs[id]) { return }
-        await withCheckedContinuation { continuation in changeWaiters[id, default: []].append((action, continuation)) }
+    /// An action forwarded to a job's owner, waiting to show (resumed with nil) or be refused (with the refusal).
+    typealias ChangeWaiter = (ForwardedAction, CheckedContinuation<JobsError?, Never>)
+
+    /// Waits until the job shows `action` done (nil), or its owner refused it (the refusal).
+    private func waitForChange(_ id: String, showing action: ForwardedAction) async -> JobsError? {
+        if action.isVisible(in: jobs[id]) { return nil }
+        return await withCheckedContinuation { continuation in changeWaiters[id, default: []].append((action, continuation)) }
     }
 
     private func stopWaiting(_ id: String) {
-        for (_, waiter) in changeWaiters.removeValue(forKey: id) ?? [] { waiter.resume() }
+        for (_, waiter) in changeWaiters.removeValue(forKey: id) ?? [] { waiter.resume(returning: nil) }
+    }
+
+    /// The owner refused a forwarded action: the actions of that verb waiting on the job get its refusal.
+    private func refusedByOwner(_ refusal: ForwardedRefusal) {
+        guard let waiting = changeWaiters.removeValue(forKey: refusal.id) else { return }
+        var still: [ChangeWaiter] = []
+        for (action, waiter) in waiting {
+            if action.verb == refusal.verb { waiter.resume(returning: refusal.error) } else { still.append((action, waiter)) }
+        }
+        if !still.isEmpty { changeWaiters[refusal.id] = still }
     }
 
     /// Wakes the forwarded actions on `id` that its row now shows done.
     private func wakeWaiters(_ id: String) {
         guard let waiting = changeWaiters.removeValue(forKey: id) else { return }
         let job = jobs[id]
-        var still: [(ForwardedAction, CheckedContinuation<Void, Never>)] = []
+        var still: [ChangeWaiter] = []
         for (action, waiter) in waiting {
-            if action.isVisible(in: job) { waiter.resume() } else { still.append((action, waiter)) }
+            if action.isVisible(in: job) { waiter.resume(returning: nil) } else { still.append((action, waiter)) }
         }
         if !still.isEmpty { changeWaiters[id] = still }
     }
 
-    /// Carries out an action another node forwarded here (the job is this node's, or no longer anybody's).
+    /// Carries out an action another node forwarded here (the job is this node's, or no longer anybody's), and tells
+    /// the asking node when it cannot; or hands an owner's refusal to the action waiting for it here.
     func perform(_ command: String) async {
-        guard let (action, id) = ForwardedAction.parse(command) else {
+        if let refusal = ForwardedRefusal.parse(command) {
+            refusedByOwner(refusal)
+            return
+        }
+        guard let (action, id, asker) = ForwardedAction.parse(command) else {
             logger.warning("unknown command from another node", metadata: ["command": "\(command)"])
             return
         }
@@ -256,6 +275,10 @@ extension JobSupervisor {
             }
         } catch {
             logger.notice("a forwarded action was refused", metadata: ["command": "\(command)", "error": "\(error)"])
+            let refusal = ForwardedRefusal(id: id, verb: action.verb, error: error as? JobsError ?? .storeFailed("\(error)"))
+            do { try await role?.store.send(command: refusal.command, to: asker) } catch {
+                logger.warning("cannot tell the asking node of a refused action", metadata: ["node": "\(asker)", "error": "\(error)"])
+            }
         }
     }
 }

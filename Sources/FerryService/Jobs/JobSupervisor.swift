@@ -64,7 +64,7 @@ actor JobSupervisor {
     var owned: Set<String> = []
     var ownedSince: [String: Int] = [:]
     var ownershipEpoch = 0
-    var changeWaiters: [String: [(ForwardedAction, CheckedContinuation<Void, Never>)]] = [:]
+    var changeWaiters: [String: [ChangeWaiter]] = [:]
 
     /// Jobs and live rates; written only here, readable from any thread (`peek`).
     let table: JobTable

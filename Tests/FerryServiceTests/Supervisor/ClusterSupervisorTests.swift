@@ -124,14 +124,41 @@ struct ClusterSupervisorTests {
         await harness.store.own(other.id, by: "node-b")
         // node-b never shows the change: the answer is `ownerSilent` after the timeout, and the command was sent.
         await #expect(throws: JobsError.ownerSilent(node: "node-b")) { try await harness.supervisor.cancel(other.id) }
-        #expect(await harness.store.sent.map { "\($0.node) \($0.command)" } == ["node-b cancel \(other.id)"])
+        #expect(await harness.store.sent.map { "\($0.node) \($0.command)" } == ["node-b cancel \(other.id)\nnode-a"])
         #expect(!harness.engine.log.contains("cancel \(other.id)"))
         // A PATCH of it is forwarded too, its fields as JSON.
         await #expect(throws: JobsError.ownerSilent(node: "node-b")) {
             try await harness.supervisor.update(other.id, JobPatch(priority: 5, tags: ["a b"]))
         }
         #expect(await harness.store.sent.last.map { "\($0.node) \($0.command)" }
-                == #"node-b patch \#(other.id) {"priority":5,"tags":["a b"]}"#)
+                == #"node-b patch \#(other.id) {"priority":5,"tags":["a b"]}"# + "\nnode-a")
+    }
+
+    @Test func anOwnerRefusingAForwardedActionIsAnsweredAsItsRefusalNotAfterTheTimeout() async throws {
+        let harness = Harness()
+        let other = try await harness.create("http://example.org/b.bin")
+        await harness.store.own(other.id, by: "node-b")
+        // node-b finished the job meanwhile and refuses the pause; this node answers with node-b's 409 at once.
+        let started = ContinuousClock.now
+        let supervisor = harness.supervisor, id = other.id
+        let paused = Task { try await supervisor.pause(id) }
+        while await harness.store.sent.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        await harness.supervisor.perform("refused \(other.id) pause conflict a finished job cannot be paused")
+        await #expect(throws: JobsError.notApplicable("a finished job cannot be paused")) { try await paused.value }
+        #expect(ContinuousClock.now - started < .milliseconds(300), "answered before the forward timeout")
+    }
+
+    @Test func aForwardedActionThatCannotBeMadeHereIsRefusedToTheAskingNode() async throws {
+        let harness = Harness()
+        let job = try await harness.create("http://example.org/a.bin")
+        _ = try await harness.supervisor.cancel(job.id)
+        // node-b asked to pause it: this node cannot (it is cancelled) and tells node-b why.
+        await harness.supervisor.perform("pause \(job.id)\nnode-b")
+        #expect(await harness.store.sent.map { "\($0.node) \($0.command)" }
+                == ["node-b refused \(job.id) pause conflict a cancelled job cannot be paused"])
+        await harness.supervisor.perform("resume missing-job\nnode-b")
+        #expect(await harness.store.sent.last.map { "\($0.node) \($0.command)" }
+                == "node-b refused missing-job resume notFound no job with id 'missing-job'")
     }
 
     @Test func aPatchThatCannotApplyIsRefusedWithoutForwarding() async throws {
@@ -151,7 +178,7 @@ struct ClusterSupervisorTests {
         long.url = try SubmittedURL.parse("http://example.org/" + String(repeating: "x", count: 8_000))
         let running = try await harness.create("http://example.org/c.bin")
         await harness.store.own(running.id, by: "node-b")
-        let bytes = ForwardedAction.patch(long).command(running.id).utf8.count
+        let bytes = ForwardedAction.patch(long).command(running.id, asker: "node-a").utf8.count
         #expect(bytes > 8_000)
         await #expect(throws: JobsError.tooLargeToForward(node: "node-b", bytes: bytes)) {
             try await harness.supervisor.update(running.id, long)

@@ -12,17 +12,38 @@ struct ForwardedActionTests {
         patch.url = try SubmittedURL.parse("https://user:pw@Example.org:443/a b?q=1", schemes: SubmittedURL.downloadSchemes)
         let actions: [ForwardedAction] = [.pause, .resume, .cancel, .delete, .patch(patch), .patch(JobPatch(maxBytesPerSecond: 5))]
         for action in actions {
-            let parsed = try #require(ForwardedAction.parse(action.command("job-1")))
-            #expect(parsed.0 == action)
-            #expect(parsed.1 == "job-1")
+            let parsed = try #require(ForwardedAction.parse(action.command("job-1", asker: "node a.example")))
+            #expect(parsed.action == action)
+            #expect(parsed.id == "job-1")
+            #expect(parsed.asker == "node a.example")
         }
-        #expect(ForwardedAction.patch(JobPatch(priority: 2)).command("j") == #"patch j {"priority":2}"#)
+        #expect(ForwardedAction.patch(JobPatch(priority: 2)).command("j", asker: "n") == "patch j {\"priority\":2}\nn")
     }
 
     @Test func anythingElseIsNoCommand() {
-        for command in ["", "pause", "pause ", "jump j", "pause j extra", "patch j", "patch j {}", "patch j [1]",
-                        #"patch j {"priority":"high"}"#, #"patch j {"url":"not a url"}"#] {
-            #expect(ForwardedAction.parse(command) == nil, "\(command)")
+        for line in ["", "pause", "pause ", "jump j", "pause j extra", "patch j", "patch j {}", "patch j [1]",
+                     #"patch j {"priority":"high"}"#, #"patch j {"url":"not a url"}"#] {
+            #expect(ForwardedAction.parse(line + "\nnode") == nil, "\(line)")
+        }
+        for command in ["pause j", "pause j\n", "pause j\nn\nm"] {
+            #expect(ForwardedAction.parse(command) == nil, "no asking node: \(command)")
+        }
+    }
+
+    @Test func aRefusalCarriesTheOwnersErrorBack() throws {
+        let refusals = [
+            ForwardedRefusal(id: "j", verb: "pause", error: .notApplicable("a finished job cannot be paused")),
+            ForwardedRefusal(id: "j", verb: "delete", error: .notFound(id: "j")),
+            ForwardedRefusal(id: "j", verb: "patch", error: .storeFailed("PostgreSQL error 08006")),
+        ]
+        for refusal in refusals {
+            #expect(ForwardedRefusal.parse(refusal.command) == refusal)
+            #expect(ForwardedAction.parse(refusal.command) == nil)
+        }
+        #expect(ForwardedRefusal(id: "j", verb: "resume", error: .notApplicable("two\nlines")).command == "refused j resume conflict two lines")
+        #expect(ForwardedRefusal(id: "j", verb: "pause", error: .lostAnswer).command == "refused j pause failed job creation lost an answer")
+        for command in ["refused", "refused j pause", "refused j pause maybe why", "pause j\nn"] {
+            #expect(ForwardedRefusal.parse(command) == nil, "\(command)")
         }
     }
 
