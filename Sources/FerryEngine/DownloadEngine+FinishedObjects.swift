@@ -9,7 +9,8 @@ import Foundation
 /// unfinished job with a whole partial file, never a finish record without its object. A store that is
 /// unreachable or failing is retried with the engine's back-off for as long as it takes (the job stays
 /// downloading, told why and until when by a `.storing` event); refused credentials or a refused request fail the job with the store's
-/// words. A cancel during the upload aborts it; a shutdown stops it and the job keeps its bytes.
+/// words. A cancel during the upload aborts it; a pause or shutdown stops it (at once while a back-off is waited
+/// out) and the job keeps its bytes.
 extension DownloadEngine {
     /// The verified file goes on towards `files/`: through the object store first when there is one.
     func keep(_ pending: PendingFinish) {
@@ -78,7 +79,7 @@ extension DownloadEngine {
             if let group = finishGroups.add(pending) { moveToFiles(group) }
             return
         }
-        if transfer.stopIntent == .cancel || shuttingDown || failure.kind == .stopped {
+        if transfer.stopIntent != nil || shuttingDown || failure.kind == .stopped {
             leaveUnstored(transfer, size: pending.finish.size)
             return
         }
@@ -98,18 +99,22 @@ extension DownloadEngine {
         ])
         emit(.storing(id: transfer.id, at: Date(timeIntervalSinceNow: delay), attempt: attempt,
                       failure: JobFailure(code: .networkError, message: "\(failure)")))
-        queue.asyncAfter(deadline: .now() + delay) {
-            if transfer.stopIntent == .cancel || self.shuttingDown {
-                self.leaveUnstored(transfer, size: pending.finish.size)
+        let size = pending.finish.size
+        let retry = DispatchWorkItem {
+            transfer.storeWait = nil
+            if transfer.stopIntent != nil || self.shuttingDown {
+                self.leaveUnstored(transfer, size: size)
             } else {
                 self.upload(pending, to: client, attempt: attempt + 1)
             }
         }
+        transfer.storeWait = (retry, size)
+        queue.asyncAfter(deadline: .now() + delay, execute: retry)
     }
 
-    /// An upload that ended without an object: a cancelled job loses its file, a stopped one keeps it whole
-    /// in `partial/` (the next start finds it complete).
-    private func leaveUnstored(_ transfer: Transfer, size: Int64) {
+    /// An upload that ended without an object: a cancelled job loses its file, a stopped (or paused) one keeps it
+    /// whole in `partial/` (the next start finds it complete and stores it).
+    func leaveUnstored(_ transfer: Transfer, size: Int64) {
         if transfer.stopIntent == nil { transfer.stopIntent = .shutdown }
         stopped(transfer, bytesOnDisk: size)
         finishShutdownIfIdle()

@@ -76,8 +76,15 @@ extension DownloadEngine {
         case .stopping:
             transfer.stopIntent = Self.stronger(transfer.stopIntent, intent)
         case .finishing:
-            // Too late to pause: the file is complete. A cancel removes the result once it is in place.
-            if intent == .cancel { transfer.stopIntent = .cancel }
+            // Too late to pause a finish in the spool: the file is complete. A cancel removes the result once it is in
+            // place. Storing it in an object store can take long (the store is away): any stop ends that when the
+            // current request ends, at once while a back-off is waited out, and the file stays whole in `partial/`.
+            if intent == .cancel || objectStore != nil { transfer.stopIntent = Self.stronger(transfer.stopIntent, intent) }
+            if let wait = transfer.storeWait {
+                transfer.storeWait = nil
+                wait.retry.cancel()
+                leaveUnstored(transfer, size: wait.size)
+            }
         }
     }
 

@@ -10,7 +10,8 @@ Scenario and checks:
   1. Object store lost: SeaweedFS is stopped while rate-limited downloads run and a few small jobs are submitted.
      Both nodes report not ready within 10 s naming the object store; content stored before answers 503 (not a
      hang or a 500); no job fails, none is reported finished (its file is not stored), a downloaded file waiting to
-     be stored shows error `retrying` naming the object store, the downloads keep their bytes; SeaweedFS is started again on its directory and ports: both nodes ready again within 30 s, every job
+     be stored shows error `retrying` naming the object store, and pausing one (on the other node) is made at once
+     (resumed on its node after the store's return, it is stored without fetching again), the downloads keep their bytes; SeaweedFS is started again on its directory and ports: both nodes ready again within 30 s, every job
      finishes, and every job's content is byte-identical from both nodes.
   2. Database lost: PostgreSQL shuts down at once (SIGQUIT, every connection dropped) while rate-limited
      downloads run. Both nodes report not ready within 10 s naming the job store; a new job is refused with
@@ -119,13 +120,15 @@ def body(suite, args):
         return S.wait_until(lambda: all(s == "finished" for s in states(names).values()), timeout, interval=0.3)
 
     def fetched(name):
-        """Body bytes nginx has sent for `name` so far (its access log: one line per finished request)."""
+        """Bytes of `name` nginx has sent so far (its access log: one line per finished request; the bodies of 200
+        and 206 answers, not the error page of a 416 that confirms a whole partial file is still the origin's)."""
         total = 0
         try:
             with open(os.path.join(work, "nginx", "access.log")) as handle:
                 for line in handle:
                     fields = line.split("\t")
-                    if len(fields) > 5 and fields[1].endswith("/" + name) and fields[5].isdigit():
+                    if len(fields) > 5 and fields[1].endswith("/" + name) and fields[2] in ("200", "206") \
+                            and fields[5].isdigit():
                         total += int(fields[5])
         except OSError:
             pass
@@ -174,11 +177,25 @@ def body(suite, args):
     suite.check("a downloaded file waiting for the object store says so (error retrying, naming the object store)",
                 all(e.get("code") == "retrying" and "object store" in e.get("message", "") for e in errors.values()),
                 str(errors))
+    # A pause of a job whose file waits for the object store is made at once (asked on the node not running it:
+    # forwarded); resumed on the node that ran it (its bytes are in that node's spool), it is stored from there.
+    runner = {n.name: n for n in nodes}.get((job("slow-0.bin") or {}).get("node"), a)
+    elsewhere = b if runner is a else a
+    began = time.monotonic()
+    try:
+        response = elsewhere.request("POST", "/api/v1/jobs/%s/pause" % ids["slow-0.bin"], timeout=15)
+        paused, detail = (response.json() or {}).get("state") == "paused", "%d %r" % (response.status, response.body[:200])
+    except OSError as error:
+        paused, detail = False, str(error)
+    took = time.monotonic() - began
+    suite.check("a job whose file waits for the object store pauses at once (%.1f s)" % took, paused and took < 3, detail)
     began = time.monotonic()
     seaweed.restart()
     log("   seaweedfs back after %.1f s" % (time.monotonic() - began))
     suite.check("both nodes ready again within 30 s of the object store's return", all_ready(nodes, 30),
                 "%s %s" % (ready(a), ready(b)))
+    response = runner.request("POST", "/api/v1/jobs/%s/resume" % ids["slow-0.bin"])
+    suite.check("the paused job resumes", response.status == 200, "%d %r" % (response.status, response.body[:200]))
     phase1 = before + slow + during
     suite.check("every job finishes once the object store is back", finished(phase1, 60), str(states(phase1)))
     bad = content_matches(phase1)

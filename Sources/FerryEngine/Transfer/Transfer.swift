@@ -39,6 +39,9 @@ final class Transfer: @unchecked Sendable {
     let writer: FileWriter
     var phase: Phase = .queued
     var stopIntent: StopIntent?
+    /// While the finished file waits out a back-off before it is offered to the object store again: the retry, and
+    /// the file's size. A pause or shutdown then stops the transfer at once (`stop`), the file kept whole.
+    var storeWait: (retry: DispatchWorkItem, size: Int64)?
     /// A submit for the same id that arrived while this transfer was stopping.
     var pendingResubmit: TransferSpec?
 
