@@ -16,6 +16,8 @@ public protocol ClusterJobStore: JobStore {
     /// Records that `node` is alive until `lease` from now (inserting it the first time, or again after its lease
     /// ran out, as a new start) and returns every node alive now, this one included, by id.
     func heartbeat(node: String, lease: Duration) async throws -> [ClusterNode]
+    /// Every node alive now (its lease running), by id; records nothing.
+    func liveNodes() async throws -> [ClusterNode]
     /// Graceful stop: releases every job `node` owns and removes the node, in one transaction. Returns the ids released.
     @discardableResult
     func leave(node: String) async throws -> [String]

@@ -1,3 +1,4 @@
+import FerryCore
 import FerryStore
 import Foundation
 import Logging
@@ -15,10 +16,12 @@ final class ClusterMembership: Sendable {
     private let tasks: [Task<Void, Never>]
     private let logger: Logger
 
-    /// Gives back what an earlier process under this node id left owned (a process starting runs nothing: after a
-    /// crash and a quick restart, renewing those leases would keep jobs that no one runs from every node), then
-    /// records the node's first heartbeat and refuses several live nodes without an object store.
+    /// Refuses an id another live process uses; gives back what an earlier process under this node id left owned (a
+    /// process starting runs nothing: after a crash and a quick restart, renewing those leases would keep jobs that
+    /// no one runs from every node), then records the node's first heartbeat and refuses several live nodes without
+    /// an object store.
     static func join(store: any ClusterJobStore, configuration: ServiceConfiguration, logger: Logger) async throws {
+        try await refuseIfInUse(store: store, configuration: configuration)
         let nodes: [ClusterNode]
         do {
             let released = try await store.leave(node: configuration.nodeID)
@@ -35,6 +38,28 @@ final class ClusterMembership: Sendable {
         if !others.isEmpty, configuration.objectStore == nil, !configuration.allowsNodesWithoutObjectStore {
             _ = try? await store.leave(node: configuration.nodeID)
             throw ServiceError.startup("node '\(configuration.nodeID)' refused: the PostgreSQL store \(configuration.store) is already used by \(others.sorted().joined(separator: ", ")), and several nodes need --object-store (without one, a file would exist on one node only)")
+        }
+    }
+
+    /// A node whose id has a running lease is either an earlier process of this node that died within it, or another
+    /// live process given the same `--node-id`, whose jobs `leave` would give away: a live one beats again within a
+    /// third of the lease, so this watches for one beat (at most a third of the lease and a second, only when the
+    /// lease runs) and refuses the start when it comes.
+    private static func refuseIfInUse(store: any ClusterJobStore, configuration: ServiceConfiguration) async throws {
+        let id = configuration.nodeID
+        func heartbeat() async throws -> Date? {
+            do { return try await store.liveNodes().first { $0.id == id }?.heartbeatAt } catch {
+                throw ServiceError.startup("cannot read the nodes of the PostgreSQL store \(configuration.store): \(error)")
+            }
+        }
+        guard let earlier = try await heartbeat() else { return }
+        let deadline = ContinuousClock.now + configuration.lease / 3 + .seconds(1)
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            guard let latest = try await heartbeat() else { return }
+            if latest != earlier {
+                throw ServiceError.startup("node id '\(id)' is in use by another live Ferry process on the PostgreSQL store \(configuration.store) (its heartbeat at \(Timestamp.rfc3339(latest))): give every node its own --node-id")
+            }
         }
     }
 

@@ -26,20 +26,28 @@ extension PostgresJobStore: ClusterJobStore {
                         started_at = CASE WHEN nodes.lease_until < now() THEN now() ELSE nodes.started_at END,
                         heartbeat_at = now(), lease_until = excluded.lease_until
                     """, [.text(node), PostgresParameter(lease)], reuse: true, operation: "record heartbeat")
-                let result = try connection.execute("""
-                    SELECT id, \(PostgresSQL.milliseconds("started_at")), \(PostgresSQL.milliseconds("heartbeat_at")),
-                           \(PostgresSQL.milliseconds("lease_until"))
-                    FROM nodes WHERE lease_until > now() ORDER BY id
-                    """, reuse: true, operation: "read live nodes")
-                return try (0..<result.rowCount).map { row in
-                    guard let id = result.string(row, 0), let started = result.int64(row, 1),
-                          let heartbeat = result.int64(row, 2), let until = result.int64(row, 3)
-                    else { throw JobStoreError.corrupt("a nodes row has a NULL column") }
-                    return ClusterNode(id: id, startedAt: StoredDate.date(milliseconds: started),
-                                       heartbeatAt: StoredDate.date(milliseconds: heartbeat),
-                                       leaseUntil: StoredDate.date(milliseconds: until))
-                }
+                return try Self.liveNodes(connection)
             }
+        }
+    }
+
+    public func liveNodes() async throws -> [ClusterNode] {
+        try await perform { try Self.liveNodes($0) }
+    }
+
+    private static func liveNodes(_ connection: PostgresConnection) throws -> [ClusterNode] {
+        let result = try connection.execute("""
+            SELECT id, \(PostgresSQL.milliseconds("started_at")), \(PostgresSQL.milliseconds("heartbeat_at")),
+                   \(PostgresSQL.milliseconds("lease_until"))
+            FROM nodes WHERE lease_until > now() ORDER BY id
+            """, reuse: true, operation: "read live nodes")
+        return try (0..<result.rowCount).map { row in
+            guard let id = result.string(row, 0), let started = result.int64(row, 1),
+                  let heartbeat = result.int64(row, 2), let until = result.int64(row, 3)
+            else { throw JobStoreError.corrupt("a nodes row has a NULL column") }
+            return ClusterNode(id: id, startedAt: StoredDate.date(milliseconds: started),
+                               heartbeatAt: StoredDate.date(milliseconds: heartbeat),
+                               leaseUntil: StoredDate.date(milliseconds: until))
         }
     }
 

@@ -363,6 +363,33 @@ struct ClusterNodesTests {
         }
     }
 
+    @Test func aSecondLiveProcessUnderTheSameNodeIDIsRefused() async throws {
+        try await withNodes(1) { nodes, location in
+            try await withNginx { nginx in
+                try Fixture.writeFile(at: nginx.root + "/slow.bin", size: 4_000_000, seed: 7)
+                let created = try await nodes[0].client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/slow.bin?rate=100000")])
+                let id = try #require(try created.json()["id"] as? String)
+                try await nodes[0].client.waitForJob(id) { $0["state"] as? String == "downloading" }
+                do {
+                    let twin = try await RunningFerry.start { configuration in
+                        configuration.store = .postgres(location)
+                        configuration.nodeID = "node-0"
+                        configuration.lease = .seconds(3)
+                        configuration.allowsNodesWithoutObjectStore = true
+                    }
+                    await twin.stop()
+                    Issue.record("a second process started as node-0")
+                } catch {
+                    let message = "\(error)"
+                    #expect(message.contains("'node-0' is in use") && message.contains("--node-id") && !message.contains("\n"), "\(message)")
+                }
+                // The first process kept its job.
+                #expect(try await Self.leases(nodes[0]) == 1)
+                #expect(try await nodes[0].client.get("/api/v1/jobs/\(id)").json()["node"] as? String == "node-0")
+            }
+        }
+    }
+
     @Test func severalLiveNodesWithoutAnObjectStoreAreRefused() async throws {
         try await withNodes(1) { _, location in
             do {

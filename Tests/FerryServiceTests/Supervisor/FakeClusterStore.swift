@@ -29,6 +29,8 @@ actor FakeClusterStore: ClusterJobStore {
         return [ClusterNode(id: node, startedAt: now, heartbeatAt: now, leaseUntil: now + 15)]
     }
 
+    func liveNodes() async throws -> [ClusterNode] { [] }
+
     func leave(node: String) async throws -> [String] { try await release(ids: Array(owners.keys), node: node) }
 
     func claim(node: String, limit: Int, lease: Duration) async throws -> [ClaimedJob] {
