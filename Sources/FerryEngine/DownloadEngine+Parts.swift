@@ -97,7 +97,7 @@ extension DownloadEngine {
         guard let client = objectStore else { return }
         let live = transfer.parts, generation = live.generation, id = transfer.id, logger = self.logger
         let validator = transfer.ifRangeValidator
-        let runs = PartProgress.restoreRuns(parts, size: record.size, partSize: record.partSize)
+        var runs = PartProgress.restoreRuns(parts, size: record.size, partSize: record.partSize)
         let bytes = parts.reduce(Int64(0)) { $0 + $1.size }
         logger.info("restoring a job's stored parts", metadata: [
             "id": "\(id)", "parts": "\(parts.map(\.number))", "bytes": "\(bytes)", "runs": "\(runs.count)",
@@ -110,7 +110,13 @@ extension DownloadEngine {
                     _ = try await client.completeMultipartUpload(key: record.key, uploadID: record.uploadID, parts: stored)
                 } catch where error.kind == .notFound || error.kind == .rejected {
                     let info = try await client.headObject(key: record.key)
-                    guard info.size == bytes else { throw error }
+                    if info.size == record.size, info.size != bytes {
+                        // The finish had completed the upload with every part (a node stopped before the job was
+                        // reported finished): the object is the whole file.
+                        runs = PartProgress.wholeFile(size: record.size, partSize: record.partSize)
+                    } else if info.size != bytes {
+                        throw error
+                    }
                 }
             } catch {
                 logger.warning("stored parts cannot be restored: continuing from the local bytes",
@@ -122,6 +128,7 @@ extension DownloadEngine {
                 return
             }
             // 2. Read back through the writer, which hashes the bytes in file order.
+            let runs = runs
             let (opened, restored) = await self.readBack(transfer, key: record.key, runs: runs, size: record.size,
                                                          validator: validator, client: client)
             // 3. A new upload at the key, the restored parts copied from the completed object inside the store.

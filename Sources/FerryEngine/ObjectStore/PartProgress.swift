@@ -116,6 +116,12 @@ enum PartProgress {
         }
     }
 
+    /// The one run of a file whose every part is in the object (a finish completed the upload).
+    static func wholeFile(size: Int64, partSize: Int64) -> [RestoreRun] {
+        guard size > 0, partSize > 0 else { return [] }
+        return [RestoreRun(parts: 1...Int((size + partSize - 1) / partSize), objectOffset: 0, file: 0..<size)]
+    }
+
     /// The runs of `parts` (usable parts in part order), each read back with one ranged GET of the completed object.
     static func restoreRuns(_ parts: [ObjectUploadRecord.Part], size: Int64, partSize: Int64) -> [RestoreRun] {
         var runs: [RestoreRun] = []

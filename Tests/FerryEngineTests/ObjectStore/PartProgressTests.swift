@@ -98,6 +98,9 @@ struct PartProgressTests {
         #expect(runs[1].objectRange(of: 3, size: Self.size, partSize: p) == p...(2 * p - 1))
         #expect(runs[1].objectRange(of: 4, size: Self.size, partSize: p) == (2 * p)...(2 * p + 99))
         #expect(runs[0].objectRange(of: 1, size: Self.size, partSize: p) == 0...(p - 1))
+        #expect(PartProgress.wholeFile(size: Self.size, partSize: p) == [.init(parts: 1...4, objectOffset: 0, file: 0..<Self.size)])
+        #expect(PartProgress.wholeFile(size: Self.size, partSize: p) == PartProgress.restoreRuns(
+            Self.record(parts: [1, 2, 3, 4]).parts, size: Self.size, partSize: p), "as if every part were recorded")
         #expect(PartProgress.restoreRuns([], size: Self.size, partSize: p).isEmpty)
         #expect(PartProgress.restoreRuns(Self.record(parts: [1, 2]).parts, size: Self.size, partSize: p)
             == [.init(parts: 1...2, objectOffset: 0, file: 0..<(2 * p))], "a prefix is one run")
