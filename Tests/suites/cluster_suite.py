@@ -12,8 +12,8 @@ Started here, on 127.0.0.1, in temp directories, all stopped by pid (suitelib's 
     spool and port.
 
 Scenario: many 64 KiB files and a few big ones (some rate-limited, so they still run mid-way) submitted round-robin
-to the live nodes; an SSE client on node A records every event with its id. Mid-way the node running the most
-rate-limited jobs is SIGKILLed (restarted later) and then another node running jobs is stopped with SIGTERM (and
+to the live nodes; an SSE client on node A records every event with its id. Mid-way, once the rate-limited files
+have parts stored (past a gap for a split one, `KILL_AFTER`), the node running the most rate-limited jobs is SIGKILLed (restarted later) and then another node running jobs is stopped with SIGTERM (and
 restarted later); the SSE client moves to another node with Last-Event-ID (forced when its node goes, otherwise by
 choice at the kill). While it runs, `ss -tnp` is sampled to learn which node holds each connection to nginx.
 
@@ -69,6 +69,10 @@ BUCKET = "ferry-cluster"
 LEASE = 3.0
 HANDOVER_TARGET = LEASE + 5.0
 PART_SIZE = 5 << 20  # the nodes' object-store part size (FERRY_OBJECT_PART_SIZE, test-only)
+# The kill waits until the rate-limited files have stored parts: 5 MiB at 512 KiB/s per connection take 10 s, so
+# each segment of a split file (two connections: parts 1 and 3 of 20 MiB, past a gap) and the file on one
+# connection (part 1) have one.
+KILL_AFTER = 11
 SMALL = 64 * 1024
 NODE_NAMES = ["node-a", "node-b", "node-c"]
 LOG_FIELDS = ["$remote_port", "$msec", "$request_time"]
@@ -547,7 +551,7 @@ def body(suite, args):
     root = os.path.join(work, "www")
     os.makedirs(root)
     if args.quick:
-        fast_big, slow_big, slow_rate = [48 << 20], [12 << 20, 12 << 20], 192 << 10
+        fast_big, slow_big, slow_rate = [48 << 20], [20 << 20, 20 << 20], 512 << 10
     else:
         fast_big, slow_big, slow_rate = [200 << 20] * 3, [40 << 20] * 4, 512 << 10
     specs = []  # {name, size, sha, path(url path), slow, connections}
@@ -644,7 +648,7 @@ def body(suite, args):
         jobs = snapshot(a)
         counts = {n.name: sum(1 for j in running_on(jobs, n.name) if j.get("filename") in slow_names) for n in nodes}
         best = max(counts, key=counts.get)
-        return (best, jobs) if counts[best] > 0 and time.monotonic() - t0 > 4 else None
+        return (best, jobs) if counts[best] > 0 and time.monotonic() - t0 > KILL_AFTER else None
 
     found = S.wait_until(victim_ready, 30, 0.2)
     jobs_before = found[1] if found else snapshot(a)
