@@ -5,19 +5,31 @@ import Foundation
 /// `uploadLedger`, i.e. on a cluster's store).
 ///
 /// Who owns what: the engine queue owns each transfer's `LiveParts`; the ledger (the cluster's store, fenced by job
-/// ownership) keeps its record, saved after every part stored. As the written prefix of the file (`SegmentTable`'s
-/// contiguous prefix, bytes written under the validators of the accepted answer) covers a part, that part is read
-/// from the partial file and uploaded (`UploadPart`) beside the download, at most `partUploadsInFlight` at a time; a
-/// failed request waits a back-off and is tried again, and never fails the download: what is missing is uploaded at
-/// the finish (`FinishedObjectUpload` with the existing upload), which completes the upload with every part in order.
+/// ownership) keeps its record, saved after every part stored (a part is recorded only after the store took it). As
+/// the file's written ranges (`SegmentTable.writtenRanges`: every segment's `[start, next)`, bytes written and
+/// confirmed under the validators of the accepted answer) cover a part, wherever it lies, that part is read from the
+/// partial file and uploaded (`UploadPart`) beside the download, at most `partUploadsInFlight` at a time: a download
+/// split over several connections stores its later segments' parts as they complete, not only its prefix. A failed
+/// request waits a back-off and is tried again, and never fails the download: what is missing is uploaded at the
+/// finish (`FinishedObjectUpload` with the existing upload), which completes the upload with every part in order.
 ///
 /// A node starting a job reads its record first (`loadStoredParts`). When the record's validators are the job's and
-/// its parts reach further than the local bytes, they are restored (`restore`): the recorded upload is completed
-/// into the job's key (the stored prefix as an object), read back into the partial file through the writer (so the
-/// digest covers them as they come), and a new upload is started at the same key with those parts copied inside the
-/// store (`UploadPartCopy`: no byte sent again); the download then resumes from the restored bytes with the stored
-/// validators, as any resume does (`ResumeDecision`). A file that changed restarts from zero, and its upload is
-/// aborted and its record removed (`discardParts`): two versions are never spliced.
+/// its parts hold bytes the local file lacks, they are restored (`restore`), the simplest way S3 allows, since the
+/// parts of an unfinished upload cannot be read:
+/// 1. the recorded upload is completed into the job's key with every usable stored part, in part order (S3 takes
+///    part numbers with gaps; only the last listed part may be short, and a short part is always the file's last):
+///    the object is the parts' concatenation (`prefixObject`);
+/// 2. each run of consecutive parts (`PartProgress.restoreRuns`) is read back with one ranged GET of that object and
+///    written through the writer at its place in the file, which hashes bytes in file order (bytes past a gap are
+///    hashed by its catch-up once the gap is filled, as for any segmented download). Parts forming a prefix make a
+///    contiguous partial file; otherwise the file gets a segment sidecar (stored before any byte lands past a gap,
+///    then rewritten with the restored ranges: `SegmentTable.restored`), so the resume is a segmented one fetching
+///    only the gaps, with `If-Range` and the stored validators (`ResumeDecision`);
+/// 3. a new upload is started at the same key with the restored parts copied inside the store (`UploadPartCopy` of
+///    their ranges of the object: no byte sent again). When the store refuses a copy, the parts not copied are
+///    uploaded from the spool like any written part.
+/// A file that changed restarts from zero, and its upload is aborted and its record removed (`discardParts`): two
+/// versions are never spliced.
 extension DownloadEngine {
     /// Part uploads one transfer may have in flight.
     static let partUploadsInFlight = 2
@@ -48,16 +60,17 @@ extension DownloadEngine {
     /// What the stored record and the opened partial file make of this start: keep uploading into the record's upload,
     /// restore its parts first, or drop it. True when a restore takes the start over (it calls `opened` when done).
     func takeOver(_ transfer: Transfer, _ record: ObjectUploadRecord, _ found: FileWriter.OpenedPartial) -> Bool {
-        let local: Int64 = switch found {
-        case .contiguous(let bytes): bytes
-        case .segmented(let sidecar): sidecar.table.contiguousPrefix
-        case .discarded: 0
+        let local: [Range<Int64>] = switch found {
+        case .contiguous(let bytes): [0..<bytes]
+        case .segmented(let sidecar): sidecar.table.writtenRanges
+        case .discarded: []
         }
         let live = transfer.parts
         live.record = record
         live.prefixObject = record.prefixObject
         switch PartProgress.handover(record, etag: transfer.etag, lastModified: transfer.lastModified,
-                                     size: transfer.bytesExpected, localBytes: local) {
+                                     size: transfer.bytesExpected, localWritten: local,
+                                     split: Transfer.ifRangeValidator(etag: record.etag, lastModified: record.lastModified) != nil) {
         case .discard(let reason):
             logger.notice("stored parts not used", metadata: ["id": "\(transfer.id)", "reason": "\(reason)"])
             discardParts(transfer)
@@ -65,9 +78,9 @@ extension DownloadEngine {
         case .continueUpload:
             adoptValidators(transfer, record)
             return false
-        case .restore(let parts, let bytes):
+        case .restore(let parts):
             adoptValidators(transfer, record)
-            restore(transfer, record, parts: parts, bytes: bytes, found: found)
+            restore(transfer, record, parts: parts, found: found)
             return true
         }
     }
@@ -78,12 +91,17 @@ extension DownloadEngine {
         transfer.bytesExpected = record.size
     }
 
-    /// Reads the stored parts back into the partial file, then goes on as `opened` with the bytes restored.
-    private func restore(_ transfer: Transfer, _ record: ObjectUploadRecord, parts: [ObjectUploadRecord.Part], bytes: Int64,
+    /// Reads the stored parts back into the partial file, then goes on as `opened` with what was restored.
+    private func restore(_ transfer: Transfer, _ record: ObjectUploadRecord, parts: [ObjectUploadRecord.Part],
                          found: FileWriter.OpenedPartial) {
         guard let client = objectStore else { return }
         let live = transfer.parts, generation = live.generation, id = transfer.id, logger = self.logger
-        logger.info("restoring a job's stored parts", metadata: ["id": "\(id)", "parts": "\(parts.count)", "bytes": "\(bytes)"])
+        let validator = transfer.ifRangeValidator
+        var runs = PartProgress.restoreRuns(parts, size: record.size, partSize: record.partSize)
+        let bytes = parts.reduce(Int64(0)) { $0 + $1.size }
+        logger.info("restoring a job's stored parts", metadata: [
+            "id": "\(id)", "parts": "\(parts.map(\.number))", "bytes": "\(bytes)", "runs": "\(runs.count)",
+        ])
         Task {
             // 1. The stored parts as the object at the key (done already if a node stopped after this step).
             do throws(ObjectStoreError) {
@@ -92,7 +110,13 @@ extension DownloadEngine {
                     _ = try await client.completeMultipartUpload(key: record.key, uploadID: record.uploadID, parts: stored)
                 } catch where error.kind == .notFound || error.kind == .rejected {
                     let info = try await client.headObject(key: record.key)
-                    guard info.size == bytes else { throw error }
+                    if info.size == record.size, info.size != bytes {
+                        // The finish had completed the upload with every part (a node stopped before the job was
+                        // reported finished): the object is the whole file.
+                        runs = PartProgress.wholeFile(size: record.size, partSize: record.partSize)
+                    } else if info.size != bytes {
+                        throw error
+                    }
                 }
             } catch {
                 logger.warning("stored parts cannot be restored: continuing from the local bytes",
@@ -103,23 +127,30 @@ extension DownloadEngine {
                 }
                 return
             }
-            // 2. Read back through the writer, which hashes the bytes in order.
-            let restored = await self.readBack(transfer, key: record.key, bytes: bytes, client: client)
-            // 3. A new upload at the key, its first parts copied from the stored prefix inside the store.
+            // 2. Read back through the writer, which hashes the bytes in file order.
+            let runs = runs
+            let (opened, restored) = await self.readBack(transfer, key: record.key, runs: runs, size: record.size,
+                                                         validator: validator, client: client)
+            // 3. A new upload at the key, the restored parts copied from the completed object inside the store.
             var next: ObjectUploadRecord?
-            if restored == bytes {
+            if case .success = opened {
                 do throws(ObjectStoreError) {
                     let uploadID = try await client.createMultipartUpload(key: record.key, contentType: nil)
                     var copy = ObjectUploadRecord(key: record.key, uploadID: uploadID, partSize: record.partSize, etag: record.etag,
                                                   lastModified: record.lastModified, size: record.size, prefixObject: true)
                     next = copy
-                    for part in parts {
-                        let range = PartProgress.range(of: part.number, size: record.size, partSize: record.partSize)
-                        let copied = try await client.uploadPartCopy(key: record.key, uploadID: uploadID, partNumber: part.number,
-                                                                     sourceKey: record.key, range: range.lowerBound...(range.upperBound - 1))
-                        copy.store(.init(number: copied.number, etag: copied.etag, size: copied.size))
-                        next = copy
+                    for run in runs {
+                        for number in run.parts {
+                            let range = PartProgress.range(of: number, size: record.size, partSize: record.partSize)
+                            guard restored.contains(where: { $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound }) else { continue }
+                            let copied = try await client.uploadPartCopy(
+                                key: record.key, uploadID: uploadID, partNumber: number, sourceKey: record.key,
+                                range: run.objectRange(of: number, size: record.size, partSize: record.partSize))
+                            copy.store(.init(number: copied.number, etag: copied.etag, size: copied.size))
+                            next = copy
+                        }
                     }
+                    logger.info("restored parts copied inside the store", metadata: ["id": "\(id)", "parts": "\(copy.parts.count)"])
                 } catch {
                     logger.notice("copying restored parts failed: they are uploaded from the spool",
                                   metadata: ["id": "\(id)", "error": "\(error)"])
@@ -132,49 +163,75 @@ extension DownloadEngine {
                     live.prefixObject = true
                     self.saveRecord(transfer)
                 }
-                self.opened(transfer, .success(.contiguous(bytes: restored)))
+                self.opened(transfer, opened)
             }
         }
     }
 
-    /// Empties the partial file and writes the first `bytes` of the object at `key` into it; returns how many bytes
-    /// were written, contiguous from 0 (fewer when reading failed). A read that ends early (the store dropped the
-    /// connection, a chunk could not be read) continues from the bytes written, up to `restoreReads` reads.
-    private func readBack(_ transfer: Transfer, key: String, bytes: Int64, client: ObjectStoreClient) async -> Int64 {
+    /// Empties the partial file and writes the `runs` of the completed object at `key` into it, at their places in
+    /// the file; returns what the file then holds and the ranges written. A read that ends early (the store dropped
+    /// the connection, a chunk could not be read) continues from the bytes written, up to `restoreReads` reads a run.
+    ///
+    /// Runs forming a prefix (one run from byte 0, or no `validator` to resume a split file with) make a contiguous
+    /// file, as any resume has. Otherwise the file becomes a segmented download: its segment sidecar is stored
+    /// before the first byte lands past a gap (`prepareSegments`, so a file with gaps never lacks one), and the
+    /// sidecar of the ranges restored after them (`saveSegments` syncs the bytes first), so the segmented resume
+    /// fetches only the gaps, with `If-Range`.
+    private func readBack(_ transfer: Transfer, key: String, runs: [PartProgress.RestoreRun], size: Int64, validator: String?,
+                          client: ObjectStoreClient) async -> (Result<FileWriter.OpenedPartial, SystemError>, [Range<Int64>]) {
         let writer = transfer.writer
         let emptied: Result<Int64, SystemError> = await withCheckedContinuation { continuation in
             writer.open(keepExisting: false) { continuation.resume(returning: $0) }
         }
-        guard case .success = emptied else { return 0 }
-        var written: Int64 = 0
-        for read in 1...Self.restoreReads where written < bytes {
-            if read > 1 { try? await Task.sleep(for: .milliseconds(250 << min(read - 2, 4))) }
-            let sink = RestoreSink(writer: writer, from: written, limit: Int64(configuration.writeBufferLimit))
-            let reading = ObjectReading()
-            sink.reading = reading
-            var failure: ObjectStoreError?
-            do throws(ObjectStoreError) {
-                _ = try await client.getObject(key: key, range: written...(bytes - 1), reading: reading) { chunk in sink.take(chunk) }
-            } catch {
-                failure = error
-            }
-            let before = written
-            written = await withCheckedContinuation { continuation in
-                queue.async { sink.whenWritten { continuation.resume(returning: $0) } }
-            }
-            if let failure {
-                logger.warning("reading stored parts back ended early", metadata: [
-                    "id": "\(transfer.id)", "read": "\(read)", "from": "\(before)", "written": "\(written)", "of": "\(bytes)",
-                    "error": "\(failure)",
-                ])
-                guard failure.isRetryable else { break }
-            } else if written < bytes {
-                logger.warning("reading stored parts back ended early", metadata: [
-                    "id": "\(transfer.id)", "read": "\(read)", "from": "\(before)", "written": "\(written)", "of": "\(bytes)",
-                ])
-            }
+        if case .failure(let error) = emptied { return (.failure(error), []) }
+        let split = validator.flatMap { validator in
+            runs.count == 1 && runs[0].file.lowerBound == 0 ? nil : validator
         }
-        return written
+        if let split, let empty = SegmentTable.restored(total: size, written: []) {
+            let error: SystemError? = await withCheckedContinuation { continuation in
+                writer.prepareSegments(SegmentSidecar(validator: split, table: empty)) { continuation.resume(returning: $0) }
+            }
+            if let error { return (.failure(error), []) }
+        }
+        var restored: [Range<Int64>] = []
+        for run in split == nil ? runs.filter({ $0.file.lowerBound == 0 }) : runs {
+            var end = run.file.lowerBound
+            for read in 1...Self.restoreReads where end < run.file.upperBound {
+                if read > 1 { try? await Task.sleep(for: .milliseconds(250 << min(read - 2, 4))) }
+                let sink = RestoreSink(writer: writer, limit: Int64(configuration.writeBufferLimit), from: end)
+                let reading = ObjectReading()
+                sink.reading = reading
+                var failure: ObjectStoreError?
+                do throws(ObjectStoreError) {
+                    let range = (run.objectOffset + end - run.file.lowerBound)...(run.objectOffset + Int64(run.file.count) - 1)
+                    _ = try await client.getObject(key: key, range: range, reading: reading) { chunk in sink.take(chunk) }
+                } catch {
+                    failure = error
+                }
+                let before = end
+                end = await withCheckedContinuation { continuation in
+                    queue.async { sink.whenWritten { continuation.resume(returning: $0) } }
+                }
+                if failure != nil || end < run.file.upperBound {
+                    logger.warning("reading stored parts back ended early", metadata: [
+                        "id": "\(transfer.id)", "parts": "\(run.parts)", "read": "\(read)", "from": "\(before)", "to": "\(end)",
+                        "error": "\(failure.map { "\($0)" } ?? "the answer ended early")",
+                    ])
+                }
+                if let failure, !failure.isRetryable { break }
+            }
+            if end > run.file.lowerBound { restored.append(run.file.lowerBound..<min(end, run.file.upperBound)) }
+            if end < run.file.upperBound, split == nil { break }
+        }
+        guard let split, let table = SegmentTable.restored(total: size, written: restored) else {
+            return (.success(.contiguous(bytes: restored.first?.upperBound ?? 0)), restored)
+        }
+        let sidecar = SegmentSidecar(validator: split, table: table)
+        let error: SystemError? = await withCheckedContinuation { continuation in
+            writer.saveSegments(sidecar) { continuation.resume(returning: $0) }
+        }
+        if let error { return (.failure(error), restored) }
+        return (.success(.segmented(sidecar)), restored)
     }
 
     /// Reads of the stored prefix a restore makes before it continues from what it has.
@@ -182,25 +239,26 @@ extension DownloadEngine {
 
     // MARK: while it downloads
 
-    /// Uploads the parts the written prefix now covers (or starts the upload), within the in-flight limit.
+    /// Uploads the parts the written ranges now cover (or starts the upload), within the in-flight limit.
     func pumpParts(_ transfer: Transfer) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let client = objectStore, uploadLedger != nil, transfer.phase == .running, let run = transfer.segmented,
               let size = transfer.bytesExpected, size > 0, transfer.canValidateResume, let filename = transfer.filename else { return }
         let live = transfer.parts
         guard !live.creating, Self.monotonicSeconds() >= live.notBefore else { return }
-        let prefix = run.table.contiguousPrefix
+        let written = run.table.writtenRanges
         guard let record = live.record else {
             let partSize = PartPlan.partSize(for: size, preferred: configuration.objectPartSize)
             // A file of one part is stored at its finish.
-            guard size > partSize, prefix >= partSize else { return }
+            guard size > partSize,
+                  !PartProgress.ready(size: size, partSize: partSize, written: written, done: [], limit: 1).isEmpty else { return }
             createUpload(transfer, client: client, key: client.location.key(jobID: transfer.id, filename: filename),
                          partSize: partSize, size: size)
             return
         }
         guard record.size == size, record.etag == transfer.etag, record.lastModified == transfer.lastModified else { return }
         let done = Set(record.parts.map(\.number)).union(live.inFlight)
-        for number in PartProgress.ready(size: size, partSize: record.partSize, prefix: prefix, done: done,
+        for number in PartProgress.ready(size: size, partSize: record.partSize, written: written, done: done,
                                          limit: Self.partUploadsInFlight - live.inFlight.count) {
             uploadPart(number, of: transfer, record, client: client)
         }
@@ -392,12 +450,12 @@ final class RestoreSink: @unchecked Sendable {
     private var paused = false
     private var done: ((Int64) -> Void)?
 
-    /// Takes the object's bytes from offset `from` of the file (bytes before it are written already).
-    init(writer: FileWriter, from: Int64, limit: Int64) {
+    /// - Parameter from: the file offset of the first byte taken.
+    init(writer: FileWriter, limit: Int64, from: Int64 = 0) {
         self.writer = writer
+        self.limit = max(1 << 20, limit)
         self.offset = from
         self.written = from
-        self.limit = max(1 << 20, limit)
     }
 
     func take(_ chunk: UnsafeRawBufferPointer) -> ObjectBodyDisposition {
@@ -418,7 +476,7 @@ final class RestoreSink: @unchecked Sendable {
         return .consumed
     }
 
-    /// Calls `done` with the bytes written (contiguous from 0, `from` included) once every write has completed.
+    /// Calls `done` with the end of the bytes written (contiguous from `from`) once every write has completed.
     func whenWritten(_ done: @escaping (Int64) -> Void) {
         self.done = done
         finishIfWritten()

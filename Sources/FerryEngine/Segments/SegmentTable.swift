@@ -144,6 +144,36 @@ struct SegmentTable: Equatable, Sendable {
         return tail
     }
 
+    /// A table of `total` bytes of which exactly `written` are written (sorted or not; overlapping or touching
+    /// ranges are joined, ranges past `total` clamped): one segment from 0 or from the start of each written range
+    /// to the start of the next one, written up to the range's end. What a node restoring non-contiguous stored
+    /// parts resumes from. Nil when `total` is not positive.
+    static func restored(total: Int64, written: [Range<Int64>]) -> SegmentTable? {
+        guard total > 0 else { return nil }
+        let ranges = PartProgress.merged(written.map { max(0, $0.lowerBound)..<min(total, max($0.upperBound, 0)) }
+            .filter { $0.lowerBound < $0.upperBound })
+        var segments: [Segment] = []
+        if ranges.first?.lowerBound != 0 { segments.append(Segment(start: 0, end: ranges.first?.lowerBound ?? total, next: 0)) }
+        for (index, range) in ranges.enumerated() {
+            let end = index + 1 < ranges.count ? ranges[index + 1].lowerBound : total
+            segments.append(Segment(start: range.lowerBound, end: end, next: range.upperBound))
+        }
+        return SegmentTable(total: total, segments: segments)
+    }
+
+    /// The written ranges `[start, next)` of the segments, joined where they touch, in file order.
+    var writtenRanges: [Range<Int64>] {
+        var ranges: [Range<Int64>] = []
+        for segment in segments where segment.next > segment.start {
+            if let last = ranges.last, last.upperBound == segment.start {
+                ranges[ranges.count - 1] = last.lowerBound..<segment.next
+            } else {
+                ranges.append(segment.start..<segment.next)
+            }
+        }
+        return ranges
+    }
+
     /// Bytes written over all segments.
     var bytesWritten: Int64 { segments.reduce(0) { $0 + $1.written } }
 

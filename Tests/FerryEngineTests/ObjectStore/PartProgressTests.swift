@@ -31,33 +31,88 @@ struct PartProgressTests {
             == (1...4).map { PartProgress.range(of: $0, size: Self.size, partSize: Self.part) })
     }
 
-    @Test func onlyPartsContiguousFromTheFirstAreUsable() {
-        #expect(PartProgress.usableParts(Self.record(parts: [1, 2, 4])).map(\.number) == [1, 2])
-        #expect(PartProgress.usableParts(Self.record(parts: [2, 3])).isEmpty)
-        var odd = Self.record(parts: [1, 2])
-        odd.parts[1].size -= 1
-        #expect(PartProgress.usableParts(odd).map(\.number) == [1], "a part of the wrong size ends the usable run")
+    @Test func partsAnywhereInTheWrittenRangesAreReady() {
+        let p = Self.part
+        // Four segments of a split download: the first has written half a part, the second a whole part, the
+        // third nothing, the last is complete (with the short last part).
+        let written: [Range<Int64>] = [0..<(p / 2), p..<(2 * p + 10), (3 * p)..<Self.size]
+        #expect(PartProgress.ready(size: Self.size, partSize: p, written: written, done: [], limit: 4) == [2, 4])
+        #expect(PartProgress.ready(size: Self.size, partSize: p, written: written, done: [2], limit: 4) == [4])
+        #expect(PartProgress.ready(size: Self.size, partSize: p, written: written, done: [], limit: 1) == [2])
+        // A part straddling two segments is ready once both sides are written, in any order.
+        #expect(PartProgress.ready(size: Self.size, partSize: p, written: [(p + 5)..<(2 * p), p..<(p + 5)], done: [], limit: 4) == [2])
+        #expect(PartProgress.ready(size: Self.size, partSize: p, written: [(p + 1)..<(3 * p)], done: [], limit: 4) == [3])
+        #expect(PartProgress.ready(size: Self.size, partSize: p, written: [], done: [], limit: 4) == [])
+        #expect(PartProgress.ready(size: Self.size, partSize: p, written: [0..<Self.size], done: [], limit: 0) == [])
     }
 
-    @Test func aTakeOverRestoresWhatReachesBeyondTheLocalBytes() {
+    @Test func splitRecordsUseEveryPartThatFitsThePlan() {
+        #expect(PartProgress.usableParts(Self.record(parts: [1, 2, 4])).map(\.number) == [1, 2, 4])
+        #expect(PartProgress.usableParts(Self.record(parts: [2, 3])).map(\.number) == [2, 3])
+        var odd = Self.record(parts: [1, 2, 3])
+        odd.parts[1].size -= 1
+        #expect(PartProgress.usableParts(odd).map(\.number) == [1, 3], "a part of the wrong size is not used")
+        var beyond = Self.record(parts: [1])
+        beyond.parts.append(.init(number: 5, etag: "x", size: 100))
+        #expect(PartProgress.usableParts(beyond).map(\.number) == [1], "a part past the plan is not used")
+    }
+
+    @Test func withoutAnIfRangeValidatorOnlyPartsContiguousFromTheFirstAreUsable() {
+        #expect(PartProgress.usableParts(Self.record(parts: [1, 2, 4]), split: false).map(\.number) == [1, 2])
+        #expect(PartProgress.usableParts(Self.record(parts: [2, 3]), split: false).isEmpty)
+        var odd = Self.record(parts: [1, 2])
+        odd.parts[1].size -= 1
+        #expect(PartProgress.usableParts(odd, split: false).map(\.number) == [1], "a part of the wrong size ends the usable run")
+    }
+
+    @Test func aTakeOverRestoresWhatTheLocalBytesLack() {
+        let p = Self.part
         let record = Self.record(parts: [1, 2, 3])
-        #expect(PartProgress.handover(record, etag: "\"v1\"", lastModified: nil, size: Self.size, localBytes: 0)
-            == .restore(parts: record.parts, bytes: 3 * Self.part))
-        #expect(PartProgress.handover(record, etag: nil, lastModified: nil, size: nil, localBytes: 0)
-            == .restore(parts: record.parts, bytes: 3 * Self.part), "a job that knows no validators takes the record's")
-        #expect(PartProgress.handover(record, etag: "\"v1\"", lastModified: nil, size: Self.size, localBytes: 3 * Self.part)
+        #expect(PartProgress.handover(record, etag: "\"v1\"", lastModified: nil, size: Self.size, localWritten: [])
+            == .restore(parts: record.parts))
+        #expect(PartProgress.handover(record, etag: nil, lastModified: nil, size: nil, localWritten: [])
+            == .restore(parts: record.parts), "a job that knows no validators takes the record's")
+        #expect(PartProgress.handover(record, etag: "\"v1\"", lastModified: nil, size: Self.size, localWritten: [0..<(3 * p)])
             == .continueUpload)
-        #expect(PartProgress.handover(Self.record(parts: []), etag: "\"v1\"", lastModified: nil, size: Self.size, localBytes: 0)
+        #expect(PartProgress.handover(Self.record(parts: []), etag: "\"v1\"", lastModified: nil, size: Self.size, localWritten: [])
             == .continueUpload)
+        // Parts with gaps: local segments covering them all keep the upload; one missing restores them.
+        let split = Self.record(parts: [1, 3, 4])
+        #expect(PartProgress.handover(split, etag: "\"v1\"", lastModified: nil, size: Self.size,
+                                      localWritten: [0..<(p + 3), (2 * p)..<Self.size]) == .continueUpload)
+        #expect(PartProgress.handover(split, etag: "\"v1\"", lastModified: nil, size: Self.size, localWritten: [0..<(3 * p)])
+            == .restore(parts: split.parts))
+        #expect(PartProgress.handover(split, etag: "\"v1\"", lastModified: nil, size: Self.size, localWritten: [], split: false)
+            == .restore(parts: [split.parts[0]]))
+    }
+
+    @Test func restoredRunsMapTheCompletedObjectOntoTheFile() {
+        let p = Self.part
+        let record = Self.record(parts: [1, 3, 4])
+        let runs = PartProgress.restoreRuns(record.parts, size: Self.size, partSize: p)
+        // The completed object is parts 1, 3 and 4 end to end: part 3 starts at p in the object, 2p in the file.
+        #expect(runs == [
+            .init(parts: 1...1, objectOffset: 0, file: 0..<p),
+            .init(parts: 3...4, objectOffset: p, file: (2 * p)..<Self.size),
+        ])
+        #expect(runs[1].objectRange(of: 3, size: Self.size, partSize: p) == p...(2 * p - 1))
+        #expect(runs[1].objectRange(of: 4, size: Self.size, partSize: p) == (2 * p)...(2 * p + 99))
+        #expect(runs[0].objectRange(of: 1, size: Self.size, partSize: p) == 0...(p - 1))
+        #expect(PartProgress.wholeFile(size: Self.size, partSize: p) == [.init(parts: 1...4, objectOffset: 0, file: 0..<Self.size)])
+        #expect(PartProgress.wholeFile(size: Self.size, partSize: p) == PartProgress.restoreRuns(
+            Self.record(parts: [1, 2, 3, 4]).parts, size: Self.size, partSize: p), "as if every part were recorded")
+        #expect(PartProgress.restoreRuns([], size: Self.size, partSize: p).isEmpty)
+        #expect(PartProgress.restoreRuns(Self.record(parts: [1, 2]).parts, size: Self.size, partSize: p)
+            == [.init(parts: 1...2, objectOffset: 0, file: 0..<(2 * p))], "a prefix is one run")
     }
 
     @Test func anotherVersionOfTheFileDiscardsTheParts() {
         let record = Self.record(parts: [1, 2])
-        #expect(PartProgress.handover(record, etag: "\"v2\"", lastModified: nil, size: Self.size, localBytes: 0)
+        #expect(PartProgress.handover(record, etag: "\"v2\"", lastModified: nil, size: Self.size, localWritten: [])
             == .discard(reason: "the file's validators changed"))
-        #expect(PartProgress.handover(record, etag: "\"v1\"", lastModified: nil, size: Self.size + 1, localBytes: 0)
+        #expect(PartProgress.handover(record, etag: "\"v1\"", lastModified: nil, size: Self.size + 1, localWritten: [])
             == .discard(reason: "the file's size changed"))
-        #expect(PartProgress.handover(Self.record(parts: [1], etag: nil), etag: nil, lastModified: nil, size: nil, localBytes: 0)
+        #expect(PartProgress.handover(Self.record(parts: [1], etag: nil), etag: nil, lastModified: nil, size: nil, localWritten: [])
             == .discard(reason: "nothing validates the stored parts"))
     }
 

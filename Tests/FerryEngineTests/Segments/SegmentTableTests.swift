@@ -129,4 +129,32 @@ struct SegmentTableTests {
         open.divide(start: 0, into: 4)
         #expect(open.segments.count == 1)
     }
+
+    @Test func aRestoredTableHoldsExactlyTheRestoredRanges() throws {
+        let table = try #require(SegmentTable.restored(total: 100, written: [60..<80, 10..<20, 20..<30]))
+        #expect(table.segments == [
+            .init(start: 0, end: 10, next: 0),
+            .init(start: 10, end: 60, next: 30),
+            .init(start: 60, end: 100, next: 80),
+        ])
+        #expect(table.writtenRanges == [10..<30, 60..<80])
+        #expect(table.bytesWritten == 40)
+        #expect(table.contiguousPrefix == 0)
+        let prefix = try #require(SegmentTable.restored(total: 100, written: [0..<40, 90..<120]))
+        #expect(prefix.segments == [.init(start: 0, end: 90, next: 40), .init(start: 90, end: 100, next: 100)])
+        #expect(prefix.contiguousPrefix == 40)
+        let nothing = try #require(SegmentTable.restored(total: 100, written: []))
+        #expect(nothing.segments == [.init(start: 0, end: 100, next: 0)])
+        #expect(nothing.writtenRanges.isEmpty)
+        #expect(SegmentTable.restored(total: 0, written: []) == nil)
+    }
+
+    @Test func writtenRangesJoinTouchingSegments() {
+        var table = SegmentTable.plan(total: 100, from: 0, count: 4)
+        table.recordWritten(start: 0, upTo: 25)
+        table.recordWritten(start: 25, upTo: 30)
+        table.recordWritten(start: 75, upTo: 80)
+        #expect(table.writtenRanges == [0..<30, 75..<80])
+        #expect(SegmentTable.open(from: 40).writtenRanges == [0..<40])
+    }
 }

@@ -44,11 +44,24 @@ struct ClusterPartsTests {
         throw FixtureError.startFailed("ferry node A", detail: process.standardError())
     }
 
-    /// Runs A until two parts of a job on `path` are recorded, kills it, then lets `change` alter the origin and B
-    /// take over. Returns what `check` needs: the job id, the parts' bytes when A died, nginx and node B.
-    func handover(change: (NginxOrigin) throws -> Void = { _ in },
-                  check: (_ id: String, _ storedBytes: Int64, _ nginx: NginxOrigin, _ b: RunningFerry, _ objectStore: String) async throws -> Void)
-    async throws {
+    /// What a handover test is given once B runs: the job, A's record when it died, the origin, B and its logs.
+    struct Handover {
+        let id: String
+        let record: ObjectUploadRecord
+        let nginx: NginxOrigin
+        let b: RunningFerry
+        let logs: LogCapture
+        let objectStore: String
+
+        var storedBytes: Int64 { record.parts.reduce(0) { $0 + $1.size } }
+    }
+
+    /// Runs A on `file` (`size` bytes of `seed`, served at `rate` bytes per second per connection, over
+    /// `connections`) until `ready` holds for its record and the job's bytes received, kills it, then lets `change`
+    /// alter the origin and B take over, and runs `check`.
+    func handover(file: String = "big.bin", size: Int = Self.size, seed: Int = 21, rate: Int = 4_000_000, connections: Int = 1,
+                  ready: @escaping (ObjectUploadRecord, _ received: Int64) -> Bool = { record, _ in record.parts.count >= 2 },
+                  change: (NginxOrigin) throws -> Void = { _ in }, check: (Handover) async throws -> Void) async throws {
         ObjectStoreTests.keysSet
         let seaweed = try SeaweedServer.shared()
         let objectStore = ObjectStoreTests.location(seaweed, bucket: try seaweed.createBucket())
@@ -57,50 +70,49 @@ struct ClusterPartsTests {
         defer { postgres.dropDatabase(database) }
         let location = try #require(PostgresLocation(postgres.url(database: database)))
         try await withNginx { nginx in
-            try Fixture.writeFile(at: nginx.root + "/big.bin", size: Self.size, seed: 21)
+            try Fixture.writeFile(at: nginx.root + "/" + file, size: size, seed: seed)
             let (a, client, spoolA) = try Self.startBinaryNode(store: postgres.url(database: database), objectStore: objectStore)
             defer { Fixture.removeTree(spoolA) }
             let id: String
-            var storedBytes: Int64 = 0
-            var logOfA = ""
+            var recorded: ObjectUploadRecord?
+            var seen = "no record"
             do {
-                let created = try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/big.bin?rate=2000000"), "connections": 1])
+                let created = try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/\(file)?rate=\(rate)"), "connections": connections])
                 id = try #require(try created.json()["id"] as? String, "\(created.status)")
                 let store = try PostgresJobStore(location: location)
-                // Two parts take about 5 s at this rate (slow enough that A fetches less than a part more before it is
-                // killed, even on a loaded machine); the margin is for a machine loaded by the parallel suites.
                 let deadline = Date().addingTimeInterval(60)
                 while Date() < deadline {
+                    let received = (try? await client.get("/api/v1/jobs/\(id)").json()["bytesReceived"] as? Int).map(Int64.init) ?? .max
                     if let text = try await store.objectUpload(jobID: id),
-                       let record = try? JSONDecoder().decode(ObjectUploadRecord.self, from: Data(text.utf8)), record.parts.count >= 2 {
-                        storedBytes = record.parts.reduce(0) { $0 + $1.size }
-                        break
+                       let record = try? JSONDecoder().decode(ObjectUploadRecord.self, from: Data(text.utf8)) {
+                        seen += "; \(Date().timeIntervalSince(deadline) + 60)s parts \(record.parts.map(\.number)), \(received) bytes received"
+                        if ready(record, received) {
+                            recorded = record
+                            break
+                        }
                     }
                     try await Task.sleep(nanoseconds: 50_000_000)
                 }
                 a.killGroup()
                 _ = a.waitForExit(timeout: 5)
-                logOfA = a.standardError()
-                // What A had stored when it died (a third part may have landed meanwhile).
-                if let text = try await store.objectUpload(jobID: id),
-                   let record = try? JSONDecoder().decode(ObjectUploadRecord.self, from: Data(text.utf8)) {
-                    storedBytes = max(storedBytes, record.parts.reduce(0) { $0 + $1.size })
-                }
                 await store.close()
             } catch {
                 a.killGroup()
                 throw error
             }
-            #expect(storedBytes >= 2 * Self.partSize, "two parts were recorded before the kill; node A's log:\n\(logOfA.suffix(4000))")
+            // A's own log says why, when the record never got there (seen once in a full parallel run: no record in 60 s).
+            let logA = String(a.standardError().suffix(3000))
+            let record = try #require(recorded, "A's record never reached the state wanted before the kill; last: \(seen); A's log ends: \(logA)")
             try change(nginx)
-            let b = try await RunningFerry.start { configuration in
+            let logs = LogCapture()
+            let b = try await RunningFerry.start(logs: logs) { configuration in
                 configuration.store = .postgres(location)
                 configuration.objectStore = objectStore
                 configuration.nodeID = "node-b"
                 configuration.lease = .seconds(3)
                 configuration.objectPartSize = Self.partSize
             }
-            do { try await check(id, storedBytes, nginx, b, objectStore) } catch {
+            do { try await check(Handover(id: id, record: record, nginx: nginx, b: b, logs: logs, objectStore: objectStore)) } catch {
                 await b.stop()
                 throw error
             }
@@ -108,10 +120,14 @@ struct ClusterPartsTests {
         }
     }
 
-    @Test
-    func aNodeTakingOverFetchesOnlyWhatFollowsTheStoredParts() async throws {
+    /// A is killed once two parts are recorded and it holds little more than them (so what is lost stays below a
+    /// part: at 4 MB/s it ran more than a part ahead of its uploads, one run in three).
+    @Test func aNodeTakingOverFetchesOnlyWhatFollowsTheStoredParts() async throws {
         let expected = Fixture.sha256Hex(of: Fixture.content(size: Self.size, seed: 21))
-        try await handover { id, storedBytes, nginx, b, objectStore in
+        try await handover(rate: 2_000_000, ready: { record, received in
+            record.parts.count >= 2 && received - record.parts.reduce(0) { $0 + $1.size } <= Self.partSize / 2
+        }) { h in
+            let (id, storedBytes, nginx, b, objectStore) = (h.id, h.storedBytes, h.nginx, h.b, h.objectStore)
             let finished = try await b.client.waitForJob(id, timeout: 60) { ["finished", "failed"].contains($0["state"] as? String) }
             #expect(finished["state"] as? String == "finished", "\(finished)")
             #expect(finished["sha256"] as? String == expected)
@@ -133,6 +149,42 @@ struct ClusterPartsTests {
         }
     }
 
+    /// A download split over four connections stores each segment's parts as they complete; killed once parts
+    /// beyond the prefix are recorded, B restores them (with gaps) into a segmented partial file and fetches only
+    /// the gaps, with `If-Range`: at most one part's size fetched twice in all, and the SHA-256 right.
+    @Test func aSplitDownloadTakenOverFetchesOnlyItsGaps() async throws {
+        let size = 40 << 20
+        let expected = Fixture.sha256Hex(of: Fixture.content(size: size, seed: 23))
+        try await handover(file: "split.bin", size: size, seed: 23, rate: 300_000, connections: 4, ready: { record, received in
+            let numbers = record.parts.map(\.number)
+            let stored = record.parts.reduce(Int64(0)) { $0 + $1.size }
+            // Parts past a gap are stored, and A holds little more than them (so what is lost stays below a part).
+            return numbers.count >= 2 && numbers != Array(1...numbers.count) && received - stored <= Self.partSize / 2
+        }) { h in
+            #expect(h.record.parts.contains { $0.number > h.record.parts.count }, "parts past a gap were recorded: \(h.record.parts)")
+            let finished = try await h.b.client.waitForJob(h.id, timeout: 90) { ["finished", "failed"].contains($0["state"] as? String) }
+            #expect(finished["state"] as? String == "finished", "\(finished)")
+            #expect(finished["sha256"] as? String == expected)
+            let gets = h.nginx.accessLog().filter { $0.path == "/slow/split.bin" && $0.method == "GET" }
+            let fetched = gets.reduce(Int64(0)) { $0 + $1.bytesSent }
+            #expect(fetched - Int64(size) <= Self.partSize, "fetched \(fetched) bytes for a file of \(size): \(gets)")
+            // The restored parts were copied inside the store into B's upload, not sent again.
+            let logs = h.logs.messages
+            #expect(logs.contains { $0.contains("restoring a job's stored parts") }, "\(logs)")
+            #expect(logs.contains { $0.contains("restored parts copied inside the store") && $0.contains("parts=\(h.record.parts.count)") },
+                    "\(logs)")
+            #expect(!logs.contains { $0.contains("copying restored parts failed") }, "\(logs)")
+            let key = try ObjectStoreLocation(parsing: h.objectStore).key(jobID: h.id, filename: "split.bin")
+            try await ObjectStoreTests.withInspector(h.objectStore) { inspector in
+                let info = try await inspector.headObject(key: key)
+                #expect(info.size == Int64(size))
+                #expect(info.metadata["sha256"] == expected)
+            }
+            let content = try await h.b.client.get("/api/v1/jobs/\(h.id)/content")
+            #expect(Fixture.sha256Hex(of: content.body) == expected)
+        }
+    }
+
     @Test func aFileChangedMeanwhileIsFetchedFromZeroNeverSpliced() async throws {
         let changed = Fixture.content(size: Self.size, seed: 22)
         try await handover(change: { nginx in
@@ -140,7 +192,8 @@ struct ClusterPartsTests {
             try Fixture.writeFile(at: nginx.root + "/big.bin", size: Self.size, seed: 22)
             var times = [timespec(tv_sec: time(nil) + 60, tv_nsec: 0), timespec(tv_sec: time(nil) + 60, tv_nsec: 0)]
             _ = utimensat(AT_FDCWD, nginx.root + "/big.bin", &times, 0)
-        }) { id, _, nginx, b, _ in
+        }) { h in
+            let (id, nginx, b) = (h.id, h.nginx, h.b)
             let finished = try await b.client.waitForJob(id, timeout: 60) { ["finished", "failed"].contains($0["state"] as? String) }
             #expect(finished["state"] as? String == "finished", "\(finished)")
             #expect(finished["sha256"] as? String == Fixture.sha256Hex(of: changed))

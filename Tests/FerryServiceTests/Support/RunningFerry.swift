@@ -20,7 +20,8 @@ final class RunningFerry: @unchecked Sendable {
         self.ownsSpool = ownsSpool
     }
 
-    static func start(token: String? = nil, spool: String? = nil,
+    /// - Parameter logs: keeps the service's messages from `.info` up (instead of printing its errors).
+    static func start(token: String? = nil, spool: String? = nil, logs: LogCapture? = nil,
                       _ configure: (inout ServiceConfiguration) -> Void = { _ in }) async throws -> RunningFerry {
         let directory = try spool ?? Fixture.tempDirectory("ferry-service")
         var configuration = ServiceConfiguration()
@@ -34,6 +35,7 @@ final class RunningFerry: @unchecked Sendable {
         configure(&configuration)
         var logger = Logger(label: "ferry-test")
         logger.logLevel = ProcessInfo.processInfo.environment["FERRY_TEST_LOG"] == nil ? .error : .debug
+        if let logs { logger = Logger(label: "ferry-test") { _ in logs.handler(level: .info) } }
         let service = FerryService(configuration: configuration, logger: logger)
         try await service.start()
         let port = try require_port(service.port)
