@@ -27,7 +27,8 @@ import Foundation
 ///    only the gaps, with `If-Range` and the stored validators (`ResumeDecision`);
 /// 3. a new upload is started at the same key with the restored parts copied inside the store (`UploadPartCopy` of
 ///    their ranges of the object: no byte sent again). When the store refuses a copy, the parts not copied are
-///    uploaded from the spool like any written part.
+///    uploaded from the spool like any written part: with libcurl 7.88 every ranged copy is refused (it signs
+///    `x-amz-copy-source-range` before `x-amz-copy-source`; see docs/ARCHITECTURE.md).
 /// A file that changed restarts from zero, and its upload is aborted and its record removed (`discardParts`): two
 /// versions are never spliced.
 extension DownloadEngine {

