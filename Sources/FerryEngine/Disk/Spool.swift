@@ -252,6 +252,12 @@ public final class Spool: @unchecked Sendable {
     /// Links a job's partial file into `files/` (not yet synced) and returns the name it got.
     private func linkIntoFiles(jobID: String, filename: String) throws(SystemError) -> String {
         let source = partialPath(for: jobID)
+        // Usually the job holds `filename` and nothing is there: the link alone settles it (no lookup first). When
+        // the name is taken, it may be this file's own link left by a crash: the full search below.
+        if reserve(filename: filename, for: jobID) == filename {
+            if link(source, finishedPath(for: filename)) == 0 { return filename }
+            guard errno == EEXIST else { throw SystemError("link", finishedPath(for: filename)) }
+        }
         if let linked = linkLeftByACrash(source, filename: filename) {
             claim(filename: linked, for: jobID)
             return linked
