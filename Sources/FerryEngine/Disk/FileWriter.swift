@@ -43,6 +43,8 @@ final class FileWriter: @unchecked Sendable {
     private let queue: DispatchQueue
     private let callbackQueue: DispatchQueue
     private var fd: Int32 = -1
+    /// Held while the file is opened for creation: see `Spool.partialEntries`.
+    private let creating: NSLock?
     /// This writer removed the segment sidecar and wrote none since (only the writer writes one): it is not there.
     private var sidecarRemoved = false
     private let digest: Digest
@@ -89,9 +91,13 @@ final class FileWriter: @unchecked Sendable {
         case discarded(reason: String)
     }
 
-    /// - Parameter algorithms: what the digest computes besides SHA-256 (the job's `checksum` algorithm).
-    init(path: String, segmentsPath: String? = nil, label: String, callbackQueue: DispatchQueue, algorithms: [DigestAlgorithm] = []) {
+    /// - Parameters:
+    ///   - algorithms: what the digest computes besides SHA-256 (the job's `checksum` algorithm).
+    ///   - creating: held while the file is opened for creation (`Spool.partialEntries`).
+    init(path: String, segmentsPath: String? = nil, label: String, callbackQueue: DispatchQueue, algorithms: [DigestAlgorithm] = [],
+         creating: NSLock? = nil) {
         self.path = path
+        self.creating = creating
         self.digest = Digest([.sha256] + algorithms)
         self.segmentsPath = segmentsPath
         self.queue = DispatchQueue(label: "ferry.writer.\(label)")
@@ -127,9 +133,13 @@ final class FileWriter: @unchecked Sendable {
                 var created = false
                 if fd < 0 {
                     // Exclusively first: a file this call creates is known empty (no truncation needed).
+                    creating?.lock()
                     fd = Foundation.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
                     created = fd >= 0
                     if fd < 0, errno == EEXIST { fd = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
+                    let openErrno = errno
+                    creating?.unlock()
+                    errno = openErrno
                     guard fd >= 0 else { throw SystemError("open", path) }
                 }
                 failure = nil
