@@ -130,8 +130,6 @@ class Bench:
         self.scale = SCALES[args.scale]
         self.runs = int(os.environ.get("RUNS") or self.scale["runs"])
         self.origin = f"http://127.0.0.1:{args.nginx_port}"
-        # The same nginx on other loopback addresses (Ferry runs at most 6 downloads per host).
-        self.origins = [f"http://127.0.0.{i}:{args.nginx_port}" for i in range(1, 5)]
         self.nginx_pid = args.nginx_pid
         self.ferry = None
         self.sse_proc = None
@@ -226,7 +224,10 @@ class Ferry:
     def argv(self):
         return [self.bench.args.ferry_bin, "serve", "--host", "127.0.0.1", "--port", str(self.port),
                 "--spool", self.spool, "--allow-private-networks", "--min-free-space", "0",
-                "--max-concurrent", str(self.max_concurrent), "--max-per-host", "16"] + self.extra
+                "--max-concurrent", str(self.max_concurrent),
+                # Every download goes to the one origin on 127.0.0.1: the per-host cap (default 6) must not be
+                # what limits a case, so it is at least the case's concurrency.
+                "--max-per-host", str(max(16, self.max_concurrent))] + self.extra
 
     def start(self, timeout=30):
         """Starts Ferry; returns seconds from exec to the first 200 on /readyz."""
@@ -690,10 +691,9 @@ def case_small_files(b):
             shutil.rmtree(outdir)
         os.makedirs(outdir)
 
-    spread_urls = [f"{b.origins[i % 3]}/small/{x}" for i, x in enumerate(names)]
     hooks = WebhookReceiver()
 
-    def fr(urls=urls, notify=False):
+    def fr(notify=False):
         # With `notify`, every job carries a webhook (a receiver in this process answering 204): the cost of
         # committing a notice with each finish and sending it (issue 13: under 10% fewer files/s).
         extra = ["--webhook-secret", "whsec_" + "A" * 43 + "="] if notify else []
@@ -753,9 +753,6 @@ def case_small_files(b):
     sc = c.tool("`curl -Z --parallel-max 16`", "files/s")
     sw = c.tool("Ferry, a webhook notice for every job (until all `finished` events)", "files/s")
     tools = [(sf, fr), (sw, lambda: fr(notify=True))]
-    if os.environ.get("BENCH_DIAG"):
-        ss = c.tool("Ferry, URLs spread over 3 loopback addresses (diagnostic: per-host cap 6)", "files/s")
-        tools.append((ss, lambda: fr(spread_urls)))
     c.interleave(tools + [
         (sa, peer(["aria2c", "-q", "-j16", "--allow-overwrite=true", "--auto-file-renaming=false",
                    "--file-allocation=none", "-d", outdir, "-i", listfile])),
@@ -1086,8 +1083,8 @@ def case_sse(b):
     argv = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sse_fanout.py"),
             "--port", str(ferry.port), "--ferry-pid", str(ferry.pid), "--subscribers", str(n),
             "--marker-url", f"{b.origin}/tiny.bin", "--markers", str(b.scale["sse_markers"])]
-    for i in range(20):   # 5 per loopback address: Ferry runs at most 6 per host
-        argv += ["--job-url", f"{b.origins[i % 4]}/slow/sse.bin?job={i}"]
+    for i in range(20):   # all on 127.0.0.1: Ferry runs with --max-per-host 20 here (its max-concurrent)
+        argv += ["--job-url", f"{b.origin}/slow/sse.bin?job={i}"]
     with open(os.path.join(b.www, "tiny.bin"), "wb") as f:
         f.write(os.urandom(100))
     cpu0 = proc_cpu(ferry.pid)

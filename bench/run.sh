@@ -121,12 +121,8 @@ http {
     # The upload case reads each PUT's time as nginx saw it (first byte of the request to the answer sent).
     log_format upload '\$request_uri \$status \$request_time \$request_length';
     server {
-        # Also on 127.0.0.2-4 (loopback): Ferry allows 6 downloads per host, so runs that need more
-        # parallel downloads spread them over these names.
+        # 127.0.0.1 only (all bench traffic stays there); Ferry runs with --max-per-host at least 16.
         listen 127.0.0.1:$NGINX_PORT reuseport;
-        listen 127.0.0.2:$NGINX_PORT reuseport;
-        listen 127.0.0.3:$NGINX_PORT reuseport;
-        listen 127.0.0.4:$NGINX_PORT reuseport;
         root $WORK/www;
         # 20 MiB/s per connection (the segmented-download case)
         location /limited/ { alias $WORK/www/; limit_rate 20m; }

@@ -335,7 +335,7 @@ extension DownloadEngine {
     private func beginSplit(_ transfer: Transfer, _ run: SegmentedDownload, _ fetch: SegmentFetch, into count: Int, target: Int,
                             validator: String, requestURL: String) -> Bool {
         guard let total = run.table.knownTotal else { return false }
-        if let free = spool.freeBytes(), free - (total - fetch.position) < configuration.minFreeSpace { return false }
+        if let free = freeBytes(needing: total - fetch.position), free - (total - fetch.position) < configuration.minFreeSpace { return false }
         run.split(fetch, into: count, validator: validator, target: target, requestURL: requestURL)
         run.savedBytes = run.table.bytesWritten
         run.lastSave = Self.monotonicSeconds()
@@ -594,11 +594,14 @@ extension DownloadEngine {
     // MARK: connections per host
 
     /// Connections the engine holds to `host`: one per active transfer, or each connected fetch.
+    ///
+    /// Only the scheduler's active transfers can hold any (a transfer opens, runs and finishes only while active:
+    /// every way out of those phases gives up its slot), so this walks at most `maxConcurrent` of them, not the
+    /// whole queue of a big batch: it runs for every transfer that starts.
     func connectionsInUse(host: String) -> Int {
         let key = host.lowercased()
-        // Most transfers of a big batch are queued and hold nothing: skip them before spelling out their host
-        // (an address's text is formatted on each call), since this runs for every transfer that starts.
-        return transfers.values.reduce(0) { sum, transfer in
+        return scheduling.activeIDs.reduce(0) { sum, id in
+            guard let transfer = transfers[id] else { return sum }
             let held = transfer.connectionsInUse
             return held > 0 && transfer.host.lowercased() == key ? sum + held : sum
         }

@@ -52,6 +52,7 @@ extension DownloadEngine {
     func setRateLimit(_ transfer: Transfer, _ bytesPerSecond: Int64?) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let limit = bytesPerSecond, limit > 0 else {
+            if transfer.rateBucket != nil { rateFloorsStale = true }  // its connections' floors go back up
             transfer.rateBucket = nil
             return
         }
@@ -90,9 +91,17 @@ extension DownloadEngine {
 
     /// Keeps each running connection's low-speed floor (`CURLOPT_LOW_SPEED_LIMIT`) below what its share of the
     /// limits lets it reach, so a limited connection is never timed out as stalled.
+    ///
+    /// Called whenever connections or limits change (every start, launch and end: several times per file of a big
+    /// batch), so it costs O(active transfers) and nothing when no limit applies: only the scheduler's active
+    /// transfers can be running, and with no limit anywhere every connection keeps the floor it was created with
+    /// (`configureRequest`), unless a limit was just lifted (`rateFloorsStale`: one pass puts the floors back).
     func applyRateLimits() {
         dispatchPrecondition(condition: .onQueue(queue))
-        let running = transfers.values.filter(\.isTransferring)
+        let running = scheduling.activeIDs.compactMap { id in transfers[id].flatMap { $0.isTransferring ? $0 : nil } }
+        let limited = configuration.globalMaxBytesPerSecond != nil || running.contains { $0.rateBucket != nil }
+        guard limited || rateFloorsStale else { return }
+        rateFloorsStale = false
         let globalShare = configuration.globalMaxBytesPerSecond.map { max(1, $0 / Int64(max(1, running.count))) }
         for transfer in running {
             let connections = transfer.segmented?.fetches.values.filter(\.isConnected) ?? []

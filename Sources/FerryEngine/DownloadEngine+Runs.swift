@@ -9,7 +9,7 @@ extension DownloadEngine {
     /// Starts a run (the scheduling queue made the transfer active).
     func start(_ transfer: Transfer) {
         dispatchPrecondition(condition: .onQueue(queue))
-        if let free = spool.freeBytes(), free < configuration.minFreeSpace {
+        if let free = freeBytes(), free < configuration.minFreeSpace {
             waitForSpace(transfer)
             return
         }

@@ -18,8 +18,9 @@ extension DownloadEngine {
     private func tick() {
         dispatchPrecondition(condition: .onQueue(queue))
         let now = Self.monotonicSeconds()
-        for transfer in transfers.values where transfer.phase == .running {
-            guard let run = transfer.segmented else { continue }
+        // Only active transfers can be running (see `connectionsInUse(host:)`): not the whole queue of a batch.
+        for id in scheduling.activeIDs {
+            guard let transfer = transfers[id], transfer.phase == .running, let run = transfer.segmented else { continue }
             if run.responded || run.isSplit { sample(transfer, run, now: now) }
             for fetch in run.fetches.values where fetch.isConnected {
                 fetch.meter.record(totalBytes: fetch.position, at: now)
@@ -55,7 +56,7 @@ extension DownloadEngine {
     /// Below the reserve, running transfers stop and wait (`.diskFull`); above it, waiting ones continue.
     func checkFreeSpace() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !shuttingDown, let free = spool.freeBytes() else { return }
+        guard !shuttingDown, let free = freshFreeBytes() else { return }
         if free < configuration.minFreeSpace {
             for transfer in transfers.values where transfer.phase == .running || transfer.phase == .opening {
                 stop(transfer, .diskFull)
@@ -64,5 +65,21 @@ extension DownloadEngine {
             let waiting = transfers.values.filter { $0.phase == .diskWait }.sorted { $0.spec.sequence < $1.spec.sequence }
             for transfer in waiting { enqueue(transfer) }
         }
+    }
+
+    /// The spool's free space for a caller about to take `needed` bytes: the last reading when it may stand in
+    /// (`FreeSpaceGauge`: recent, and well above the reserve), else a new one.
+    func freeBytes(needing needed: Int64 = 0) -> Int64? {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let now = Self.monotonicSeconds()
+        if let cached = freeSpace.cached(now: now, reserve: configuration.minFreeSpace, needed: needed) { return cached }
+        return freshFreeBytes(now: now)
+    }
+
+    /// Reads the spool's free space (`statfs`) and keeps the reading.
+    func freshFreeBytes(now: Double = DownloadEngine.monotonicSeconds()) -> Int64? {
+        let free = spool.freeBytes()
+        freeSpace.record(free, at: now)
+        return free
     }
 }

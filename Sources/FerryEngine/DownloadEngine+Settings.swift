@@ -19,6 +19,7 @@ extension DownloadEngine {
                     self.globalRateBucket = TokenBucket(bytesPerSecond: limit, now: now)
                 }
             } else {
+                if self.globalRateBucket != nil { self.rateFloorsStale = true }
                 self.globalRateBucket = nil
             }
             self.applyRateLimits()

@@ -52,6 +52,10 @@ public final class DownloadEngine: @unchecked Sendable {
     var stagedWriters: [FileWriter] = []
     /// The speed limit shared by every transfer (`globalMaxBytesPerSecond`); see `DownloadEngine+Pacing`.
     var globalRateBucket: TokenBucket?
+    /// A limit was lifted: the next `applyRateLimits` puts the low-speed floors it had lowered back.
+    var rateFloorsStale = false
+    /// The spool's free space as last read: see `freeBytes(needing:)`.
+    var freeSpace = FreeSpaceGauge()
 
     /// - Parameter objectStore: the bucket finished files are stored in (the cluster's object store), with its keys.
     public init(configuration: EngineConfiguration, spool: Spool, storage: (any FileStorage)? = nil, logger: Logger,

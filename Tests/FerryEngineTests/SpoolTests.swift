@@ -82,6 +82,20 @@ struct SpoolTests {
         }
     }
 
+    @Test func aLinkLeftByACrashUnderAVariantIsTakenAsOurs() throws {
+        try withSpool { spool in
+            try Data([1, 2, 3]).write(to: URL(fileURLWithPath: spool.partialPath(for: "j")))
+            try Data([9]).write(to: URL(fileURLWithPath: spool.finishedPath(for: "x.bin")))
+            // The name was taken, so the crash left the link under the first variant.
+            #expect(link(spool.partialPath(for: "j"), spool.finishedPath(for: "x (1).bin")) == 0)
+            spool.claim(filename: "x.bin", for: "j")
+            let final = try spool.moveToFiles(jobID: "j", filename: "x.bin", size: 3, sha256: String(repeating: "b", count: 64))
+            #expect(final == "x (1).bin", "the leftover link, not a new variant")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: spool.root + "/files").sorted() == ["x (1).bin", "x.bin"])
+            #expect(try Data(contentsOf: URL(fileURLWithPath: spool.finishedPath(for: "x.bin"))) == Data([9]))
+        }
+    }
+
     @Test func aGroupOfFinishesSharesOneRecordFileThatGoesWithItsLastRecord() throws {
         try withSpool { spool in
             let sha = String(repeating: "d", count: 64)

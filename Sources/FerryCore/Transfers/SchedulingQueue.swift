@@ -53,6 +53,8 @@ public struct SchedulingQueue<ID: Hashable & Sendable>: Sendable {
 
     /// Running transfers.
     public var activeCount: Int { active.count }
+    /// The running ids (unordered): at most `maxActive`, however long the wait.
+    public var activeIDs: Dictionary<ID, String>.Keys { active.keys }
     /// Transfers waiting for a slot.
     public var waitingCount: Int { waiting.count }
 

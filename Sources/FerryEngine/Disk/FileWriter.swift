@@ -43,6 +43,10 @@ final class FileWriter: @unchecked Sendable {
     private let queue: DispatchQueue
     private let callbackQueue: DispatchQueue
     private var fd: Int32 = -1
+    /// Held while the file is opened for creation: see `Spool.partialEntries`.
+    private let creating: NSLock?
+    /// This writer removed the segment sidecar and wrote none since (only the writer writes one): it is not there.
+    private var sidecarRemoved = false
     private let digest: Digest
     /// Bytes [0, hashedUpTo) are in the digest.
     private var hashedUpTo: Int64 = 0
@@ -87,9 +91,13 @@ final class FileWriter: @unchecked Sendable {
         case discarded(reason: String)
     }
 
-    /// - Parameter algorithms: what the digest computes besides SHA-256 (the job's `checksum` algorithm).
-    init(path: String, segmentsPath: String? = nil, label: String, callbackQueue: DispatchQueue, algorithms: [DigestAlgorithm] = []) {
+    /// - Parameters:
+    ///   - algorithms: what the digest computes besides SHA-256 (the job's `checksum` algorithm).
+    ///   - creating: held while the file is opened for creation (`Spool.partialEntries`).
+    init(path: String, segmentsPath: String? = nil, label: String, callbackQueue: DispatchQueue, algorithms: [DigestAlgorithm] = [],
+         creating: NSLock? = nil) {
         self.path = path
+        self.creating = creating
         self.digest = Digest([.sha256] + algorithms)
         self.segmentsPath = segmentsPath
         self.queue = DispatchQueue(label: "ferry.writer.\(label)")
@@ -122,14 +130,22 @@ final class FileWriter: @unchecked Sendable {
         flush()
         queue.async { [self] in
             let result = Result<OpenedPartial, SystemError> { () throws(SystemError) -> OpenedPartial in
+                var created = false
                 if fd < 0 {
-                    fd = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+                    // Exclusively first: a file this call creates is known empty (no truncation needed).
+                    creating?.lock()
+                    fd = Foundation.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+                    created = fd >= 0
+                    if fd < 0, errno == EEXIST { fd = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
+                    let openErrno = errno
+                    creating?.unlock()
+                    errno = openErrno
                     guard fd >= 0 else { throw SystemError("open", path) }
                 }
                 failure = nil
                 resetDigest(prefix: 0)
                 guard keepExisting else {
-                    try emptyFile()
+                    try emptyFile(alreadyEmpty: created)
                     return .contiguous(bytes: 0)
                 }
                 var info = stat()
@@ -247,7 +263,7 @@ final class FileWriter: @unchecked Sendable {
                 Foundation.close(fd)
                 fd = -1
                 // Complete and synced: the file no longer needs its segment state.
-                if let segmentsPath { AtomicFile.remove(segmentsPath) }
+                if let segmentsPath, !sidecarRemoved { AtomicFile.remove(segmentsPath) }
                 return (size, digests)
             }
             callbackQueue.async { completion(result) }
@@ -369,14 +385,19 @@ final class FileWriter: @unchecked Sendable {
         written.reset(prefix: prefix)
     }
 
-    /// Truncates the file to zero, then removes its segment state (in that order: see the type's comment).
-    private func emptyFile() throws(SystemError) {
-        if fd >= 0, ftruncate(fd, 0) != 0 { throw SystemError("ftruncate", path) }
-        if let segmentsPath { AtomicFile.remove(segmentsPath) }
+    /// Truncates the file to zero (unless it was just created), then removes its segment state (in that order: see
+    /// the type's comment).
+    private func emptyFile(alreadyEmpty: Bool = false) throws(SystemError) {
+        if !alreadyEmpty, fd >= 0, ftruncate(fd, 0) != 0 { throw SystemError("ftruncate", path) }
+        if let segmentsPath {
+            AtomicFile.remove(segmentsPath)
+            sidecarRemoved = true
+        }
     }
 
     private func saveSidecar(_ sidecar: SegmentSidecar) throws(SystemError) {
         guard let segmentsPath else { return }
+        sidecarRemoved = false
         try AtomicFile.write(segmentsPath, sidecar.encoded())
     }
 

@@ -8,6 +8,7 @@ import Logging
 /// events it caused (ids already allocated, so enqueue order is id order). One drain task writes
 /// everything pending to the store — several changes of the same job collapse to the last one —
 /// and only then publishes the events: a state change is durable before anyone hears of it.
+/// Under a stream of changes, writes start at most every `writeSpacing` (one transaction each).
 /// Callers that must answer only once the change is durable call `submit` (synchronously, where
 /// the ids were allocated) and then await the ticket's `durable()`. The queueing must not be behind
 /// an `await`: a nonisolated async method would run off the caller's actor, letting a later change
@@ -149,7 +150,16 @@ final class CommitPipeline: @unchecked Sendable {
 
     private func drain() async {
         var failures = 0
-        while let batch = takeBatch() {
+        var lastWrite: ContinuousClock.Instant?
+        while true {
+            // Changes that come in while a write runs wait for the next one; when it follows close on the last, they
+            // wait a little longer (`writeSpacing`) for company. Nothing pending: the drain ends at once.
+            if let lastWrite, lock.withLock({ !pending.isEmpty }) {
+                let next = lastWrite.advanced(by: Self.writeSpacing)
+                if next > .now { try? await Task.sleep(until: next, clock: .continuous) }
+            }
+            guard let batch = takeBatch() else { break }
+            lastWrite = .now
             let outcome = await write(batch)
             guard case .failed(let noticesStored) = outcome else {
                 failures = 0
@@ -165,6 +175,13 @@ final class CommitPipeline: @unchecked Sendable {
             try? await Task.sleep(for: Self.retryDelay(afterFailures: failures))
         }
     }
+
+    /// The least time from the start of one write to the start of the next. Under a stream of small changes (a
+    /// batch of small files finishing: a few changes per job, each a few hundred microseconds apart) writes would
+    /// otherwise follow each other with one or two changes each, a transaction and a sync apiece; spaced, each
+    /// takes all that came in meanwhile. The first write after a pause is not delayed: a lone change (an API call
+    /// waiting for its ticket) is written at once, and under load an event waits at most this long more.
+    static let writeSpacing: Duration = .milliseconds(5)
 
     /// How long a failed write waits before it is tried again: 0.25 s, doubling, at most 5 s.
     static func retryDelay(afterFailures failures: Int) -> Duration {

@@ -54,10 +54,12 @@ extension RunningService {
         // Webhooks: notices are committed with the job changes that cause them; the sender delivers them.
         let webhookSecret = try await WebhookSecret.resolve(configured: configuration.webhookSecret, spool: spool.root,
                                                           shared: cluster?.store, logger: logger)
-        let requests = RequestRunner(limits: RequestRunner.Limits(destinations: configuration.destinations, proxy: configuration.proxy))
+        let noticesAtOnce = 16
+        let requests = RequestRunner(limits: RequestRunner.Limits(destinations: configuration.destinations, proxy: configuration.proxy),
+                                     connections: noticesAtOnce)
         let webhooks = WebhookSender(store: JobStoreNotices(store: store), send: { await requests.send($0) }, key: webhookSecret.key,
                                      schedule: WebhookSchedule(base: configuration.webhookRetryBase),
-                                     metrics: metrics, logger: logger)
+                                     metrics: metrics, logger: logger, concurrency: noticesAtOnce)
         let relay = cluster.map { ProgressRelay(store: $0.store, node: configuration.nodeID, logger: logger) }
         let commitCluster = zip(cluster, zip(feed, relay)).map { cluster, parts in
             CommitPipeline.Cluster(store: cluster.store, node: configuration.nodeID, feed: parts.0, relay: parts.1,
