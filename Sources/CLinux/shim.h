@@ -1,9 +1,15 @@
-// Linux calls Swift's Glibc module does not show (glibc declares sync_file_range only under _GNU_SOURCE, and
-// the module does not include <malloc.h>).
+// Linux calls and flags Swift's Glibc module does not show (glibc declares sync_file_range and O_DIRECT only under
+// _GNU_SOURCE, and the module does not include <malloc.h>).
 #ifndef FERRY_CLINUX_SHIM_H
 #define FERRY_CLINUX_SHIM_H
 #include <stdint.h>
 #include <malloc.h>  /* malloc_trim: hand freed heap memory back after recovery */
+#include <fcntl.h>
+
+/// `O_DIRECT` (glibc shows it only under _GNU_SOURCE; `__O_DIRECT` is the architecture's value either way).
+static inline int ferry_o_direct(void) {
+    return __O_DIRECT;
+}
 
 extern int sync_file_range(int fd, int64_t offset, int64_t nbytes, unsigned int flags);
 

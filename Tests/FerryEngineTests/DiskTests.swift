@@ -165,6 +165,40 @@ struct FileWriterTests {
         #expect(seen.allSatisfy { $0.error == nil })
     }
 
+    /// Runs are written partly with direct I/O (their block-aligned middles) and partly through the page cache
+    /// (unaligned heads and tails): from an unaligned resume offset, in odd-sized pieces, with a second run elsewhere
+    /// in the file, every byte lands where it belongs.
+    @Test func stagedRunsFromUnalignedOffsetsLandByteForByte() async throws {
+        let root = try Fixture.tempDirectory("ferry-writer-test")
+        defer { Fixture.removeTree(root) }
+        // Small, so the test (debug build, on the cooperative pool) never holds a thread long: many runs still
+        // come from the flushes every seven pieces.
+        let size = 400_777
+        let content = Fixture.content(size: size, seed: 9)
+        let resumeAt = 5_003
+        try Data(content[..<resumeAt]).write(to: URL(fileURLWithPath: root + "/p"))
+        let run = Run(path: root + "/p")
+        #expect(try await run.open(keep: true).get() == Int64(resumeAt))
+        let piece = 12_345
+        let jump = 250_999  // a second run, written first, as another segment would
+        let order = Array(stride(from: jump, to: size, by: piece)) + Array(stride(from: resumeAt, to: jump, by: piece))
+        let completions = Completions()
+        for (index, start) in order.enumerated() {
+            let end = min(start + piece, start < jump ? jump : size)
+            content[start..<end].withUnsafeBytes { bytes in
+                run.writer.stage(bytes, at: Int64(start)) { error in completions.record(index, error) }
+            }
+            if index % 7 == 0 { run.writer.flush() }
+        }
+        let result = try await run.finish().get()
+        #expect(result.size == Int64(size))
+        #expect(result.digests.sha256 == Fixture.sha256Hex(of: content))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: root + "/p")) == Data(content))
+        let seen = await completions.all(count: order.count, on: run.queue)
+        #expect(seen.map(\.index) == Array(0..<order.count))
+        #expect(seen.allSatisfy { $0.error == nil })
+    }
+
     /// Completions seen by staged pieces, in the order they ran.
     private final class Completions: @unchecked Sendable {
         private var seen: [(index: Int, error: SystemError?)] = []

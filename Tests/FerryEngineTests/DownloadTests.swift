@@ -100,7 +100,9 @@ extension EngineIntegrationTests {
         try Fixture.writeFile(at: origin.root + "/big.bin", size: size, seed: 3)
         let expected = Fixture.sha256Hex(of: Fixture.content(size: size, seed: 3))
         try await EngineHarness.run { h in
-            h.engine.submit(TransferSpec(id: "p1", url: origin.url("/slow/big.bin?rate=1048576")))
+            // 512 KiB/s: the pause lands about 5 s before the end, not 2, so a test process starved for a few
+            // seconds by the suites running beside it (seen: a 6.5 s gap between two 10 ms polls) still pauses.
+            h.engine.submit(TransferSpec(id: "p1", url: origin.url("/slow/big.bin?rate=524288")))
             let moving = await h.recorder.wait { events in
                 events.contains { ($0.progress?.bytesReceived ?? 0) > 1_200_000 }
             }
