@@ -820,6 +820,16 @@ def body(suite, args):
     interrupted = {}
     for name in list(killed_jobs.values()) + list(stopped_jobs.values()):
         interrupted[name] = interrupted.get(name, 0) + 1
+    # A job the snapshots before the kill and the stop missed (claimed in the moment between, or fetched whole but
+    # not yet recorded finished): a request of it that the node (or a node the sampler could not tell) was making
+    # when it went, and another request after.
+    for name, rs in per_file.items():
+        for wall, node_name in ((kill_wall, victim.name), (stop_wall, stopped.name)):
+            if name in killed_jobs.values() and wall == kill_wall or name in stopped_jobs.values() and wall == stop_wall:
+                continue
+            cut = [r for r in rs if r["node"] in (node_name, None, "ambiguous") and r["start"] <= wall <= r["end"] + 1.0]
+            if cut and any(r["start"] >= wall for r in rs):
+                interrupted[name] = interrupted.get(name, 0) + 1
     extra_total, extra_plain, over, interrupted_extra = 0, [], [], []
     sent = {name: sum(r["bytes"] for r in per_file.get(name, [])) for name in by_name}
     # A fast file's run wastes what nginx had sent into the socket buffers of each request it cuts (its split, a
