@@ -495,6 +495,9 @@ final class FileWriter: @unchecked Sendable {
     /// both kinds of write on one file is coherent (the kernel writes back and drops cached pages a direct write
     /// covers), and `fsync` on either descriptor covers both. A file system that refuses (`EINVAL`) turns direct
     /// writes off for this writer.
+    ///
+    /// Only a middle of `directMinimum` bytes or more goes direct: a direct write waits for the disk, which a large
+    /// run pays back by the copy it spares, a run of a few pages (many slow connections) not.
     private func writeFully(_ buffer: UnsafeRawBufferPointer, at offset: Int64) -> SystemError? {
         guard fd >= 0 else { return SystemError("pwrite", path, errno: EBADF) }
         guard directFD >= 0, let base = buffer.baseAddress else { return writeAll(fd, buffer, at: offset) }
@@ -503,7 +506,7 @@ final class FileWriter: @unchecked Sendable {
         let middleStart = (offset + alignment - 1) / alignment * alignment
         let middleEnd = end / alignment * alignment
         let headCount = Int(middleStart - offset)
-        guard middleEnd > middleStart, Int(bitPattern: base + headCount) % RunBuffer.alignment == 0 else {
+        guard middleEnd - middleStart >= Self.directMinimum, Int(bitPattern: base + headCount) % RunBuffer.alignment == 0 else {
             return writeAll(fd, buffer, at: offset)
         }
         let head = UnsafeRawBufferPointer(rebasing: buffer[..<headCount])
@@ -518,6 +521,9 @@ final class FileWriter: @unchecked Sendable {
         }
         return writeAll(fd, tail, at: middleEnd)
     }
+
+    /// The smallest block-aligned middle of a run written with `O_DIRECT`.
+    static let directMinimum: Int64 = 256 << 10
 
     private func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, at offset: Int64) -> SystemError? {
         var done = 0
