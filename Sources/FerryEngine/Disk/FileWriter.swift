@@ -54,6 +54,9 @@ final class FileWriter: @unchecked Sendable {
     private let creating: NSLock?
     /// This writer removed the segment sidecar and wrote none since (only the writer writes one): it is not there.
     private var sidecarRemoved = false
+    /// The file is a split download (it has a segment sidecar): written through the page cache only, since its
+    /// bytes past the hashed prefix are read back to hash them (`catchUp`), which a direct write would send to disk.
+    private var split = false
     /// The same file opened with `O_DIRECT`, for the block-aligned middle of each write; -1 where the file system
     /// refuses direct I/O (then every byte goes through `fd`). See `writeFully`.
     private var directFD: Int32 = -1
@@ -176,6 +179,7 @@ final class FileWriter: @unchecked Sendable {
                         let reason = sidecar == nil ? "the saved segment state is unreadable" : "the saved segment state does not match the file"
                         return .discarded(reason: reason)
                     }
+                    split = true
                     for segment in sidecar.table.segments where segment.next > segment.start {
                         written.insert(segment.start..<segment.next)
                     }
@@ -456,11 +460,13 @@ final class FileWriter: @unchecked Sendable {
             AtomicFile.remove(segmentsPath)
             sidecarRemoved = true
         }
+        split = false
     }
 
     private func saveSidecar(_ sidecar: SegmentSidecar) throws(SystemError) {
         guard let segmentsPath else { return }
         sidecarRemoved = false
+        split = true
         try AtomicFile.write(segmentsPath, sidecar.encoded())
     }
 
@@ -500,7 +506,7 @@ final class FileWriter: @unchecked Sendable {
     /// run pays back by the copy it spares, a run of a few pages (many slow connections) not.
     private func writeFully(_ buffer: UnsafeRawBufferPointer, at offset: Int64) -> SystemError? {
         guard fd >= 0 else { return SystemError("pwrite", path, errno: EBADF) }
-        guard directFD >= 0, let base = buffer.baseAddress else { return writeAll(fd, buffer, at: offset) }
+        guard directFD >= 0, !split, let base = buffer.baseAddress else { return writeAll(fd, buffer, at: offset) }
         let alignment = Int64(RunBuffer.alignment)
         let end = offset + Int64(buffer.count)
         let middleStart = (offset + alignment - 1) / alignment * alignment
