@@ -143,7 +143,7 @@ extension DownloadEngine {
                     for run in runs {
                         for number in run.parts {
                             let range = PartProgress.range(of: number, size: record.size, partSize: record.partSize)
-                            guard restored.contains(where: { $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound }) else { continue }
+                            guard PartProgress.covers(restored, range) else { continue }
                             let copied = try await client.uploadPartCopy(
                                 key: record.key, uploadID: uploadID, partNumber: number, sourceKey: record.key,
                                 range: run.objectRange(of: number, size: record.size, partSize: record.partSize))

@@ -33,6 +33,11 @@ enum PartProgress {
         return start..<min(start + partSize, size)
     }
 
+    /// Whether one of `ranges` holds all of `bytes`.
+    static func covers(_ ranges: [Range<Int64>], _ bytes: Range<Int64>) -> Bool {
+        ranges.contains { $0.lowerBound <= bytes.lowerBound && bytes.upperBound <= $0.upperBound }
+    }
+
     /// `ranges` sorted, with overlapping or touching ones joined, empty ones dropped.
     static func merged(_ ranges: [Range<Int64>]) -> [Range<Int64>] {
         var out: [Range<Int64>] = []
@@ -73,8 +78,7 @@ enum PartProgress {
         let usable = usableParts(record, split: split)
         let local = merged(localWritten)
         let covered = usable.allSatisfy { part in
-            let bytes = range(of: part.number, size: record.size, partSize: record.partSize)
-            return local.contains { $0.lowerBound <= bytes.lowerBound && bytes.upperBound <= $0.upperBound }
+            covers(local, range(of: part.number, size: record.size, partSize: record.partSize))
         }
         return covered ? .continueUpload : .restore(parts: usable)
     }
