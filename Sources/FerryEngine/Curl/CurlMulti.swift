@@ -91,9 +91,18 @@ final class CurlMulti: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         guard completions[easy.handle] != nil else { return }
         insideCurl = true
-        curl_easy_pause(easy.handle, ferry_pause_cont())
+        let result = curl_easy_pause(easy.handle, ferry_pause_cont())
         insideCurl = false
         afterDelivery?()
+        if result != CURLE_OK, let completion = completions.removeValue(forKey: easy.handle) {
+            // A callback refused the data libcurl had held back (the body reached its segment's end: the exchange
+            // is cut there). libcurl 7.88 returns that error without ending the transfer or scheduling it again, so
+            // the handle sat in the multi until an old timer of its own fired (the connect timeout, 15 s after its
+            // start) or for good: a rate-limited split download stayed `downloading` at 100% (issue 30). It ends
+            // here, with the error libcurl would have reported.
+            curl_multi_remove_handle(multi, easy.handle)
+            completion(result)
+        }
         // Unpausing may have expired timers or finished the transfer.
         collectFinished()
     }

@@ -464,4 +464,26 @@ extension EngineIntegrationTests {
             #expect(elapsed < 15)
         }
     }
+    /// A speed limit pauses connections; the one whose segment ends inside a chunk libcurl held back is cut when that
+    /// chunk is handed over on the wake-up. libcurl 7.88 reports the refusal from `curl_easy_pause` without ending
+    /// the transfer, so the job sat at 100% until an old timer of the handle fired (the connect timeout) or for good
+    /// (issue 30). With a 60 s connect timeout, 8 MB at 4 MB/s must end within seconds of its last byte.
+    @Test func aRateLimitedSplitDownloadFinishesAsItsLastByteArrives() async throws {
+        let origin = try NginxOrigin.start()
+        defer { origin.stop() }
+        let size = 8_000_000
+        try Fixture.writeFile(at: origin.root + "/capped.bin", size: size, seed: 56)
+        try await EngineHarness.run({ $0.connectTimeout = 60 }) { h in
+            for round in 0..<2 {
+                let began = Date()
+                let end = await h.download(TransferSpec(id: "capped-\(round)", url: origin.url("/capped.bin"),
+                                                        maxBytesPerSecond: 4_000_000, connections: 2), timeout: 40)
+                let elapsed = Date().timeIntervalSince(began)
+                let file = try #require(end?.finishedFile, "round \(round): \(String(describing: end)) after \(elapsed) s")
+                #expect(try Fixture.sha256Hex(ofFile: file.path) == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 56)))
+                #expect(elapsed > 1.5, "8 MB at 4 MB/s took \(elapsed) s")
+                #expect(elapsed < 12, "8 MB at 4 MB/s ended \(elapsed) s after it started: it sat at 100%")
+            }
+        }
+    }
 }
