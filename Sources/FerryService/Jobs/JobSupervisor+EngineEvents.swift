@@ -194,8 +194,9 @@ extension JobSupervisor {
         settleOwnership(job)
         let change = CommitPipeline.Change(upserts: persist ? [job] : [], events: events,
                                            notices: notices(job, leaving: before))
-        if case .finished = event, job.state == .finished {
-            // Once the store knows the job is finished, the spool's finish record has done its work.
+        if case .finished = event, job.state == .finished || job.hasDownloadedFile {
+            // Once the store knows the file is finished (the job finished, or delivering it), the spool's finish
+            // record has done its work: a restart must not adopt the file again as a finished job.
             let ticket = commits.submit(change), files = self.files
             Task { if (try? await ticket.durable()) != nil { files.finishRecorded(jobID: id) } }
         } else {

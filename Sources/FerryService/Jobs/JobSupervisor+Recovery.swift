@@ -84,10 +84,12 @@ extension JobSupervisor {
 
     /// What the engine's spool sweep needs to know of a stored job.
     static func recovering(_ job: JobRecord) -> RecoveringJob {
+        // A job whose file is downloaded and kept for a delivery (delivering, or paused or failed there) owns a
+        // finished file, not a partial one: its finish record, if one is left, must not turn it `finished`.
         let standing: RecoveringJob.Standing = switch job.state {
         case .finished, .delivering: .finished
         case .cancelled: .cancelled
-        default: .unfinished
+        default: job.hasDownloadedFile ? .finished : .unfinished
         }
         return RecoveringJob(id: job.id, filename: job.filename, standing: standing)
     }

@@ -305,4 +305,52 @@ struct DeliveryRestartTests {
             await second.stop()
         }
     }
+    /// A failed delivery keeps its file and stays `failed` across a restart: the spool's finish record of its
+    /// download is not taken for a file finished just before the stop (it was turned into `finished` once).
+    @Test func aFailedDeliveryStaysFailedAcrossARestart() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/kept.bin", size: 300_000, seed: 56)
+            let spool = try Fixture.tempDirectory("ferry-delivery-failed-restart")
+            defer { Fixture.removeTree(spool) }
+            let first = try await RunningFerry.start(spool: spool)
+            let id: String
+            do {
+                let created = try await first.client.json("POST", "/api/v1/jobs", [
+                    "url": nginx.url("/kept.bin"), "deliver": ["url": nginx.url("/refuse-upload/kept.bin")],
+                ])
+                id = try #require(try created.json()["id"] as? String)
+                let failed = try await first.client.waitForJob(id) { $0["state"] as? String == "failed" }
+                #expect((failed["error"] as? [String: Any])?["code"] as? String == "delivery_failed")
+            } catch {
+                await first.stop()
+                throw error
+            }
+            await first.stop()
+
+            let logs = LogCapture()
+            let second = try await RunningFerry.start(spool: spool, logs: logs)
+            do {
+                let job = try await second.client.get("/api/v1/jobs/\(id)").json()
+                #expect(job["state"] as? String == "failed")
+                #expect((job["error"] as? [String: Any])?["code"] as? String == "delivery_failed")
+                #expect((job["delivery"] as? [String: Any])?["state"] as? String == "failed")
+                #expect(!logs.messages.contains { $0.contains("adopted a file") }, "\(logs.messages)")
+                // The file is still kept: resume delivers again (and is refused again) without downloading.
+                let resumed = try await second.client.request("POST", "/api/v1/jobs/\(id)/resume")
+                #expect(resumed.status == 200)
+                let deadline = Date().addingTimeInterval(20)
+                while nginx.accessLog().filter({ $0.path == "/refuse-upload/kept.bin" }).count < 2, Date() < deadline {
+                    try await Task.sleep(nanoseconds: 50_000_000)
+                }
+                let again = try await second.client.waitForJob(id) { $0["state"] as? String == "failed" }
+                #expect((again["error"] as? [String: Any])?["code"] as? String == "delivery_failed")
+                #expect(nginx.accessLog().filter { $0.path == "/refuse-upload/kept.bin" }.count == 2)
+                #expect(nginx.accessLog().filter { $0.path == "/kept.bin" }.count == 1, "downloaded once")
+            } catch {
+                await second.stop()
+                throw error
+            }
+            await second.stop()
+        }
+    }
 }
