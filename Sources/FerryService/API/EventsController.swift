@@ -10,6 +10,9 @@ import FerryStore
 struct EventsController: Sendable {
     let supervisor: JobSupervisor
     let hub: EventHub
+    /// With several nodes: the feed of the cluster's stored events, read up to a client's `Last-Event-ID` before its
+    /// replay (the id may come from a node ahead of this one).
+    var clusterFeed: ClusterEventFeed? = nil
 
     func register(_ routes: RouteTable) {
         routes.add(.GET, "/api/v1/events", all)
@@ -19,7 +22,9 @@ struct EventsController: Sendable {
     func all(_ request: HTTPRequest) async throws -> HTTPResponse {
         let interval = try Self.interval(request)
         let jobs: Set<String>? = if case .jobs(let ids) = EventFilter(jobsQuery: request.queryValue("jobs")) { ids } else { nil }
-        let start: EventHub.Start = try Self.lastEventID(request).map { .after($0) } ?? .live
+        let lastID = try Self.lastEventID(request)
+        if let lastID { await clusterFeed?.catchUp(toInclude: lastID) }
+        let start: EventHub.Start = lastID.map { .after($0) } ?? .live
         let hub = hub
         return EventStreamWriter.response(heartbeat: 0) { writer in
             hub.subscribe(writer: writer, stream: writer.stream, jobs: jobs, intervalMilliseconds: interval, start: start)
@@ -38,6 +43,7 @@ struct EventsController: Sendable {
         }
         let start: EventHub.Start
         if let lastID {
+            await clusterFeed?.catchUp(toInclude: lastID)
             start = .after(lastID)
         } else {
             start = .snapshot(ServerEvent(id: snapshot.eventID, kind: .job, jobID: id,

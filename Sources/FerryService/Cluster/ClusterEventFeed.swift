@@ -71,6 +71,15 @@ actor ClusterEventFeed {
         reading = nil
     }
 
+    /// Before a stream replays after `lastID` (a `Last-Event-ID` another node may have issued): reads the stored events
+    /// this node has not published yet when `lastID` lies beyond them, so the replay knows the id and starts after
+    /// it. Without this, a client reconnecting here with the id of an event this node had not read yet was answered
+    /// `reset` and then sent that same event live (issue 35).
+    func catchUp(toInclude lastID: Int64) async {
+        guard ClusterEventID.stored(fromPublished: lastID) > lastStored else { return }
+        await catchUp()
+    }
+
     /// Publishes this node's progress events with ids of the current block; those that find it used up are dropped.
     func publishProgress(_ events: [ServerEvent]) {
         var numbered: [ServerEvent] = []

@@ -151,7 +151,7 @@ extension RunningService {
         JobsController(supervisor: supervisor, store: store, idempotency: IdempotencyGate(),
                        destinations: configuration.destinations).register(routes)
         ContentController(supervisor: supervisor, spool: spool, objects: engine.objectStore).register(routes)
-        EventsController(supervisor: supervisor, hub: hub).register(routes)
+        EventsController(supervisor: supervisor, hub: hub, clusterFeed: feed).register(routes)
         SessionController(access: access).register(routes)
         SettingsController(settings: settings).register(routes)
         OperationsController(supervisor: supervisor, store: store, spool: spool, commits: commits, hub: hub,
