@@ -17,7 +17,7 @@ struct AddCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The http or https URLs to download.") var urls: [String]
+    @Argument(help: "The URLs to download: http, https, ftp, ftps or sftp.") var urls: [String]
     @Option(help: "Name for the file (one URL only).") var filename: String?
     @Option(help: "Expected SHA-256 of the file, 64 hex digits (one URL only).") var sha256: String?
     @Option(help: ArgumentHelp("Expected digest of the file as ALGORITHM:HEX, ALGORITHM one of sha-256, sha-512, sha-1, md5 (one URL only).",

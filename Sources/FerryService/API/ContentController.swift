@@ -75,6 +75,9 @@ struct ContentController: Sendable {
             return "the job is \(job.state.rawValue), not finished; add ?follow=true to stream it while it downloads"
         case .paused:
             return "the job is paused, not finished; resume it, or add ?follow=true to stream what is on disk now and the rest once it resumes"
+        case .failed where job.hasDownloadedFile:
+            let reason = job.error.map { ": \($0.message) [\($0.code)]" } ?? ""
+            return "the job's delivery failed\(reason); its downloaded file is kept, and resuming it (POST /api/v1/jobs/\(job.id)/resume) delivers it again without downloading"
         case .failed:
             let reason = job.error.map { error in
                 let status = error.httpStatus.map { error.message.contains(String($0)) ? "" : " (HTTP \($0))" } ?? ""

@@ -10,6 +10,11 @@ enum RequestDecoding {
         do {
             return try JSONDecoder().decode(T.self, from: Data(bytes))
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+               let number = NumberOutOfPlace.find(in: bytes) {
+                // Foundation reports a number no integer field can hold (1e30, 1.5) as "not valid JSON".
+                throw APIError(.invalidRequest, number.sentence)
+            }
             throw APIError(.invalidRequest, describe(error))
         } catch {
             throw APIError(.invalidRequest, "the body is not valid JSON")
@@ -44,7 +49,11 @@ enum RequestDecoding {
         case is [String: String].Type: "an object of strings"
         case is [String].Type: "an array of strings"
         case is [Any].Type: "an array"
-        default: "of type \(type)"
+        case is Double.Type, is Float.Type: "a number"
+        default:
+            // Swift's names (`Dictionary<String, Any>`) mean nothing to a client: say the JSON kind.
+            String(describing: type).hasPrefix("Dictionary") ? "an object"
+                : String(describing: type).hasPrefix("Array") ? "an array" : "a value of another kind"
         }
     }
 
