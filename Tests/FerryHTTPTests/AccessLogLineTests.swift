@@ -24,4 +24,10 @@ import Testing
         #expect(AccessLogLine.format(method: "HEAD", target: "/x?y", status: 200, bytes: 10, micros: 1234,
                                      remote: "[::1]:9") == "HEAD /x 200 10 1.23ms [::1]:9")
     }
+
+    @Test func aResponseCutOffSaysSo() {
+        #expect(AccessLogLine.format(method: "GET", target: "/api/v1/jobs/j/content", status: 200, bytes: 65_536, micros: 1_000_000,
+                                     remote: "127.0.0.1:5", interrupted: true)
+                == "GET /api/v1/jobs/j/content 200 65536 1000.00ms 127.0.0.1:5 interrupted")
+    }
 }

@@ -1,8 +1,10 @@
 /// The access log's line for one exchange, e.g. `GET /api/v1/jobs/x 200 512 0.12ms 127.0.0.1:50000`: method, target
 /// without its query, status, bytes sent, time from the end of the request head to the last byte in milliseconds
-/// (two decimals, truncated), peer. Pure; written into one byte buffer (a line per request must be cheap).
+/// (two decimals, truncated), peer, and ` interrupted` when the connection closed before the response's end (a client
+/// that gave up, a timeout). Pure; written into one byte buffer (a line per request must be cheap).
 enum AccessLogLine {
-    static func format(method: String, target: String, status: Int, bytes: Int64, micros: UInt64, remote: String) -> String {
+    static func format(method: String, target: String, status: Int, bytes: Int64, micros: UInt64, remote: String,
+                       interrupted: Bool = false) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(method.utf8.count + target.utf8.count + remote.utf8.count + 40)
         out.append(contentsOf: method.utf8)
@@ -24,6 +26,7 @@ enum AccessLogLine {
         out.append(UInt8(ascii: "0") + UInt8(hundredths % 10))
         out.append(contentsOf: "ms ".utf8)
         out.append(contentsOf: remote.utf8)
+        if interrupted { out.append(contentsOf: " interrupted".utf8) }
         return String(decoding: out, as: UTF8.self)
     }
 

@@ -340,12 +340,13 @@ extension Connection: ResponseStreamSink {
         pendingParts = []
     }
 
-    private func logAccess(_ exchange: Exchange) {
+    /// The access log's line for `exchange`; `interrupted` when the connection closes before its response ended.
+    func logAccess(_ exchange: Exchange, interrupted: Bool = false) {
         let micros = (DispatchTime.now().uptimeNanoseconds - exchange.startedAt.uptimeNanoseconds) / 1000
         let bytes = responseBytes
         let remote = remoteAddress
         context.logger.info(Logger.Message(stringLiteral: AccessLogLine.format(
             method: exchange.method.rawValue, target: exchange.target, status: exchange.status,
-            bytes: bytes, micros: micros, remote: remote)))
+            bytes: bytes, micros: micros, remote: remote, interrupted: interrupted)))
     }
 }

@@ -258,6 +258,8 @@ final class Connection: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         guard phase != .closed else { return }
         phase = .closed
+        // A response cut off (the client went, a timeout) still gets its access-log line, with what was sent.
+        if let exchange = responseInProgress { logAccess(exchange, interrupted: true) }
         releaseBody()
         if let stream = activeStream {
             activeStream = nil
