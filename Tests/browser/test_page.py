@@ -1071,6 +1071,16 @@ def open_mode(page, origin, ferry):
         page.d.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": held})
     require("open mode: the page works without logging in (no login form, no logout)",
             page.visible("app") and not page.visible("login") and not page.visible("logout"))
+    # The skip link's heading stops below the sticky top bar, not under it (a page tall enough to scroll).
+    page.js("document.body.style.minHeight = '400vh'; window.scrollTo(0, document.body.scrollHeight)")
+    page.js("document.querySelector('a.skip').click()")
+    time.sleep(0.5)
+    gap = page.js("return document.getElementById('jobs-heading').getBoundingClientRect().top"
+                  " - document.querySelector('.topbar').getBoundingClientRect().bottom")
+    scrolled = page.js("return window.scrollY")
+    page.js("document.body.style.minHeight = ''; window.scrollTo(0, 0)")
+    RESULTS.check("keyboard: 'Skip to downloads' lands the heading below the sticky top bar",
+                  gap is not None and gap >= 0 and scrolled > 0, "gap %r px, scrolled to %r" % (gap, scrolled))
     page.wait("the live event stream", lambda: page.js("return document.getElementById('connection').dataset.state") == "live")
 
     page.fill("url", small)

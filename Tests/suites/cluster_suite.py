@@ -374,6 +374,8 @@ class EventClient(threading.Thread):
         self.last_id = None
         self.resets = 0
         self.switches = []  # (from, to, Last-Event-ID, forced)
+        self.resumed_after = None  # the Last-Event-ID the current stream was opened with
+        self.not_after = []  # (node, Last-Event-ID, id): an event at or below the id the stream resumed after
         self.errors = []
         self.stopping = threading.Event()
         self.connection = None
@@ -422,6 +424,7 @@ class EventClient(threading.Thread):
         headers = dict(AUTH, Accept="text/event-stream")
         if self.last_id is not None:
             headers["Last-Event-ID"] = str(self.last_id)
+        self.resumed_after = self.last_id
         try:
             connection.request("GET", "/api/v1/events?interval=1000", headers=headers)
             response = connection.getresponse()
@@ -450,6 +453,8 @@ class EventClient(threading.Thread):
         except ValueError:
             pass
         with self.lock:
+            if self.resumed_after is not None and number <= self.resumed_after:
+                self.not_after.append((self.node.name, self.resumed_after, number))
             self.events.append((number, event, job_id, state, node))
             self.last_id = number
 
@@ -882,6 +887,8 @@ def body(suite, args):
     suite.check("SSE: job events in increasing id order, none twice, no reset", increasing and events.resets == 0
                 and len(set(seen_ids)) == len(seen_ids),
                 "all events increasing: %s; resets %d" % (all_increasing, events.resets))
+    suite.check("SSE: after each reconnect only ids above its Last-Event-ID", not events.not_after,
+                "%d switches; at or below: %s" % (len(events.switches), events.not_after[:3]))
     finished_seen = {e[2] for e in seen if e[3] == "finished"}
     missing_finish = [n for n, i in ids.items() if i not in finished_seen]
     suite.check("SSE: every job's finished event seen", not missing_finish,
