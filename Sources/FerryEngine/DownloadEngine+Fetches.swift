@@ -60,7 +60,9 @@ extension DownloadEngine {
                 launch(transfer, run, fetch)
             } else if run.isSplit,
                       let steal = WorkStealing.steal(from: stealCandidates(run), minimumPiece: configuration.minimumSegmentSize),
-                      let tail = run.table.split(start: steal.victim, at: steal.at) {
+                      let victim = run.table.segment(startingAt: steal.victim),
+                      let tail = run.table.split(start: steal.victim, at: SegmentTable.align(
+                        steal.at, to: segmentAlignment(transfer), inside: (run.fetches[steal.victim]?.position ?? victim.next)..<victim.end)) {
                 logger.debug("segment split", metadata: ["id": "\(transfer.id)", "victim": "\(steal.victim)", "at": "\(steal.at)"])
                 let fetch = SegmentFetch(segmentStart: tail.start, position: tail.start)
                 run.fetches[tail.start] = fetch
@@ -336,7 +338,8 @@ extension DownloadEngine {
                             validator: String, requestURL: String) -> Bool {
         guard let total = run.table.knownTotal else { return false }
         if let free = freeBytes(needing: total - fetch.position), free - (total - fetch.position) < configuration.minFreeSpace { return false }
-        run.split(fetch, into: count, validator: validator, target: target, requestURL: requestURL)
+        run.split(fetch, into: count, validator: validator, target: target, requestURL: requestURL,
+                  alignment: segmentAlignment(transfer))
         run.savedBytes = run.table.bytesWritten
         run.lastSave = Self.monotonicSeconds()
         if let sidecar = run.sidecar {
@@ -347,6 +350,13 @@ extension DownloadEngine {
         }
         logger.debug("segmented", metadata: ["id": "\(transfer.id)", "segments": "\(count)", "target": "\(target)", "total": "\(total)"])
         return true
+    }
+
+    /// Where segment boundaries fall: with parts stored while downloading (a cluster's object store), on part
+    /// boundaries, so that a segment never holds a part it shares with its neighbour unstored (issue 33); else anywhere.
+    private func segmentAlignment(_ transfer: Transfer) -> Int64 {
+        guard objectStore != nil, uploadLedger != nil, let size = transfer.bytesExpected, size > 0 else { return 1 }
+        return transfer.parts.record?.partSize ?? PartPlan.partSize(for: size, preferred: configuration.objectPartSize)
     }
 
     private var adaptiveTuning: AdaptiveSplit.Tuning {
@@ -399,7 +409,7 @@ extension DownloadEngine {
             case .write, .cut, .fail: return .abort
             }
         }
-        if run.pendingWriteBytes >= configuration.writeBufferLimit {
+        if run.pendingWriteBytes >= configuration.writeBufferLimit || transfer.parts.backlogged || holdingForStop {
             fetch.pausedForBackpressure = true
             return .pause
         }
@@ -443,14 +453,19 @@ extension DownloadEngine {
         guard transfer.phase == .running else { return }
         pumpParts(transfer)
         release(fetch, of: run)
-        if run.pendingWriteBytes <= configuration.writeBufferLimit / 2 {
-            for paused in run.fetches.values where paused.pausedForBackpressure {
-                guard transfer.segmented === run, transfer.phase == .running else { break }
-                paused.pausedForBackpressure = false
-                if let easy = paused.easy { multi.unpause(easy) }
-            }
-        }
+        resumePausedFetches(transfer, run)
         finishIfDone(transfer)
+    }
+
+    /// Unpauses the connections paused for back-pressure once neither holds them: the writer's backlog is down to half
+    /// its limit and no stored part waits for an upload slot (`LiveParts.backlogged`). Never inside a libcurl call.
+    func resumePausedFetches(_ transfer: Transfer, _ run: SegmentedDownload) {
+        guard run.pendingWriteBytes <= configuration.writeBufferLimit / 2, !transfer.parts.backlogged, !holdingForStop else { return }
+        for paused in run.fetches.values where paused.pausedForBackpressure {
+            guard transfer.segmented === run, transfer.phase == .running else { break }
+            paused.pausedForBackpressure = false
+            if let easy = paused.easy { multi.unpause(easy) }
+        }
     }
 
     private func writeFailed(_ transfer: Transfer, _ run: SegmentedDownload, _ error: SystemError) {

@@ -244,8 +244,14 @@ extension DownloadEngine {
     func pumpParts(_ transfer: Transfer) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let client = objectStore, uploadLedger != nil, transfer.phase == .running, let run = transfer.segmented,
-              let size = transfer.bytesExpected, size > 0, transfer.canValidateResume, let filename = transfer.filename else { return }
+              let size = transfer.bytesExpected, size > 0, transfer.canValidateResume, let filename = transfer.filename else {
+            transfer.parts.backlogged = false
+            return
+        }
         let live = transfer.parts
+        // Held back only below (parts waiting while uploads run); every other way out lets the download go on.
+        var backlogged = false
+        defer { setPartsBacklogged(transfer, run, backlogged) }
         guard !live.creating, Self.monotonicSeconds() >= live.notBefore else { return }
         let written = run.table.writtenRanges
         guard let record = live.record else {
@@ -258,11 +264,25 @@ extension DownloadEngine {
             return
         }
         guard record.size == size, record.etag == transfer.etag, record.lastModified == transfer.lastModified else { return }
-        let done = Set(record.parts.map(\.number)).union(live.inFlight)
+        var done = Set(record.parts.map(\.number)).union(live.inFlight)
         for number in PartProgress.ready(size: size, partSize: record.partSize, written: written, done: done,
                                          limit: Self.partUploadsInFlight - live.inFlight.count) {
             uploadPart(number, of: transfer, record, client: client)
+            done.insert(number)
         }
+        // Back-pressure (issue 33): a fast origin ran far ahead of the store, and a node killed then lost everything
+        // past the stored parts. Not while uploads fail: the download goes on, its bytes kept in the spool.
+        // Only while an upload is in flight: its end runs this again, so a paused download is always woken.
+        let waiting = !PartProgress.ready(size: size, partSize: record.partSize, written: written, done: done, limit: 1).isEmpty
+        backlogged = waiting && live.failures == 0 && !live.inFlight.isEmpty
+    }
+
+    /// Records whether parts wait for an upload slot; when they no longer do, connections paused for it go on.
+    private func setPartsBacklogged(_ transfer: Transfer, _ run: SegmentedDownload, _ backlogged: Bool) {
+        let live = transfer.parts
+        guard live.backlogged != backlogged else { return }
+        live.backlogged = backlogged
+        if !backlogged { resumePausedFetches(transfer, run) }
     }
 
     private func createUpload(_ transfer: Transfer, client: ObjectStoreClient, key: String, partSize: Int64, size: Int64) {
@@ -336,7 +356,8 @@ extension DownloadEngine {
         }
     }
 
-    /// A failed request: waits a back-off (0.5 s doubling, at most 30 s), then the parts are tried again.
+    /// A failed request: waits a back-off (0.5 s doubling, at most 30 s), then the parts are tried again. The download
+    /// is not held back meanwhile.
     private func partFailed(_ transfer: Transfer, _ error: ObjectStoreError) {
         guard error.kind != .stopped else { return }
         let live = transfer.parts

@@ -47,6 +47,9 @@ public final class DownloadEngine: @unchecked Sendable {
     /// Synced files waiting for their group's move into `files/` (group commit, see `finish(_:)`).
     var finishGroups = GroupCommit<PendingFinish>()
     var shuttingDown = false
+    /// A graceful stop of a node of several holds every download while the part uploads store what it has
+    /// (`storeHeldParts`): connections stay paused from then on.
+    var holdingForStop = false
     var shutdownDone: (@Sendable () -> Void)?
     /// Writers holding chunks staged during the current libcurl call; queued when it returns.
     var stagedWriters: [FileWriter] = []
@@ -190,7 +193,15 @@ public final class DownloadEngine: @unchecked Sendable {
 
     /// Stops every transfer keeping its bytes (`.stopped`), lets finishing ones finish, cleans libcurl up, closes
     /// every descriptor, and returns after the last event was delivered.
-    public func shutdown() async {
+    /// - Parameter seconds: with several nodes, how long the downloads may be held while their part uploads store
+    ///   the parts their written bytes cover (`storeHeldParts`), so the node taking a job over fetches again only
+    ///   what each connection was writing; 0 (a single node) stops at once.
+    public func shutdown(storingHeldPartsWithin seconds: Double = 0) async {
+        if seconds > 0, objectStore != nil, uploadLedger != nil {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                queue.async { self.storeHeldParts(until: Self.monotonicSeconds() + seconds) { continuation.resume() } }
+            }
+        }
         // First: an upload in flight ends (`.stopped`, the job keeps its bytes) and no content read outlives the multi.
         await objectStore?.stop()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

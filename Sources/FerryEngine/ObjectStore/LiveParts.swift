@@ -21,5 +21,10 @@ final class LiveParts: @unchecked Sendable {
     /// Run once nothing is in flight (the finish waits for them).
     var idleWaiters: [() -> Void] = []
 
+    /// Parts the written bytes cover wait for a slot to upload while the uploads run without failing: the download
+    /// pauses its connections until one is stored (`DownloadEngine.pumpParts`), so a node that dies loses at most
+    /// the parts in flight and the one each connection is writing, however much faster the origin is than the store.
+    var backlogged = false
+
     var isIdle: Bool { !creating && inFlight.isEmpty }
 }

@@ -103,7 +103,9 @@ struct SegmentTable: Equatable, Sendable {
 
     /// Splits the unwritten part of a segment into `count` ranges of near-equal size (the first ones one byte
     /// longer); the segment keeps its written bytes and the first range. No-op for an open-ended segment.
-    mutating func divide(start: Int64, into count: Int) {
+    /// - Parameter alignment: boundaries are moved to multiples of it where one lies inside the piece (with an object
+    ///   store, the part size: each connection then holds at most the one part it is writing unstored).
+    mutating func divide(start: Int64, into count: Int, alignment: Int64 = 1) {
         guard let segment = segment(startingAt: start), segment.end != Self.openEnd else { return }
         let remaining = segment.remaining
         let parts = max(1, min(Int64(count), remaining))
@@ -113,9 +115,21 @@ struct SegmentTable: Equatable, Sendable {
         var boundary = segment.next
         for index in 0..<(parts - 1) {
             boundary += base + (index < longer ? 1 : 0)
-            guard let tail = split(start: pieceStart, at: boundary) else { return }
+            let current = self.segment(startingAt: pieceStart)
+            let at = Self.align(boundary, to: alignment, inside: (current?.next ?? boundary)..<(current?.end ?? boundary))
+            guard let tail = split(start: pieceStart, at: at) else { return }
             pieceStart = tail.start
         }
+    }
+
+    /// `offset` moved to a multiple of `alignment` strictly inside `bounds` (the nearest above it, else below), or
+    /// left where it is when no multiple lies strictly inside. Pure.
+    static func align(_ offset: Int64, to alignment: Int64, inside bounds: Range<Int64>) -> Int64 {
+        guard alignment > 1, offset % alignment != 0 else { return offset }
+        let down = offset / alignment * alignment, up = down + alignment
+        if up > bounds.lowerBound, up < bounds.upperBound { return up }
+        if down > bounds.lowerBound, down < bounds.upperBound { return down }
+        return offset
     }
 
     /// The segment starting at `start`, if any.

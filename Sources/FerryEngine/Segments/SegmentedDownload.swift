@@ -71,8 +71,8 @@ final class SegmentedDownload: @unchecked Sendable {
 
     /// Divides the first fetch's segment into `count` ranges validated by `validator`, wanting `target`
     /// connections and sending segment requests to `requestURL`.
-    func split(_ fetch: SegmentFetch, into count: Int, validator: String, target: Int, requestURL: String) {
-        table.divide(start: fetch.segmentStart, into: count)
+    func split(_ fetch: SegmentFetch, into count: Int, validator: String, target: Int, requestURL: String, alignment: Int64 = 1) {
+        table.divide(start: fetch.segmentStart, into: count, alignment: alignment)
         self.validator = validator
         self.target = max(1, target)
         self.requestURL = requestURL

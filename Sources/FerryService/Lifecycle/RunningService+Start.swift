@@ -181,7 +181,8 @@ extension RunningService {
                                  supervisor: supervisor, logger: logger)
         return RunningService(store: store, engine: engine, hub: hub, commits: commits, server: server,
                               engineEvents: engineEvents, eventPump: eventPump, chores: chores, membership: membership,
-                              webhooks: webhooks, requests: requests)
+                              webhooks: webhooks, requests: requests,
+                              leaseSeconds: Double(configuration.lease.components.seconds) + Double(configuration.lease.components.attoseconds) / 1e18)
     }
 
     /// The bucket and keys of `--object-store` (the value was checked when resolved; the keys are read here).

@@ -21,6 +21,8 @@ struct RunningService: Sendable {
     /// Delivers webhook notices from the outbox, over `requests`.
     let webhooks: WebhookSender
     let requests: RequestRunner
+    /// `--lease`, in seconds.
+    let leaseSeconds: Double
 
     /// Stops accepting, closes event streams, stops transfers (bytes kept, jobs not marked paused),
     /// applies their last events, writes state, closes the store. Call once.
@@ -30,7 +32,9 @@ struct RunningService: Sendable {
         await membership?.stop()
         hub.closeAll()
         async let serverDone: Void = server.shutdown(grace: grace)
-        await engine.shutdown()
+        // With several nodes, the downloads' held parts are stored first (within a quarter of a lease, while this
+        // node still holds its leases), so the nodes taking them over fetch again only what each connection was writing.
+        await engine.shutdown(storingHeldPartsWithin: membership == nil ? 0 : leaseSeconds / 4)
         engineEvents.finish()
         await eventPump.value
         await commits.flush()

@@ -130,6 +130,29 @@ struct SegmentTableTests {
         #expect(open.segments.count == 1)
     }
 
+    /// With parts stored while downloading, boundaries fall on part boundaries (issue 33): a segment then never holds
+    /// a part it shares with its neighbour, unstored until both have written it.
+    @Test func dividingWithAnAlignmentPutsBoundariesOnItsMultiples() {
+        var table = SegmentTable.open(from: 5)
+        table.close(total: 100)
+        table.divide(start: 5, into: 3, alignment: 10)
+        #expect(table.segments.map(\.start) == [0, 5, 40, 70])
+        #expect(table.segments.map(\.end) == [5, 40, 70, 100])
+        // No multiple inside a piece: the boundary stays where the plan put it.
+        var small = SegmentTable.open(from: 0)
+        small.close(total: 9)
+        small.divide(start: 0, into: 3, alignment: 10)
+        #expect(small.segments.map(\.start) == [0, 3, 6])
+    }
+
+    @Test func alignmentMovesUpThenDownAndNeverOntoTheBounds() {
+        #expect(SegmentTable.align(37, to: 10, inside: 5..<100) == 40)
+        #expect(SegmentTable.align(37, to: 10, inside: 5..<40) == 30)
+        #expect(SegmentTable.align(37, to: 10, inside: 30..<40) == 37)
+        #expect(SegmentTable.align(40, to: 10, inside: 5..<100) == 40)
+        #expect(SegmentTable.align(37, to: 1, inside: 5..<100) == 37)
+    }
+
     @Test func aRestoredTableHoldsExactlyTheRestoredRanges() throws {
         let table = try #require(SegmentTable.restored(total: 100, written: [60..<80, 10..<20, 20..<30]))
         #expect(table.segments == [
