@@ -13,7 +13,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func connectionResetMidBodyRetriesWithARangeRequest() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let url = origin.url("/f/reset.bin?size=500000&seed=11&drop_after=100000&fail_times=1")
@@ -35,7 +35,7 @@ extension EngineIntegrationTests {
     /// libcurl's speed is averaged over a few seconds, so after a 50 kB burst a stall shows as "below 100 kB/s"
     /// within about half a second; with lowSpeedTime 1 the attempt times out about 1.5 s into the stall.
     @Test func stallTimesOutAndRetries() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run({ $0.lowSpeedTime = 1; $0.lowSpeedLimit = 100_000 }) { h in
             let url = origin.url("/f/stall.bin?size=80000&seed=12&stall_after=50000&stall_secs=4")
@@ -52,7 +52,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func serviceUnavailableHonoursRetryAfter() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let url = origin.url("/f/busy.bin?size=30000&seed=13&status=503&retry_after=1&fail_times=1")
@@ -72,7 +72,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func tooManyRequestsIsRetried() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let url = origin.url("/f/limited.bin?size=20000&seed=14&status=429&fail_times=2")
@@ -84,7 +84,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func persistentServerErrorFailsAfterTheLastAttempt() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run({ $0.retry = RetryPolicy(maxAttempts: 3, baseDelay: 0.02, maxDelay: 0.05) }) { h in
             let end = await h.download(TransferSpec(id: "pe", url: origin.url("/f/down.bin?size=100&status=503")))
@@ -97,7 +97,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func notFoundFailsWithoutRetry() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let end = await h.download(TransferSpec(id: "nf", url: origin.url("/f/missing.bin?status=404")))
@@ -110,7 +110,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func shortBodyIsRetriedAndCompletedFromANewURL() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         // The origin always sends 1,000 bytes fewer than Content-Length on this URL: after the first failure the
         // job gets a fresh URL for the same file (same ETag), which it resumes from the bytes on disk.
@@ -129,7 +129,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func checksumMismatchFailsAndKeepsNothing() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let wrong = String(repeating: "0", count: 64)
@@ -147,7 +147,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func followsARedirectChainAndNamesTheFileFromTheFinalURL() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let target = origin.url("/f/final%20name.bin?size=7000&seed=17")
@@ -161,7 +161,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func redirectLoopFailsWithTooManyRedirects() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let end = await h.download(TransferSpec(id: "lp", url: origin.url("/loop")))
@@ -172,7 +172,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func contentDispositionNamesAreSanitized() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let traversal = Self.encoded("attachment; filename=\"../../etc/passwd\"")
@@ -191,7 +191,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func rangeIgnoredRestartsFromZero() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             // 30,000 bytes of the file are already on disk from an earlier run.
@@ -209,7 +209,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func etagChangedBetweenPauseAndResumeRestarts() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let url = origin.url("/f/changing.bin?size=400000&seed=21&etag_change_after=1&rate=400000")
@@ -235,7 +235,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func completeLocalFileGets416AndFinishes() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             try Data(Fixture.content(size: 50_000, seed: 23)).write(to: URL(fileURLWithPath: h.spool.partialPath(for: "cp")))
@@ -250,7 +250,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func maxFileSizeWithKnownLength() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run({ $0.maxFileSize = 10_000 }) { h in
             let end = await h.download(TransferSpec(id: "mk", url: origin.url("/f/big.bin?size=50000&seed=24")))
@@ -261,7 +261,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func maxFileSizeWithUnknownLength() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run({ $0.maxFileSize = 10_000 }) { h in
             let end = await h.download(TransferSpec(id: "mu", url: origin.url("/f/stream.bin?size=50000&seed=25&no_length=1")))
@@ -276,7 +276,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func guardRefusesLoopbackLiteralsAndNames() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run({ $0.allowPrivateNetworks = false }) { h in
             let literal = await h.download(TransferSpec(id: "g1", url: origin.url("/f/a.bin?size=10")))
@@ -296,7 +296,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func requestHeadersAreForwardedAndFramingHeadersDropped() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let headers = [(name: "X-Token", value: "abc"), (name: "Range", value: "bytes=0-1"), (name: "Host", value: "evil"),

@@ -49,7 +49,7 @@ struct OpenAPIDocumentTests {
             copy, ["serve", "--host", "127.0.0.1", "--port", String(port), "--spool", directory + "/spool",
                    "--min-free-space", "0"],
             environment: nil, outputDirectory: directory)
-        defer { _ = process.stop(grace: 2) }
+        defer { process.stopInBackground(grace: 2) }
         let client = TestClient(port: port)
         let deadline = Date().addingTimeInterval(20)
         var served: TestResponse?

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -180,16 +181,6 @@ final class TestConnection {
         }
         text += "\r\n"
         return Array(text.utf8) + (body ?? [])
-    }
-}
-
-/// Runs blocking socket work on a thread of its own and awaits it. Tests run in the same process as
-/// the Ferry they talk to, whose request handlers need the Swift concurrency pool (two threads on our
-/// machines): a test that blocked a pool thread in `recv` could starve the very server it waits for.
-func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try work() }) }
-        thread.start()
     }
 }
 

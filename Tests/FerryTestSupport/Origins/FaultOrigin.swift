@@ -57,7 +57,7 @@ public final class FaultOrigin: @unchecked Sendable {
     }
 
     /// Starts the script on a port the kernel picks and returns once it listens.
-    public static func start() throws -> FaultOrigin {
+    public static func start() async throws -> FaultOrigin {
         let python = try pythonPath()
         let directory = try Fixture.tempDirectory("ferry-fault-origin")
         let portFile = directory + "/port"
@@ -72,7 +72,7 @@ public final class FaultOrigin: @unchecked Sendable {
             Fixture.removeTree(directory)
             throw error
         }
-        let port = try process.awaitPortFile(portFile, what: "fault origin (\(scriptPath))", directory: directory)
+        let port = try await process.awaitPortFile(portFile, what: "fault origin (\(scriptPath))", directory: directory)
         return FaultOrigin(port: port, process: process, directory: directory)
     }
 
@@ -128,14 +128,15 @@ public final class FaultOrigin: @unchecked Sendable {
         }
     }
 
-    /// Stops the script (SIGTERM, SIGKILL after 5 s), waits for it, removes its directory. Idempotent.
+    /// Stops the script: SIGTERM now; on a thread of its own SIGKILL after 5 s, then its directory is removed.
+    /// Returns at once. Idempotent.
     public func stop() {
         lock.lock()
         let wasStopped = stopped
         stopped = true
         lock.unlock()
         guard !wasStopped else { return }
-        process.stop(grace: 5)
-        Fixture.removeTree(directory)
+        let directory = directory
+        process.stopInBackground(grace: 5) { Fixture.removeTree(directory) }
     }
 }
