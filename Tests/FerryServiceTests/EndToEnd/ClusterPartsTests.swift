@@ -119,10 +119,12 @@ struct ClusterPartsTests {
     }
 
     /// A is killed once two parts are recorded and it holds little more than them (so what is lost stays below a
-    /// part: at 4 MB/s it ran more than a part ahead of its uploads, one run in three).
+    /// part: at 4 MB/s it ran more than a part ahead of its uploads, one run in three). The origin sends 1 MB/s:
+    /// half a part is then 2.5 s, the time A has to store a downloaded part for the moment to come, which a loaded
+    /// machine did not always give at 2 MB/s (1.25 s: the record never got there).
     @Test func aNodeTakingOverFetchesOnlyWhatFollowsTheStoredParts() async throws {
         let expected = Fixture.sha256Hex(of: Fixture.content(size: Self.size, seed: 21))
-        try await handover(rate: 2_000_000, ready: { record, received in
+        try await handover(rate: 1_000_000, ready: { record, received in
             record.parts.count >= 2 && received - record.parts.reduce(0) { $0 + $1.size } <= Self.partSize / 2
         }) { h in
             let (id, storedBytes, nginx, b, objectStore) = (h.id, h.storedBytes, h.nginx, h.b, h.objectStore)

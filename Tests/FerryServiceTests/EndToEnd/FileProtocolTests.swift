@@ -24,17 +24,13 @@ struct FileProtocolTests {
                 ["serve", "--host", "127.0.0.1", "--port", String(port), "--spool", spool, "--allow-network", "127.0.0.1/32",
                  "--min-free-space", "0", "--log-level", "debug", "--public", RunningFerry.repositoryRoot + "/Public"] + arguments,
                 environment: environment)
-            let client = TestClient(port: port)
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline {
-                if let health = try? await client.get("/healthz"), health.status == 200 { return Ferry(process: process, client: client, spool: spool) }
-                if !process.isRunning { break }
-                try await Task.sleep(nanoseconds: 50_000_000)
+            do {
+                try await ChildFerry.awaitHealthy(process, port: port)
+            } catch {
+                Fixture.removeTree(spool)
+                throw error
             }
-            let log = process.standardError()
-            _ = await process.stopped(grace: 1)
-            Fixture.removeTree(spool)
-            throw TestClientError.timeout("ferry did not start: \(log.suffix(2000))")
+            return Ferry(process: process, client: TestClient(port: port), spool: spool)
         }
 
         /// Stops the process (SIGTERM), awaits its exit and returns its whole log.
@@ -59,8 +55,16 @@ struct FileProtocolTests {
             return try #require(try created.json()["id"] as? String)
         }
 
+        /// Polls the job until it finished or failed. A failed poll says whether the child still runs and how its log
+        /// ends (a connection closed on a request is otherwise all a loaded machine's run tells).
         func ended(_ id: String, timeout: Double = 30) async throws -> [String: Any] {
-            try await client.waitForJob(id, timeout: timeout) { ["finished", "failed"].contains($0["state"] as? String ?? "") }
+            do {
+                return try await client.waitForJob(id, timeout: timeout) { ["finished", "failed"].contains($0["state"] as? String ?? "") }
+            } catch {
+                let state = process.exitStatusIfExited().map { "exited with status \($0)" } ?? "still runs"
+                throw TestClientError.protocolError("\(error) while waiting for job \(id) to end; ferry \(state); its log ends: "
+                    + process.standardError().suffix(1500))
+            }
         }
     }
 

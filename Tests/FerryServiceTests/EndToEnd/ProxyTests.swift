@@ -17,15 +17,8 @@ struct ProxyTests {
             ["serve", "--host", "127.0.0.1", "--port", String(port), "--spool", spool, "--allow-network", "127.0.0.1/32",
              "--min-free-space", "0", "--proxy", proxy, "--public", RunningFerry.repositoryRoot + "/Public"],
             environment: ["PATH": "/usr/bin:/bin", "http_proxy": "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9"])
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if let health = try? await TestClient(port: port).get("/healthz"), health.status == 200 { return process }
-            if !process.isRunning { break }
-            try await Task.sleep(nanoseconds: 50_000_000)
-        }
-        let log = process.standardError()
-        _ = await process.stopped(grace: 1)
-        throw TestClientError.timeout("ferry did not start: \(log.suffix(2000))")
+        try await ChildFerry.awaitHealthy(process, port: port)
+        return process
     }
 
     static func ended(_ job: [String: Any]) -> Bool { ["finished", "failed"].contains(job["state"] as? String) }

@@ -26,15 +26,8 @@ struct RestartTests {
             ["serve", "--host", "127.0.0.1", "--port", String(port), "--spool", spool,
              "--allow-private-networks", "--min-free-space", "0", "--public", RunningFerry.repositoryRoot + "/Public"],
             environment: nil)
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if let health = try? await TestClient(port: port).get("/healthz"), health.status == 200 { return process }
-            if !process.isRunning { break }
-            try await Task.sleep(nanoseconds: 50_000_000)
-        }
-        let log = process.standardError()
-        _ = await process.stopped(grace: 1)
-        throw TestClientError.timeout("ferry did not start: \(log.suffix(2000))")
+        try await ChildFerry.awaitHealthy(process, port: port)
+        return process
     }
 
     @Test func killNineMidDownloadThenRestartFinishesWithTheRightBytes() async throws {
