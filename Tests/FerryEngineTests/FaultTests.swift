@@ -21,7 +21,7 @@ extension EngineIntegrationTests {
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(file.sha256 == Self.sha(500_000, 11))
             #expect(try Fixture.sha256Hex(ofFile: file.path) == file.sha256)
-            let requests = origin.requests()
+            let requests = await origin.requests()
             #expect(requests.count == 2)
             #expect(requests.first?.range == nil)
             #expect(requests.last?.range == "bytes=100000-")
@@ -47,7 +47,7 @@ extension EngineIntegrationTests {
                 return nil
             }
             #expect(failures.first?.code == .timeout)
-            #expect(origin.requests().last?.range == "bytes=50000-")
+            await #expect(origin.requests().last?.range == "bytes=50000-")
         }
     }
 
@@ -59,7 +59,7 @@ extension EngineIntegrationTests {
             let end = await h.download(TransferSpec(id: "su", url: url))
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(try Fixture.sha256Hex(ofFile: file.path) == Self.sha(30_000, 13))
-            let requests = origin.requests()
+            let requests = await origin.requests()
             #expect(requests.count == 2)
             if requests.count == 2 { #expect(requests[1].time - requests[0].time >= 0.9) }
             let failure = h.recorder.events(for: "su").compactMap { event -> JobFailure? in
@@ -79,7 +79,7 @@ extension EngineIntegrationTests {
             let end = await h.download(TransferSpec(id: "tm", url: url))
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(try Fixture.sha256Hex(ofFile: file.path) == Self.sha(20_000, 14))
-            #expect(origin.requests().count == 3)
+            await #expect(origin.requests().count == 3)
         }
     }
 
@@ -91,7 +91,7 @@ extension EngineIntegrationTests {
             let failure = try #require(end?.failure)
             #expect(failure.code == .httpError)
             #expect(failure.httpStatus == 503)
-            #expect(origin.requests().count == 3)
+            await #expect(origin.requests().count == 3)
             #expect(h.finishedNames().isEmpty)
         }
     }
@@ -104,7 +104,7 @@ extension EngineIntegrationTests {
             let failure = try #require(end?.failure)
             #expect(failure.code == .httpError)
             #expect(failure.httpStatus == 404)
-            #expect(origin.requests().count == 1)
+            await #expect(origin.requests().count == 1)
             #expect(h.finishedNames().isEmpty)
         }
     }
@@ -124,7 +124,7 @@ extension EngineIntegrationTests {
             let end = await h.recorder.end(of: "sb")
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(try Fixture.sha256Hex(ofFile: file.path) == Self.sha(60_000, 15))
-            #expect(origin.requests().last?.range == "bytes=59000-")
+            await #expect(origin.requests().last?.range == "bytes=59000-")
         }
     }
 
@@ -166,7 +166,7 @@ extension EngineIntegrationTests {
         try await EngineHarness.run { h in
             let end = await h.download(TransferSpec(id: "lp", url: origin.url("/loop")))
             #expect(end?.failure?.code == .tooManyRedirects)
-            #expect(origin.requests().count == 11)
+            await #expect(origin.requests().count == 11)
             #expect(h.finishedNames().isEmpty)
         }
     }
@@ -203,8 +203,8 @@ extension EngineIntegrationTests {
             #expect(file.size == 90_000)
             #expect(try Fixture.sha256Hex(ofFile: file.path) == Self.sha(90_000, 20))
             #expect(h.recorder.events(for: "ri").contains { $0.isRestarted })
-            #expect(origin.requests().count == 1)
-            #expect(origin.requests().first?.range == "bytes=30000-")
+            await #expect(origin.requests().count == 1)
+            await #expect(origin.requests().first?.range == "bytes=30000-")
         }
     }
 
@@ -228,7 +228,7 @@ extension EngineIntegrationTests {
             #expect(try Fixture.sha256Hex(ofFile: file.path) == Self.sha(400_000, 22))
             #expect(file.etag != metadata.etag)
             #expect(h.recorder.events(for: "ec").contains { $0.isRestarted })
-            let last = try #require(origin.requests().last)
+            let last = try await #require(origin.requests().last)
             #expect(last.range == "bytes=\(onDisk)-")
             #expect(last.ifRange == metadata.etag)
         }
@@ -245,7 +245,7 @@ extension EngineIntegrationTests {
             #expect(file.sha256 == Self.sha(50_000, 23))
             #expect(try Fixture.sha256Hex(ofFile: file.path) == file.sha256)
             #expect(file.filename == "whole.bin")
-            #expect(origin.requests().map(\.range) == ["bytes=50000-"])
+            await #expect(origin.requests().map(\.range) == ["bytes=50000-"])
         }
     }
 
@@ -256,7 +256,7 @@ extension EngineIntegrationTests {
             let end = await h.download(TransferSpec(id: "mk", url: origin.url("/f/big.bin?size=50000&seed=24")))
             #expect(end?.failure?.code == .fileTooLarge)
             #expect(h.finishedNames().isEmpty)
-            #expect(origin.requests().count == 1)
+            await #expect(origin.requests().count == 1)
         }
     }
 
@@ -267,7 +267,7 @@ extension EngineIntegrationTests {
             let end = await h.download(TransferSpec(id: "mu", url: origin.url("/f/stream.bin?size=50000&seed=25&no_length=1")))
             #expect(end?.failure?.code == .fileTooLarge)
             #expect(h.finishedNames().isEmpty)
-            #expect(origin.requests().count == 1)
+            await #expect(origin.requests().count == 1)
             // Within the limit, a close-delimited body downloads fine.
             let ok = await h.download(TransferSpec(id: "mu2", url: origin.url("/f/stream2.bin?size=9000&seed=25&no_length=1")))
             let file = try #require(ok?.finishedFile)
@@ -288,7 +288,7 @@ extension EngineIntegrationTests {
             let failure = try #require(named?.failure)
             #expect(failure.code == .forbiddenDestination)
             #expect(!h.recorder.events(for: "g3").contains { if case .waiting(_, .retrying) = $0 { true } else { false } })
-            #expect(origin.requests().isEmpty)
+            await #expect(origin.requests().isEmpty)
             #expect(h.finishedNames().isEmpty)
             // Other schemes never reach the engine: the service parses URLs first (SubmittedURL refuses them).
             #expect(throws: URLProblem.self) { try SubmittedURL.parse("ftp://example.com/a") }
@@ -304,7 +304,7 @@ extension EngineIntegrationTests {
             let end = await h.download(TransferSpec(id: "hd", url: origin.url("/f/h.bin?size=1000&seed=26"), headers: headers))
             let file = try #require(end?.finishedFile)
             #expect(try Fixture.sha256Hex(ofFile: file.path) == Self.sha(1_000, 26))
-            let request = try #require(origin.requests().first)
+            let request = try await #require(origin.requests().first)
             #expect(request.headers["x-token"] == "abc")
             #expect(request.range == nil)
             #expect(request.headers["host"] == "127.0.0.1:\(origin.port)")

@@ -141,7 +141,7 @@ extension EngineIntegrationTests {
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(file.sha256 == Self.sha(size, 43))
             #expect(try Fixture.sha256Hex(ofFile: file.path) == file.sha256)
-            let requests = origin.requests()
+            let requests = await origin.requests()
             #expect(requests.count > 4, "\(requests.map(\.range))")
             let starts = requests.compactMap { Self.bounds($0.range)?.first }
             // Parts of the slow segment were fetched by other connections.
@@ -337,13 +337,13 @@ extension EngineIntegrationTests {
         let size = 9 * Self.mib
         try await EngineHarness.run { h in
             for (id, query) in [("nr", "accept_ranges="), ("nl", "no_length=1")] {
-                origin.reset()
+                await origin.reset()
                 let url = origin.url("/f/\(id).bin?size=\(size)&seed=49&\(query)")
                 let end = await h.download(TransferSpec(id: id, url: url, connections: 4), timeout: 30)
                 let file = try #require(end?.finishedFile, "\(id): \(String(describing: end))")
                 #expect(file.sha256 == Self.sha(size, 49))
                 #expect(try Fixture.sha256Hex(ofFile: file.path) == file.sha256)
-                let requests = origin.requests()
+                let requests = await origin.requests()
                 #expect(requests.count == 1, "\(id): \(requests.map(\.range))")
                 #expect(requests.first?.range == nil)
             }
@@ -363,7 +363,7 @@ extension EngineIntegrationTests {
             #expect(try Fixture.sha256Hex(ofFile: file.path) == file.sha256)
             #expect(h.recorder.events(for: "li").filter(\.isRestarted).count == 1)
             // The first GET, some segment requests answered 200 (and dropped), then one GET for the whole file.
-            let requests = origin.requests()
+            let requests = await origin.requests()
             #expect(requests.first?.range == nil)
             #expect(requests.filter { $0.range == nil }.count == 2, "\(requests.map(\.range))")
             #expect(requests.count <= 5, "\(requests.map(\.range))")
@@ -383,7 +383,7 @@ extension EngineIntegrationTests {
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(file.sha256 == Self.sha(size, 51))
             #expect(try Fixture.sha256Hex(ofFile: file.path) == file.sha256)
-            let requests = origin.requests()
+            let requests = await origin.requests()
             let starts = requests.compactMap { Self.bounds($0.range)?.first }
             #expect(starts.filter { $0 == Int64(dropped) }.count == 1)
             let retried = try #require(requests.first { Self.bounds($0.range)?.first == Int64(dropped + 300_000) }, "\(starts)")

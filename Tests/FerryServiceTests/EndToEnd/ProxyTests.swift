@@ -157,8 +157,8 @@ struct ProxyTests {
 
             // The webhook notice arrives once the job ended, whole.
             let deadline = Date().addingTimeInterval(20)
-            while hooks.uploads().isEmpty, Date() < deadline { try await Task.sleep(nanoseconds: 100_000_000) }
-            let notice = try #require(hooks.uploads().first)
+            while await hooks.uploads().isEmpty, Date() < deadline { try await Task.sleep(nanoseconds: 100_000_000) }
+            let notice = try await #require(hooks.uploads().first)
             #expect(notice.method == "POST" && notice.path == "/u/hook" && notice.complete)
             #expect(notice.headers["content-length"] == String(notice.length), "\(notice.headers)")
             #expect(notice.headers["webhook-signature"]?.hasPrefix("v1,") == true, "\(notice.headers)")
