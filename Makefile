@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build release install uninstall test docker-check browser-test crash-suite fault-suite diskfull-suite webhook-suite delivery-suite hostile-suite load-suite cluster-suite fuzz bench clean
+.PHONY: run build release install uninstall test busy-test docker-check browser-test crash-suite fault-suite diskfull-suite webhook-suite delivery-suite hostile-suite load-suite cluster-suite fuzz bench clean
 
 run: release ## Run the service with embedded defaults (127.0.0.1:8080, ./spool)
 	./.build/release/ferry serve $(ARGS)
@@ -52,6 +52,9 @@ test: ## Build and run every test suite (starts its own nginx and fault origin o
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/store_loss_suite.py
 	@if [ "$$(id -u)" = 0 ]; then FERRY_BIN=.build/debug/ferry python3 Tests/suites/diskfull_suite.py; \
 	else echo "disk-full suite skipped: it mounts a tmpfs, run 'sudo make diskfull-suite'"; fi
+
+busy-test: ## make test with stress-ng --cpu 1 running beside it (a busy machine); stress-ng stopped by pid
+	scripts/busy-test.sh
 
 docker-check: release ## Check the Dockerfile and that its runtime packages cover the release binary's libraries
 	python3 Tests/docker/check_image.py --binary .build/release/ferry

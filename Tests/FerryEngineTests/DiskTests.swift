@@ -45,14 +45,14 @@ struct DigestTests {
                 "an algorithm not computed never matches")
     }
 
-    @Test func fileDigestMatchesTheFixture() throws {
+    @Test func fileDigestMatchesTheFixture() async throws {
         let root = try Fixture.tempDirectory("ferry-sha-test")
         defer { Fixture.removeTree(root) }
         try Fixture.writeFile(at: root + "/f", size: 3_000_000, seed: 2)
         let digests = try Digest.ofFile(root + "/f", algorithms: DigestAlgorithm.allCases)
         #expect(digests.sha256 == Fixture.sha256Hex(of: Fixture.content(size: 3_000_000, seed: 2)))
         for algorithm in DigestAlgorithm.allCases {
-            #expect(digests.hex[algorithm] == (try Fixture.digestHex(ofFile: root + "/f", algorithm: algorithm.rawValue)))
+            #expect(digests.hex[algorithm] == (try await Fixture.digestHex(ofFile: root + "/f", algorithm: algorithm.rawValue)))
         }
     }
 }
@@ -122,7 +122,7 @@ struct FileWriterTests {
             #expect(await run.write(Array(content[80_000..<150_000]), at: 80_000) == nil)
             let result = try await run.finish().get()
             #expect(result.digests.sha256 == Fixture.sha256Hex(of: content))
-            #expect(result.digests.hex[algorithm] == (try Fixture.digestHex(ofFile: root + "/whole", algorithm: algorithm.rawValue)))
+            #expect(result.digests.hex[algorithm] == (try await Fixture.digestHex(ofFile: root + "/whole", algorithm: algorithm.rawValue)))
         }
     }
 

@@ -10,7 +10,7 @@ import Testing
 
 extension EngineIntegrationTests {
     @Test func downloadsASmallFile() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         try Fixture.writeFile(at: origin.root + "/small.bin", size: 100_000, seed: 1)
         try await EngineHarness.run { h in
@@ -34,7 +34,7 @@ extension EngineIntegrationTests {
 
 extension EngineIntegrationTests {
     @Test func downloadsAnEmptyFile() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         try Fixture.writeFile(at: origin.root + "/empty.txt", size: 0, seed: 1)
         try await EngineHarness.run { h in
@@ -48,7 +48,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func downloadsALargeFile() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let size = 64 << 20
         try Fixture.writeFile(at: origin.root + "/large.bin", size: size, seed: 7)
@@ -68,7 +68,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func downloadsTwoHundredFilesAtConcurrency32() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         var expected: [String: String] = [:]
         for i in 0..<200 {
@@ -94,7 +94,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func pausesAndResumesWithARangeRequest() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let size = 4 << 20
         try Fixture.writeFile(at: origin.root + "/big.bin", size: size, seed: 3)
@@ -127,7 +127,7 @@ extension EngineIntegrationTests {
             #expect(try Fixture.sha256Hex(ofFile: file.path) == expected)
             #expect(file.filename == "big.bin")
             #expect(h.recorder.events(for: "p1").contains { if case .started(_, let offset) = $0 { offset == onDisk } else { false } })
-            let log = origin.accessLog(count: 2)
+            let log = await origin.accessLog(count: 2)
             let last = try #require(log.last)
             #expect(last.path == "/big.bin")
             #expect(last.status == 206)
@@ -138,7 +138,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func sameFilenameGetsAVariant() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         try Fixture.writeFile(at: origin.root + "/a.bin", size: 5_000, seed: 1)
         try Fixture.writeFile(at: origin.root + "/b.bin", size: 6_000, seed: 2)
@@ -163,7 +163,7 @@ extension EngineIntegrationTests {
     /// let 20 MB through in 2.5 s at 500 kB/s and then stalled for many seconds.
     @Test(arguments: [1, 8])
     func perTransferRateLimitHoldsOverShortWindows(connections: Int) async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         try Fixture.writeFile(at: origin.root + "/r.bin", size: 40_000_000, seed: 4)
         try await EngineHarness.run { h in
@@ -179,7 +179,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func maxConcurrencyIsRespected() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         for i in 0..<6 { try Fixture.writeFile(at: origin.root + "/c\(i).bin", size: 150_000, seed: i) }
         try await EngineHarness.run({ $0.maxConcurrent = 2 }) { h in
@@ -212,7 +212,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func cancelDeletesThePartialFile() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         try Fixture.writeFile(at: origin.root + "/x.bin", size: 3 << 20, seed: 5)
         try await EngineHarness.run { h in
@@ -231,7 +231,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func shutdownKeepsPartialBytesAndLeaksNoDescriptor() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         try Fixture.writeFile(at: origin.root + "/done.bin", size: 200_000, seed: 8)
         try Fixture.writeFile(at: origin.root + "/slow.bin", size: 3 << 20, seed: 9)

@@ -13,7 +13,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func connectionResetMidBodyRetriesWithARangeRequest() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let url = origin.url("/f/reset.bin?size=500000&seed=11&drop_after=100000&fail_times=1")
@@ -21,7 +21,7 @@ extension EngineIntegrationTests {
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(file.sha256 == Self.sha(500_000, 11))
             #expect(try Fixture.sha256Hex(ofFile: file.path) == file.sha256)
-            let requests = origin.requests()
+            let requests = await origin.requests()
             #expect(requests.count == 2)
             #expect(requests.first?.range == nil)
             #expect(requests.last?.range == "bytes=100000-")
@@ -35,7 +35,7 @@ extension EngineIntegrationTests {
     /// libcurl's speed is averaged over a few seconds, so after a 50 kB burst a stall shows as "below 100 kB/s"
     /// within about half a second; with lowSpeedTime 1 the attempt times out about 1.5 s into the stall.
     @Test func stallTimesOutAndRetries() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run({ $0.lowSpeedTime = 1; $0.lowSpeedLimit = 100_000 }) { h in
             let url = origin.url("/f/stall.bin?size=80000&seed=12&stall_after=50000&stall_secs=4")
@@ -47,19 +47,19 @@ extension EngineIntegrationTests {
                 return nil
             }
             #expect(failures.first?.code == .timeout)
-            #expect(origin.requests().last?.range == "bytes=50000-")
+            await #expect(origin.requests().last?.range == "bytes=50000-")
         }
     }
 
     @Test func serviceUnavailableHonoursRetryAfter() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let url = origin.url("/f/busy.bin?size=30000&seed=13&status=503&retry_after=1&fail_times=1")
             let end = await h.download(TransferSpec(id: "su", url: url))
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(try Fixture.sha256Hex(ofFile: file.path) == Self.sha(30_000, 13))
-            let requests = origin.requests()
+            let requests = await origin.requests()
             #expect(requests.count == 2)
             if requests.count == 2 { #expect(requests[1].time - requests[0].time >= 0.9) }
             let failure = h.recorder.events(for: "su").compactMap { event -> JobFailure? in
@@ -72,45 +72,45 @@ extension EngineIntegrationTests {
     }
 
     @Test func tooManyRequestsIsRetried() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let url = origin.url("/f/limited.bin?size=20000&seed=14&status=429&fail_times=2")
             let end = await h.download(TransferSpec(id: "tm", url: url))
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(try Fixture.sha256Hex(ofFile: file.path) == Self.sha(20_000, 14))
-            #expect(origin.requests().count == 3)
+            await #expect(origin.requests().count == 3)
         }
     }
 
     @Test func persistentServerErrorFailsAfterTheLastAttempt() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run({ $0.retry = RetryPolicy(maxAttempts: 3, baseDelay: 0.02, maxDelay: 0.05) }) { h in
             let end = await h.download(TransferSpec(id: "pe", url: origin.url("/f/down.bin?size=100&status=503")))
             let failure = try #require(end?.failure)
             #expect(failure.code == .httpError)
             #expect(failure.httpStatus == 503)
-            #expect(origin.requests().count == 3)
+            await #expect(origin.requests().count == 3)
             #expect(h.finishedNames().isEmpty)
         }
     }
 
     @Test func notFoundFailsWithoutRetry() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let end = await h.download(TransferSpec(id: "nf", url: origin.url("/f/missing.bin?status=404")))
             let failure = try #require(end?.failure)
             #expect(failure.code == .httpError)
             #expect(failure.httpStatus == 404)
-            #expect(origin.requests().count == 1)
+            await #expect(origin.requests().count == 1)
             #expect(h.finishedNames().isEmpty)
         }
     }
 
     @Test func shortBodyIsRetriedAndCompletedFromANewURL() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         // The origin always sends 1,000 bytes fewer than Content-Length on this URL: after the first failure the
         // job gets a fresh URL for the same file (same ETag), which it resumes from the bytes on disk.
@@ -124,12 +124,12 @@ extension EngineIntegrationTests {
             let end = await h.recorder.end(of: "sb")
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(try Fixture.sha256Hex(ofFile: file.path) == Self.sha(60_000, 15))
-            #expect(origin.requests().last?.range == "bytes=59000-")
+            await #expect(origin.requests().last?.range == "bytes=59000-")
         }
     }
 
     @Test func checksumMismatchFailsAndKeepsNothing() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let wrong = String(repeating: "0", count: 64)
@@ -147,7 +147,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func followsARedirectChainAndNamesTheFileFromTheFinalURL() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let target = origin.url("/f/final%20name.bin?size=7000&seed=17")
@@ -161,18 +161,18 @@ extension EngineIntegrationTests {
     }
 
     @Test func redirectLoopFailsWithTooManyRedirects() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let end = await h.download(TransferSpec(id: "lp", url: origin.url("/loop")))
             #expect(end?.failure?.code == .tooManyRedirects)
-            #expect(origin.requests().count == 11)
+            await #expect(origin.requests().count == 11)
             #expect(h.finishedNames().isEmpty)
         }
     }
 
     @Test func contentDispositionNamesAreSanitized() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let traversal = Self.encoded("attachment; filename=\"../../etc/passwd\"")
@@ -191,7 +191,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func rangeIgnoredRestartsFromZero() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             // 30,000 bytes of the file are already on disk from an earlier run.
@@ -203,13 +203,13 @@ extension EngineIntegrationTests {
             #expect(file.size == 90_000)
             #expect(try Fixture.sha256Hex(ofFile: file.path) == Self.sha(90_000, 20))
             #expect(h.recorder.events(for: "ri").contains { $0.isRestarted })
-            #expect(origin.requests().count == 1)
-            #expect(origin.requests().first?.range == "bytes=30000-")
+            await #expect(origin.requests().count == 1)
+            await #expect(origin.requests().first?.range == "bytes=30000-")
         }
     }
 
     @Test func etagChangedBetweenPauseAndResumeRestarts() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let url = origin.url("/f/changing.bin?size=400000&seed=21&etag_change_after=1&rate=400000")
@@ -228,14 +228,14 @@ extension EngineIntegrationTests {
             #expect(try Fixture.sha256Hex(ofFile: file.path) == Self.sha(400_000, 22))
             #expect(file.etag != metadata.etag)
             #expect(h.recorder.events(for: "ec").contains { $0.isRestarted })
-            let last = try #require(origin.requests().last)
+            let last = try await #require(origin.requests().last)
             #expect(last.range == "bytes=\(onDisk)-")
             #expect(last.ifRange == metadata.etag)
         }
     }
 
     @Test func completeLocalFileGets416AndFinishes() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             try Data(Fixture.content(size: 50_000, seed: 23)).write(to: URL(fileURLWithPath: h.spool.partialPath(for: "cp")))
@@ -245,29 +245,29 @@ extension EngineIntegrationTests {
             #expect(file.sha256 == Self.sha(50_000, 23))
             #expect(try Fixture.sha256Hex(ofFile: file.path) == file.sha256)
             #expect(file.filename == "whole.bin")
-            #expect(origin.requests().map(\.range) == ["bytes=50000-"])
+            await #expect(origin.requests().map(\.range) == ["bytes=50000-"])
         }
     }
 
     @Test func maxFileSizeWithKnownLength() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run({ $0.maxFileSize = 10_000 }) { h in
             let end = await h.download(TransferSpec(id: "mk", url: origin.url("/f/big.bin?size=50000&seed=24")))
             #expect(end?.failure?.code == .fileTooLarge)
             #expect(h.finishedNames().isEmpty)
-            #expect(origin.requests().count == 1)
+            await #expect(origin.requests().count == 1)
         }
     }
 
     @Test func maxFileSizeWithUnknownLength() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run({ $0.maxFileSize = 10_000 }) { h in
             let end = await h.download(TransferSpec(id: "mu", url: origin.url("/f/stream.bin?size=50000&seed=25&no_length=1")))
             #expect(end?.failure?.code == .fileTooLarge)
             #expect(h.finishedNames().isEmpty)
-            #expect(origin.requests().count == 1)
+            await #expect(origin.requests().count == 1)
             // Within the limit, a close-delimited body downloads fine.
             let ok = await h.download(TransferSpec(id: "mu2", url: origin.url("/f/stream2.bin?size=9000&seed=25&no_length=1")))
             let file = try #require(ok?.finishedFile)
@@ -276,7 +276,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func guardRefusesLoopbackLiteralsAndNames() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run({ $0.allowPrivateNetworks = false }) { h in
             let literal = await h.download(TransferSpec(id: "g1", url: origin.url("/f/a.bin?size=10")))
@@ -288,7 +288,7 @@ extension EngineIntegrationTests {
             let failure = try #require(named?.failure)
             #expect(failure.code == .forbiddenDestination)
             #expect(!h.recorder.events(for: "g3").contains { if case .waiting(_, .retrying) = $0 { true } else { false } })
-            #expect(origin.requests().isEmpty)
+            await #expect(origin.requests().isEmpty)
             #expect(h.finishedNames().isEmpty)
             // Other schemes never reach the engine: the service parses URLs first (SubmittedURL refuses them).
             #expect(throws: URLProblem.self) { try SubmittedURL.parse("ftp://example.com/a") }
@@ -296,7 +296,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func requestHeadersAreForwardedAndFramingHeadersDropped() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         try await EngineHarness.run { h in
             let headers = [(name: "X-Token", value: "abc"), (name: "Range", value: "bytes=0-1"), (name: "Host", value: "evil"),
@@ -304,7 +304,7 @@ extension EngineIntegrationTests {
             let end = await h.download(TransferSpec(id: "hd", url: origin.url("/f/h.bin?size=1000&seed=26"), headers: headers))
             let file = try #require(end?.finishedFile)
             #expect(try Fixture.sha256Hex(ofFile: file.path) == Self.sha(1_000, 26))
-            let request = try #require(origin.requests().first)
+            let request = try await #require(origin.requests().first)
             #expect(request.headers["x-token"] == "abc")
             #expect(request.range == nil)
             #expect(request.headers["host"] == "127.0.0.1:\(origin.port)")

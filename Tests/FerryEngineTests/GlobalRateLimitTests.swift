@@ -55,7 +55,7 @@ struct GlobalRateLimitTests {
 
     @Test(arguments: [2, 3])
     func theLimitHoldsOverAllTransfersTogether(transfers: Int) async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let limit = 900_000
         let ids = (0..<transfers).map { "g\($0)" }
@@ -78,7 +78,7 @@ struct GlobalRateLimitTests {
     }
 
     @Test func aTransfersOwnLimitStillAppliesWithinTheGlobalOne() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         try Fixture.writeFile(at: origin.root + "/own.bin", size: 30_000_000, seed: 30)
         try Fixture.writeFile(at: origin.root + "/free.bin", size: 30_000_000, seed: 31)
@@ -99,7 +99,7 @@ struct GlobalRateLimitTests {
 
     /// Transfers that started with no limit (and so libcurl's full receive buffer) are held to one set later.
     @Test func aLimitSetLaterHoldsForTransfersStartedWithoutOne() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let ids = ["u0", "u1", "u2"]
         for (index, _) in ids.enumerated() {
@@ -121,7 +121,7 @@ struct GlobalRateLimitTests {
     }
 
     @Test func changingTheLimitReachesRunningTransfers() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let ids = ["c0", "c1", "c2"]
         for (index, _) in ids.enumerated() {

@@ -390,8 +390,9 @@ extension ServerTests {
                 }
                 #expect(blockedCount >= 1)
                 #expect(status == 200)
-                // Had the probe needed a pool thread, it would have waited for the blockers' 2 s timeout.
-                #expect(latency < 0.5, "probe took \(latency) s")
+                // Had the probe needed a pool thread, it would have waited for the blockers' 2 s timeout; half of that
+                // leaves a loaded machine room and still tells the two apart.
+                #expect(latency < 1, "probe took \(latency) s")
                 #expect(blockedStatuses == [200, 200])
             }
         }

@@ -11,15 +11,6 @@ import Glibc
 // Support for the live-server tests: a server on 127.0.0.1 port 0 that is always shut down, a raw blocking client
 // that can reset, half-close and read slowly, and a way to run that blocking client off the Swift concurrency pool.
 
-/// Runs blocking socket work on a thread of its own and awaits it. The server's handlers run on the Swift concurrency
-/// pool (two threads here): a test that blocked a pool thread in `recv` could starve the very server it waits for.
-func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try work() }) }
-        thread.start()
-    }
-}
-
 /// Seconds since an arbitrary start, monotonic.
 func monotonicSeconds() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 

@@ -10,8 +10,8 @@ import Testing
 struct PostgresClusterTests {
     /// `count` stores on a fresh database, closed and dropped afterwards.
     private func withNodes(_ count: Int, _ body: ([PostgresJobStore], PostgresServer, String) async throws -> Void) async throws {
-        let server = try PostgresServer.shared()
-        let name = try server.createDatabase()
+        let server = try await PostgresServer.shared()
+        let name = try await server.createDatabase()
         defer { server.dropDatabase(name) }
         let location = try #require(PostgresLocation(server.url(database: name)))
         var stores: [PostgresJobStore] = []
@@ -312,8 +312,8 @@ struct PostgresClusterTests {
     }
 
     @Test func migratingFromSchemaFiveKeepsTheRowsAndContinuesEventIds() async throws {
-        let server = try PostgresServer.shared()
-        let name = try server.createDatabase()
+        let server = try await PostgresServer.shared()
+        let name = try await server.createDatabase()
         defer { server.dropDatabase(name) }
         let location = try #require(PostgresLocation(server.url(database: name)))
         let queue = DispatchQueue(label: "test.migration")

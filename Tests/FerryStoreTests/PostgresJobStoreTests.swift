@@ -9,8 +9,8 @@ import Testing
 struct PostgresJobStoreTests {
     /// A fresh database on the test run's server, dropped afterwards.
     private func withDatabase(_ body: (PostgresServer, String, PostgresLocation) async throws -> Void) async throws {
-        let server = try PostgresServer.shared()
-        let name = try server.createDatabase()
+        let server = try await PostgresServer.shared()
+        let name = try await server.createDatabase()
         defer { server.dropDatabase(name) }
         try await body(server, name, try #require(PostgresLocation(server.url(database: name))))
     }
@@ -41,7 +41,7 @@ struct PostgresJobStoreTests {
             #expect(try await store.list(JobFilter(text: "needle"), after: nil, limit: 10).jobs.map(\.id) == ["j123"])
             await store.close()
             // The test server has pg_trgm (Debian's server package ships it): the index must be there.
-            try server.administer("""
+            try await server.administer("""
                 DO $$ BEGIN
                     IF NOT EXISTS (SELECT 1 FROM pg_indexes WHERE indexname = 'jobs_search_text_trigram') THEN
                         RAISE EXCEPTION 'no trigram index';
@@ -135,7 +135,7 @@ struct PostgresJobStoreTests {
         try await withDatabase { server, name, location in
             let store = try PostgresJobStore(location: location)
             await store.close()
-            try server.administer("INSERT INTO schema_migrations (version) VALUES (\(PostgresSchema.currentVersion + 1))", database: name)
+            try await server.administer("INSERT INTO schema_migrations (version) VALUES (\(PostgresSchema.currentVersion + 1))", database: name)
             #expect {
                 _ = try PostgresJobStore(location: location)
             } throws: { error in
@@ -149,7 +149,7 @@ struct PostgresJobStoreTests {
         try await withDatabase { server, name, location in
             let store = try PostgresJobStore(location: location)
             _ = try await store.insert([.make("a")])
-            try server.administer(
+            try await server.administer(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()")
             // The first call may find the broken connection mid-statement (08006) or notice it first; either way the
             // store reconnects and later calls succeed.

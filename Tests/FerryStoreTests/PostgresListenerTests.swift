@@ -8,8 +8,8 @@ import Testing
 @Suite("PostgresListener", .enabled(if: !PostgresServer.isSkipped))
 struct PostgresListenerTests {
     @Test func notificationsArriveOnCommitAndNotOnRollback() async throws {
-        let server = try PostgresServer.shared()
-        let name = try server.createDatabase()
+        let server = try await PostgresServer.shared()
+        let name = try await server.createDatabase()
         defer { server.dropDatabase(name) }
         let location = try #require(PostgresLocation(server.url(database: name)))
         let store = try PostgresJobStore(location: location)
@@ -20,7 +20,7 @@ struct PostgresListenerTests {
 
         // Rolled back: never delivered. Committed afterwards: delivered (in commit order, so once the committed one
         // is here the rolled-back one would have been too).
-        try server.administer("BEGIN; SELECT pg_notify('ferry_jobs', 'rolled-back'); ROLLBACK", database: name)
+        try await server.administer("BEGIN; SELECT pg_notify('ferry_jobs', 'rolled-back'); ROLLBACK", database: name)
         let commit = try await store.commit(ClusterChange(
             inserts: [.make("a"), .make("b")], events: [NewEvent(jobID: "a", kind: .job, data: [1]),
                                                       NewEvent(jobID: "b", kind: .job, data: [2])]), node: "n1")
@@ -45,9 +45,9 @@ struct PostgresListenerTests {
     }
 
     @Test func aRestartedServerIsListenedToAgainAndSaysSo() async throws {
-        let server = try PostgresServer.startPrivate()
+        let server = try await PostgresServer.startPrivate()
         defer { server.stop() }
-        let name = try server.createDatabase()
+        let name = try await server.createDatabase()
         let location = try #require(PostgresLocation(server.url(database: name)))
         let heard = Heard()
         let listener = PostgresListener(location: location, channels: [ClusterChannel.events],
@@ -56,7 +56,7 @@ struct PostgresListenerTests {
         listener.start()
         try await heard.wait(for: .listening(reconnected: false))
 
-        try server.restart()
+        try await server.restart()
         try await heard.wait(timeout: 30) { if case .lost(let error) = $0 { error.isUnavailable } else { false } }
         try await heard.wait(for: .listening(reconnected: true), timeout: 30)
         // Listening again: a commit made now arrives.

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 import Testing
 @testable import FerryStore
@@ -32,7 +33,7 @@ struct SQLiteCrashDurabilityTests {
         let pid = child.processIdentifier
         defer {
             if child.isRunning { kill(pid, SIGKILL) }
-            child.waitUntilExit()
+            Thread.detachNewThread { child.waitUntilExit() }
         }
 
         // Let it commit a few hundred iterations, then kill it without warning.
@@ -42,7 +43,7 @@ struct SQLiteCrashDurabilityTests {
         }
         #expect(child.isRunning, "the writer stopped before it was killed")
         kill(pid, SIGKILL)
-        child.waitUntilExit()
+        await offThePool { child.waitUntilExit() }
         #expect(child.terminationReason == .uncaughtSignal)
 
         let committed = committedIterations(log)

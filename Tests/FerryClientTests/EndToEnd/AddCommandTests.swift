@@ -84,7 +84,7 @@ extension ClientEndToEnd {
         @Test func addChecksumOfAnotherAlgorithmIsCheckedByTheServer() async throws {
             try await withOriginAndFerry { origin, ferry in
                 _ = try originFile(origin, "sum.bin", size: 300_000, seed: 9)
-                let sha512 = try Fixture.digestHex(ofFile: origin.root + "/sum.bin", algorithm: "sha-512")
+                let sha512 = try await Fixture.digestHex(ofFile: origin.root + "/sum.bin", algorithm: "sha-512")
                 let cli = FerryCLI(ferry: ferry)
                 let result = try await cli.run(["add", origin.url("/sum.bin"), "--checksum", "sha-512:" + sha512.uppercased(), "--wait", "--json"])
                 #expect(result.status == 0, "\(result)")
@@ -178,8 +178,7 @@ extension ClientEndToEnd {
                 let interrupted = try cli.launch(["add", origin.url("/slow/long.bin?rate=100000"), "--wait"])
                 defer {
                     interrupted.killGroup()
-                    _ = interrupted.waitForExit(timeout: 5)
-                    Fixture.removeTree(interrupted.outputDirectory)
+                    interrupted.stopInBackground(grace: 5) { Fixture.removeTree(interrupted.outputDirectory) }
                 }
                 try await eventually("the job to start downloading") {
                     interrupted.standardOutput().contains("  downloading  ")
@@ -194,8 +193,7 @@ extension ClientEndToEnd {
                 let waiting = try cli.launch(["add", origin.url("/slow/long.bin?rate=100000"), "--wait"])
                 defer {
                     waiting.killGroup()
-                    _ = waiting.waitForExit(timeout: 5)
-                    Fixture.removeTree(waiting.outputDirectory)
+                    waiting.stopInBackground(grace: 5) { Fixture.removeTree(waiting.outputDirectory) }
                 }
                 try await eventually("the second wait to print its job") { waiting.standardOutput().contains("\(id)  ") }
                 #expect(try await cli.run(["rm", id]).status == 0)

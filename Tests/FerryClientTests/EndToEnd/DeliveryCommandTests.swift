@@ -14,10 +14,10 @@ extension ClientEndToEnd {
             do {
                 try await withOriginAndFerry { origin, ferry in try await body(origin, target, FerryCLI(ferry: ferry)) }
             } catch {
-                await offThePool { target.stop() }
+                target.stop()
                 throw error
             }
-            await offThePool { target.stop() }
+            target.stop()
         }
 
         @Test func waitFollowsTheDownloadThenTheUploadAndExitsZeroOnceDelivered() async throws {

@@ -14,8 +14,7 @@ extension ClientEndToEnd {
                 let watch = try cli.launch(["watch"])
                 defer {
                     watch.killGroup()
-                    _ = watch.waitForExit(timeout: 5)
-                    Fixture.removeTree(watch.outputDirectory)
+                    watch.stopInBackground(grace: 5) { Fixture.removeTree(watch.outputDirectory) }
                 }
                 // The listing at start: the job that was already there.
                 try await eventually("the initial listing") { watch.standardOutput().contains("\(earlier)  paused") }

@@ -127,7 +127,7 @@ final class DAVTarget: @unchecked Sendable {
         stopped = true
         lock.unlock()
         guard !wasStopped else { return }
-        _ = process.stop(grace: 5)
-        Fixture.removeTree(prefix)
+        let prefix = prefix
+        process.stopInBackground(grace: 5) { Fixture.removeTree(prefix) }
     }
 }

@@ -3,16 +3,6 @@ import FerryTestSupport
 import Foundation
 import Logging
 
-/// Runs blocking work (waitpid polling, file polling) on a thread of its own and awaits it. The in-process
-/// Ferry these tests talk to serves requests on the Swift concurrency pool (two threads here): a test that
-/// blocked a pool thread could starve the very server it waits for.
-func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try work() }) }
-        thread.start()
-    }
-}
-
 struct HarnessError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
@@ -154,31 +144,23 @@ func launchFerry(_ arguments: [String], environment: [String: String] = clientEn
 func withOriginAndFerry(token: String? = nil, _ body: (NginxOrigin, InProcessFerry) async throws -> Void)
     async throws
 {
-    let origin = try await offThePool { try NginxOrigin.start() }
+    let origin = try await NginxOrigin.start()
     let ferry: InProcessFerry
     do {
         ferry = try await InProcessFerry.start(token: token)
     } catch {
-        await offThePool { origin.stop() }
+        origin.stop()
         throw error
     }
     do {
         try await body(origin, ferry)
     } catch {
         await ferry.stop()
-        await offThePool { origin.stop() }
+        origin.stop()
         throw error
     }
     await ferry.stop()
-    await offThePool { origin.stop() }
-}
-
-/// `offThePool` for work that cannot throw.
-func offThePool(_ work: @escaping @Sendable () -> Void) async {
-    _ = try? await offThePool { () throws -> Int in
-        work()
-        return 0
-    }
+    origin.stop()
 }
 
 /// Polls `condition` off the pool every 50 ms until it holds or `timeout` passes.

@@ -34,8 +34,8 @@ struct ObjectStoreClientTests {
     private func withClient(bucket: String? = nil, endpoint: String? = nil,
                             credentials: ObjectStoreCredentials = .init(accessKeyID: SeaweedServer.accessKey, secretAccessKey: SeaweedServer.secretKey),
                             _ body: (ObjectStoreClient, EngineHarness) async throws -> Void) async throws {
-        let server = try SeaweedServer.shared()
-        let bucket = try bucket ?? server.createBucket()
+        let server = try await SeaweedServer.shared()
+        let bucket = if let bucket { bucket } else { try await server.createBucket() }
         let location = try ObjectStoreLocation(parsing: "s3://\(bucket)/ferry-test?endpoint=\(endpoint ?? server.endpoint)&region=\(SeaweedServer.region)")
         try await EngineHarness.run { harness in
             let client = harness.engine.objectStoreClient(location: location, credentials: credentials)
@@ -230,7 +230,7 @@ struct ObjectStoreClientTests {
         (SeaweedServer.accessKey, "wrong-secret", "SignatureDoesNotMatch"),
     ])
     func wrongCredentialsFailAtOnceWithTheirOwnError(accessKey: String, secret: String, code: String) async throws {
-        let bucket = try SeaweedServer.shared().createBucket()
+        let bucket = try await SeaweedServer.shared().createBucket()
         try await withClient(bucket: bucket, credentials: .init(accessKeyID: accessKey, secretAccessKey: secret)) { client, _ in
             let started = Date()
             let error = try #require(await failure { () async throws(ObjectStoreError) in try await client.checkBucket() }, "wrong credentials were accepted")

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryTestSupport
 import Foundation
 import Testing
 @testable import FerryEngine
@@ -48,9 +49,9 @@ struct RequestRunnerTests {
             }
         }
 
-        /// The request as received, once the exchange is over.
-        func request() -> String {
-            done.wait()
+        /// The request as received, once the exchange is over (awaited: the wait runs on a thread of its own).
+        func request() async -> String {
+            await offThePool { self.done.wait() }
             return lock.withLock { String(decoding: received, as: UTF8.self) }
         }
 
@@ -66,7 +67,7 @@ struct RequestRunnerTests {
         let outcome = await runner.send(OutgoingRequest(url: listener.url, headers: ["Content-Type: application/json", "webhook-id: msg_1"], body: body))
         await runner.close()
         #expect(outcome == .answered(status: 204))
-        let request = listener.request()
+        let request = await listener.request()
         #expect(request.hasPrefix("POST /hook?x=1 HTTP/1.1\r\n"))
         #expect(request.contains("\r\nwebhook-id: msg_1\r\n") && request.contains("\r\nContent-Type: application/json\r\n"))
         #expect(request.contains("\r\nContent-Length: \(body.count)\r\n"))
@@ -79,7 +80,7 @@ struct RequestRunnerTests {
         let runner = RequestRunner(limits: .init(destinations: Self.loopback))
         let outcome = await runner.send(OutgoingRequest(url: listener.url, headers: [], body: Array("{}".utf8)))
         await runner.close()
-        _ = listener.request()
+        _ = await listener.request()
         #expect(outcome == .answered(status: 302))
     }
 
@@ -100,7 +101,7 @@ struct RequestRunnerTests {
         address.sin_port = in_port_t(UInt16(listener.port).bigEndian)
         _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(poke, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         close(poke)
-        #expect(listener.request().isEmpty)
+        await #expect(listener.request().isEmpty)
     }
 
     @Test func noListenerIsAFailure() async throws {
@@ -114,7 +115,7 @@ struct RequestRunnerTests {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(poke, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         close(poke)
-        _ = listener.request()
+        _ = await listener.request()
         let runner = RequestRunner(limits: .init(destinations: Self.loopback))
         let outcome = await runner.send(OutgoingRequest(url: try SubmittedURL.parse("http://127.0.0.1:\(port)/"), headers: [], body: []))
         await runner.close()
@@ -131,7 +132,7 @@ extension RequestRunnerTests {
         let url = try SubmittedURL.parse("http://localhost:\(listener.port)/hook")
         let outcome = await runner.send(OutgoingRequest(url: url, headers: [], body: Array("{}".utf8)))
         await runner.close()
-        _ = listener.request()
+        _ = await listener.request()
         #expect(outcome == .answered(status: 200))
     }
 }

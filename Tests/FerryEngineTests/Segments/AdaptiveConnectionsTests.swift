@@ -8,7 +8,7 @@ import Testing
 /// total (`AdaptiveSplit`), against a real nginx: a capped origin ramps up, a fast one stays on one connection.
 extension EngineIntegrationTests {
     @Test func adaptiveACappedOriginRampsUpToTheDefaultConnections() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let size = 12 * Self.mib
         try Fixture.writeFile(at: origin.root + "/capped.bin", size: size, seed: 71)
@@ -29,7 +29,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func adaptiveAFastOriginKeepsOneConnection() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let size = 24 * Self.mib
         try Fixture.writeFile(at: origin.root + "/fast.bin", size: size, seed: 72)
@@ -45,7 +45,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func adaptiveAnExplicitNumberOfConnectionsSplitsAtOnce() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let size = 12 * Self.mib
         try Fixture.writeFile(at: origin.root + "/asked.bin", size: size, seed: 73)

@@ -63,7 +63,7 @@ extension EngineIntegrationTests {
 
     @Test(arguments: [4, 16])
     func segmentedDownloadSplitsTheFileIntoRangedRequests(connections: Int) async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let size = 32 * Self.mib
         try Fixture.writeFile(at: origin.root + "/seg.bin", size: size, seed: 40)
@@ -87,7 +87,7 @@ extension EngineIntegrationTests {
 
             // One plain GET (the first request; nginx logs requests as they end); every other one asks for an
             // exact range with If-Range.
-            let log = origin.accessLog(count: connections).filter { $0.path == "/seg.bin" }
+            let log = await origin.accessLog(count: connections).filter { $0.path == "/seg.bin" }
             #expect(log.filter { $0.range == nil }.count == 1, "\(log)")
             let ranged = log.filter { $0.range != nil }
             #expect(ranged.count >= connections - 1, "\(log)")
@@ -104,7 +104,7 @@ extension EngineIntegrationTests {
 
     /// nginx limits each connection (`limit_rate`), so more connections are measurably faster.
     @Test func segmentsBeatAPerConnectionRateLimit() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let size = 6 * Self.mib
         try Fixture.writeFile(at: origin.root + "/rl.bin", size: size, seed: 42)
@@ -123,13 +123,13 @@ extension EngineIntegrationTests {
             }
             print("6 MiB at 2 MiB/s per connection: 1 connection \(elapsed[1]!) s, 4 connections \(elapsed[4]!) s")
             #expect(elapsed[4]! < elapsed[1]! * 0.6)
-            let ranged = origin.accessLog(count: 5).filter { $0.range != nil }
+            let ranged = await origin.accessLog(count: 5).filter { $0.range != nil }
             #expect(ranged.count >= 3)
         }
     }
 
     @Test func aFreeConnectionTakesOverHalfOfTheSlowestSegment() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         let size = 8 * Self.mib
         let slowStart = 2 * Self.mib  // the second of four segments is served at 512 KiB/s
@@ -141,7 +141,7 @@ extension EngineIntegrationTests {
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(file.sha256 == Self.sha(size, 43))
             #expect(try Fixture.sha256Hex(ofFile: file.path) == file.sha256)
-            let requests = origin.requests()
+            let requests = await origin.requests()
             #expect(requests.count > 4, "\(requests.map(\.range))")
             let starts = requests.compactMap { Self.bounds($0.range)?.first }
             // Parts of the slow segment were fetched by other connections.
@@ -155,7 +155,7 @@ extension EngineIntegrationTests {
     // MARK: pause, restart, crash
 
     @Test func pauseAndResumeContinueEverySegment() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let size = 32 * Self.mib
         try Fixture.writeFile(at: origin.root + "/pr.bin", size: size, seed: 44)
@@ -211,7 +211,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func aFreshEngineContinuesFromTheSidecar() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let size = 24 * Self.mib
         try Fixture.writeFile(at: origin.root + "/rs.bin", size: size, seed: 45)
@@ -238,7 +238,7 @@ extension EngineIntegrationTests {
             #expect(file.sha256 == Fixture.sha256Hex(of: content))
             #expect(try Fixture.sha256Hex(ofFile: file.path) == file.sha256)
             #expect(second.recorder.events(for: "rs").first.map { if case .started(_, onDisk) = $0 { true } else { false } } == true)
-            let after = origin.accessLog(count: 5).filter { $0.target == "/rs.bin" }
+            let after = await origin.accessLog(count: 5).filter { $0.target == "/rs.bin" }
             let starts = Set(after.compactMap { Self.bounds($0.range)?.first })
             for segment in sidecar.table.segments where !segment.isComplete {
                 #expect(starts.contains(segment.next), "no request from \(segment.next): \(starts)")
@@ -254,7 +254,7 @@ extension EngineIntegrationTests {
     /// A crash (kill -9) may come at any moment: whatever the sidecar says at that moment must already be in the
     /// file, and a new engine over that state must produce the right file.
     @Test func theSidecarNeverClaimsBytesNotWritten() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let size = 8 * Self.mib
         try Fixture.writeFile(at: origin.root + "/cs.bin", size: size, seed: 46)
@@ -300,7 +300,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func aChangedETagBetweenPauseAndResumeStartsOverWithTheNewFile() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let size = 16 * Self.mib
         let path = origin.root + "/ec.bin"
@@ -324,7 +324,7 @@ extension EngineIntegrationTests {
             let paused = try #require(events.lastIndex(where: Self.isPaused))
             #expect(events[paused...].contains { $0.isRestarted })
             // The resumed segment requests carried the old ETag and got the whole (new) file.
-            let after = origin.accessLog(count: 6).filter { $0.target == "/ec.bin" }
+            let after = await origin.accessLog(count: 6).filter { $0.target == "/ec.bin" }
             #expect(after.contains { $0.range != nil && $0.ifRange == metadata.etag && $0.status == 200 })
         }
     }
@@ -332,18 +332,18 @@ extension EngineIntegrationTests {
     // MARK: falling back to one connection
 
     @Test func withoutRangesOrLengthOneConnectionIsUsed() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         let size = 9 * Self.mib
         try await EngineHarness.run { h in
             for (id, query) in [("nr", "accept_ranges="), ("nl", "no_length=1")] {
-                origin.reset()
+                await origin.reset()
                 let url = origin.url("/f/\(id).bin?size=\(size)&seed=49&\(query)")
                 let end = await h.download(TransferSpec(id: id, url: url, connections: 4), timeout: 30)
                 let file = try #require(end?.finishedFile, "\(id): \(String(describing: end))")
                 #expect(file.sha256 == Self.sha(size, 49))
                 #expect(try Fixture.sha256Hex(ofFile: file.path) == file.sha256)
-                let requests = origin.requests()
+                let requests = await origin.requests()
                 #expect(requests.count == 1, "\(id): \(requests.map(\.range))")
                 #expect(requests.first?.range == nil)
             }
@@ -352,7 +352,7 @@ extension EngineIntegrationTests {
 
     /// An origin that says `Accept-Ranges: bytes` but answers ranges with the whole file.
     @Test func anOriginIgnoringRangesEndsWithOneConnection() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         let size = 4 * Self.mib
         try await EngineHarness.run { h in
@@ -363,7 +363,7 @@ extension EngineIntegrationTests {
             #expect(try Fixture.sha256Hex(ofFile: file.path) == file.sha256)
             #expect(h.recorder.events(for: "li").filter(\.isRestarted).count == 1)
             // The first GET, some segment requests answered 200 (and dropped), then one GET for the whole file.
-            let requests = origin.requests()
+            let requests = await origin.requests()
             #expect(requests.first?.range == nil)
             #expect(requests.filter { $0.range == nil }.count == 2, "\(requests.map(\.range))")
             #expect(requests.count <= 5, "\(requests.map(\.range))")
@@ -373,7 +373,7 @@ extension EngineIntegrationTests {
     // MARK: failures
 
     @Test func aSegmentWhoseConnectionResetsIsRetriedAlone() async throws {
-        let origin = try FaultOrigin.start()
+        let origin = try await FaultOrigin.start()
         defer { origin.stop() }
         let size = 8 * Self.mib
         let dropped = 4 * Self.mib  // the third of four segments is reset after 300,000 bytes, once
@@ -383,7 +383,7 @@ extension EngineIntegrationTests {
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(file.sha256 == Self.sha(size, 51))
             #expect(try Fixture.sha256Hex(ofFile: file.path) == file.sha256)
-            let requests = origin.requests()
+            let requests = await origin.requests()
             let starts = requests.compactMap { Self.bounds($0.range)?.first }
             #expect(starts.filter { $0 == Int64(dropped) }.count == 1)
             let retried = try #require(requests.first { Self.bounds($0.range)?.first == Int64(dropped + 300_000) }, "\(starts)")
@@ -397,7 +397,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func segmentedChecksumMismatchFailsAndKeepsNothing() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         try Fixture.writeFile(at: origin.root + "/cm.bin", size: 9 * Self.mib, seed: 52)
         try await EngineHarness.run { h in
@@ -409,14 +409,14 @@ extension EngineIntegrationTests {
             await h.recorder.wait(timeout: 2) { _ in h.partialSize("scm") == nil }
             #expect(h.partialSize("scm") == nil)
             #expect(!FileManager.default.fileExists(atPath: h.spool.segmentsPath(for: "scm")))
-            #expect(origin.accessLog(count: 4).filter { $0.range != nil }.count >= 3)
+            await #expect(origin.accessLog(count: 4).filter { $0.range != nil }.count >= 3)
         }
     }
 
     // MARK: limits
 
     @Test func segmentsCountAgainstThePerHostCap() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let size = 16 * Self.mib
         try Fixture.writeFile(at: origin.root + "/cap.bin", size: size, seed: 53)
@@ -446,7 +446,7 @@ extension EngineIntegrationTests {
     }
 
     @Test func theSpeedLimitAppliesToTheWholeJob() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         // 12 MB at 4 MB/s is 3 s. libcurl limits each connection separately and drains what a socket holds (up to
         // 100 receive buffers) before it checks, so each new connection may burst: small buffers keep that small.
@@ -458,7 +458,7 @@ extension EngineIntegrationTests {
             let elapsed = Date().timeIntervalSince(began)
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(try Fixture.sha256Hex(ofFile: file.path) == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 55)))
-            #expect(origin.accessLog(count: 4).filter { $0.range != nil }.count >= 3)
+            await #expect(origin.accessLog(count: 4).filter { $0.range != nil }.count >= 3)
             print("12 MB at 4 MB/s over 4 connections: \(String(format: "%.2f", elapsed)) s")
             #expect(elapsed > 2.2, "12 MB at 4 MB/s took \(elapsed) s")
             #expect(elapsed < 15)

@@ -13,10 +13,10 @@ struct ChecksumTests {
         try await withNginx { nginx in
             let size = 3 * 1024 * 1024 + 5
             try Fixture.writeFile(at: nginx.root + "/sum.bin", size: size, seed: 31)
-            let sha256 = try Fixture.digestHex(ofFile: nginx.root + "/sum.bin", algorithm: "sha-256")
+            let sha256 = try await Fixture.digestHex(ofFile: nginx.root + "/sum.bin", algorithm: "sha-256")
             try await withFerry { ferry in
                 for (index, algorithm) in Self.algorithms.enumerated() {
-                    let value = try Fixture.digestHex(ofFile: nginx.root + "/sum.bin", algorithm: algorithm)
+                    let value = try await Fixture.digestHex(ofFile: nginx.root + "/sum.bin", algorithm: algorithm)
                     // One connection, then segments written out of order (hashed as the prefix grows).
                     let connections = index % 2 == 0 ? 1 : 4
                     let right = try await ferry.client.json("POST", "/api/v1/jobs", [
@@ -92,12 +92,12 @@ struct ChecksumTests {
         try await withNginx { nginx in
             let size = 5 * 1024 * 1024
             try Fixture.writeFile(at: nginx.root + "/kill.bin", size: size, seed: 32)
-            let sha512 = try Fixture.digestHex(ofFile: nginx.root + "/kill.bin", algorithm: "sha-512")
+            let sha512 = try await Fixture.digestHex(ofFile: nginx.root + "/kill.bin", algorithm: "sha-512")
             let spool = try Fixture.tempDirectory("ferry-checksum-restart")
             defer { Fixture.removeTree(spool) }
             let port = try RestartTests.freePort()
             var ferry = try await RestartTests.launch(port: port, spool: spool)
-            defer { _ = ferry.stop(grace: 2) }
+            defer { ferry.stopInBackground(grace: 2) }
             let client = TestClient(port: port)
             let created = try await client.json("POST", "/api/v1/jobs", [
                 "url": nginx.url("/slow/kill.bin?rate=1048576"), "connections": 1,
@@ -106,7 +106,7 @@ struct ChecksumTests {
             let id = try #require(try created.json()["id"] as? String, "\(created)")
             try await client.waitForJob(id) { ($0["bytesReceived"] as? Int ?? 0) > 1_500_000 }
             ferry.terminate(signal: SIGKILL)
-            #expect(ferry.waitForExit(timeout: 5) != nil)
+            #expect(await ferry.exit(within: 5) != nil)
 
             ferry = try await RestartTests.launch(port: port, spool: spool)
             let reopened = try await client.get("/api/v1/jobs/\(id)").json()

@@ -12,8 +12,8 @@ struct ClusterNodesTests {
     /// Starts `count` nodes named node-0… on a fresh database, runs `body`, stops them and drops the database.
     func withNodes(_ count: Int, maxConcurrent: Int = 2, lease: Duration = .seconds(3), token: String? = nil,
                    _ body: ([RunningFerry], PostgresLocation) async throws -> Void) async throws {
-        let server = try PostgresServer.shared()
-        let database = try server.createDatabase()
+        let server = try await PostgresServer.shared()
+        let database = try await server.createDatabase()
         defer { server.dropDatabase(database) }
         let location = try #require(PostgresLocation(server.url(database: database)))
         var nodes: [RunningFerry] = []
@@ -80,7 +80,7 @@ struct ClusterNodesTests {
                     #expect(finished["sha256"] as? String == digests[path], "\(path)")
                 }
                 // Every file was fetched once: no job ran on two nodes.
-                let log = nginx.accessLog(count: count)
+                let log = await nginx.accessLog(count: count)
                 for path in digests.keys {
                     #expect(log.filter { $0.path == path && $0.method == "GET" }.count == 1, "\(path): \(log.filter { $0.path == path })")
                 }
@@ -258,8 +258,8 @@ struct ClusterNodesTests {
     }
 
     @Test func aNodeStoppedGracefullyHandsItsRunningJobOver() async throws {
-        let server = try PostgresServer.shared()
-        let database = try server.createDatabase()
+        let server = try await PostgresServer.shared()
+        let database = try await server.createDatabase()
         defer { server.dropDatabase(database) }
         let location = try #require(PostgresLocation(server.url(database: database)))
         func node(_ index: Int) async throws -> RunningFerry {

@@ -17,7 +17,7 @@ struct ClusterPartsTests {
     static let size = 24 * 1024 * 1024 + 123
 
     /// Starts node A as a child process; returns it and a client of it.
-    static func startBinaryNode(store: String, objectStore: String) throws -> (ChildProcess, TestClient, String) {
+    static func startBinaryNode(store: String, objectStore: String) async throws -> (ChildProcess, TestClient, String) {
         let spool = try Fixture.tempDirectory("ferry-parts-a")
         let port = try LoopbackSocket.freePort()
         var environment = ProcessInfo.processInfo.environment
@@ -35,10 +35,8 @@ struct ClusterPartsTests {
         environment["AWS_SECRET_ACCESS_KEY"] = SeaweedServer.secretKey
         let binary = RunningFerry.repositoryRoot + "/.build/debug/ferry"
         let process = try ChildProcess.launch(binary, ["serve"], environment: environment)
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if LoopbackSocket.accepts(port: port) { return (process, TestClient(port: port), spool) }
-            Thread.sleep(forTimeInterval: 0.1)
+        if await pollUntil(timeout: 20, interval: 0.05, { LoopbackSocket.accepts(port: port) ? true : nil }) != nil {
+            return (process, TestClient(port: port), spool)
         }
         process.killGroup()
         throw FixtureError.startFailed("ferry node A", detail: process.standardError())
@@ -63,15 +61,15 @@ struct ClusterPartsTests {
                   ready: @escaping (ObjectUploadRecord, _ received: Int64) -> Bool = { record, _ in record.parts.count >= 2 },
                   change: (NginxOrigin) throws -> Void = { _ in }, check: (Handover) async throws -> Void) async throws {
         ObjectStoreTests.keysSet
-        let seaweed = try SeaweedServer.shared()
-        let objectStore = ObjectStoreTests.location(seaweed, bucket: try seaweed.createBucket())
-        let postgres = try PostgresServer.shared()
-        let database = try postgres.createDatabase()
+        let seaweed = try await SeaweedServer.shared()
+        let objectStore = await ObjectStoreTests.location(seaweed, bucket: try seaweed.createBucket())
+        let postgres = try await PostgresServer.shared()
+        let database = try await postgres.createDatabase()
         defer { postgres.dropDatabase(database) }
         let location = try #require(PostgresLocation(postgres.url(database: database)))
         try await withNginx { nginx in
             try Fixture.writeFile(at: nginx.root + "/" + file, size: size, seed: seed)
-            let (a, client, spoolA) = try Self.startBinaryNode(store: postgres.url(database: database), objectStore: objectStore)
+            let (a, client, spoolA) = try await Self.startBinaryNode(store: postgres.url(database: database), objectStore: objectStore)
             defer { Fixture.removeTree(spoolA) }
             let id: String
             var recorded: ObjectUploadRecord?
@@ -94,7 +92,7 @@ struct ClusterPartsTests {
                     try await Task.sleep(nanoseconds: 50_000_000)
                 }
                 a.killGroup()
-                _ = a.waitForExit(timeout: 5)
+                _ = await a.exit(within: 5)
                 await store.close()
             } catch {
                 a.killGroup()
@@ -121,10 +119,12 @@ struct ClusterPartsTests {
     }
 
     /// A is killed once two parts are recorded and it holds little more than them (so what is lost stays below a
-    /// part: at 4 MB/s it ran more than a part ahead of its uploads, one run in three).
+    /// part: at 4 MB/s it ran more than a part ahead of its uploads, one run in three). The origin sends 1 MB/s:
+    /// half a part is then 2.5 s, the time A has to store a downloaded part for the moment to come, which a loaded
+    /// machine did not always give at 2 MB/s (1.25 s: the record never got there).
     @Test func aNodeTakingOverFetchesOnlyWhatFollowsTheStoredParts() async throws {
         let expected = Fixture.sha256Hex(of: Fixture.content(size: Self.size, seed: 21))
-        try await handover(rate: 2_000_000, ready: { record, received in
+        try await handover(rate: 1_000_000, ready: { record, received in
             record.parts.count >= 2 && received - record.parts.reduce(0) { $0 + $1.size } <= Self.partSize / 2
         }) { h in
             let (id, storedBytes, nginx, b, objectStore) = (h.id, h.storedBytes, h.nginx, h.b, h.objectStore)

@@ -28,7 +28,7 @@ struct DeliveryFaultTests {
                 #expect(delivery["httpStatus"] as? Int == 201)
                 #expect(delivery["attempts"] as? Int == 3)
 
-                let uploads = origin.uploads().filter { $0.path == "/u/retry.bin" }
+                let uploads = await origin.uploads().filter { $0.path == "/u/retry.bin" }
                 #expect(uploads.map(\.status) == [status, status, 201])
                 #expect(uploads.allSatisfy { $0.method == method })
                 for (earlier, later) in zip(uploads, uploads.dropFirst()) {
@@ -73,7 +73,7 @@ struct DeliveryFaultTests {
                 let finished = try await ferry.client.waitForJob(id, timeout: 40) { Self.ended($0) }
                 #expect(finished["state"] as? String == "finished", "\(finished)")
                 #expect((finished["delivery"] as? [String: Any])?["attempts"] as? Int == 2)
-                let uploads = origin.uploads().filter { $0.path == "/u/reset.bin" }
+                let uploads = await origin.uploads().filter { $0.path == "/u/reset.bin" }
                 #expect(uploads.count == 2)
                 #expect(uploads.first?.complete == false)
                 #expect(uploads.first?.length == 300_000)
@@ -97,7 +97,7 @@ struct DeliveryFaultTests {
                 let finished = try await ferry.client.waitForJob(id, timeout: 40) { Self.ended($0) }
                 #expect(finished["state"] as? String == "finished", "\(finished)")
                 #expect((finished["delivery"] as? [String: Any])?["attempts"] as? Int == 1)
-                let upload = try #require(origin.uploads().first { $0.path == "/u/stall.bin" })
+                let upload = try await #require(origin.uploads().first { $0.path == "/u/stall.bin" })
                 #expect(upload.bodyRead - upload.time >= 3, "the target did stall")
                 #expect(upload.sha256 == Fixture.sha256Hex(of: Fixture.content(size: size, seed: seed)))
             }
@@ -116,7 +116,7 @@ struct DeliveryFaultTests {
                 ])
                 let finished = try await ferry.client.waitForJob(id) { Self.ended($0) }
                 #expect(finished["state"] as? String == "finished", "\(finished)")
-                let upload = try #require(origin.uploads().first { $0.path == "/u/h.zip" })
+                let upload = try await #require(origin.uploads().first { $0.path == "/u/h.zip" })
                 #expect(upload.method == "PUT")
                 #expect(upload.headers["authorization"] == "Bearer upload-token-1")
                 #expect(upload.headers["x-trace"] == "t-64")
@@ -125,7 +125,7 @@ struct DeliveryFaultTests {
                 #expect(upload.headers["content-length"] == String(size))
                 #expect(upload.length == size)
                 // The origin's request headers are not sent to the target, nor the target's to the origin.
-                let download = origin.requests().first { $0.path == "/f/h.zip" }
+                let download = await origin.requests().first { $0.path == "/f/h.zip" }
                 #expect(download?.headers["authorization"] == nil)
             }
         }
@@ -143,7 +143,7 @@ struct DeliveryFaultTests {
                 ])
                 let finished = try await ferry.client.waitForJob(id, timeout: 40) { Self.ended($0) }
                 #expect(finished["state"] as? String == "finished", "\(finished)")
-                let upload = try #require(origin.uploads().first { $0.path == "/u/paced.bin" })
+                let upload = try await #require(origin.uploads().first { $0.path == "/u/paced.bin" })
                 #expect(upload.length == size)
                 let problems = RateCheck.problems(upload.samples, limit: Double(limit), after: 1, window: 2,
                                                   tolerance: 0.12, maxStall: 1)
@@ -213,11 +213,11 @@ struct DeliveryFaultTests {
                 #expect(resumed.status == 200)
                 let finished = try await ferry.client.waitForJob(id) { Self.ended($0) }
                 #expect(finished["state"] as? String == "finished", "\(finished)")
-                let whole = origin.uploads().filter { $0.path == "/u/pr.bin" && $0.status == 201 }
+                let whole = await origin.uploads().filter { $0.path == "/u/pr.bin" && $0.status == 201 }
                 #expect(whole.count == 1)
                 #expect(whole.first?.number == 2, "the second request to the target, after the stalled one")
                 #expect(whole.first?.sha256 == Fixture.sha256Hex(of: Fixture.content(size: size, seed: seed)))
-                #expect(origin.requests().filter { $0.path == "/f/pr.bin" }.count == 1, "downloaded once")
+                await #expect(origin.requests().filter { $0.path == "/f/pr.bin" }.count == 1, "downloaded once")
             }
         }
     }
@@ -236,7 +236,7 @@ struct DeliveryFaultTests {
                 #expect(try await ferry.client.request("DELETE", "/api/v1/jobs/\(id)").status == 204)
                 #expect(try await ferry.client.get("/api/v1/jobs/\(id)").status == 404)
                 try await Task.sleep(nanoseconds: 1_500_000_000)
-                #expect(origin.requests().filter { $0.path == "/u/del.bin" }.count == 1, "no further attempt")
+                await #expect(origin.requests().filter { $0.path == "/u/del.bin" }.count == 1, "no further attempt")
                 #expect(try FileManager.default.contentsOfDirectory(atPath: ferry.spool + "/files").isEmpty)
             }
         }

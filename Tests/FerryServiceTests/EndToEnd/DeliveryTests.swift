@@ -188,27 +188,23 @@ struct MultipartReceiver {
         http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), Handler).serve_forever()
         """
 
-    static func start() throws -> MultipartReceiver {
+    static func start() async throws -> MultipartReceiver {
         let port = try LoopbackSocket.freePort()
         let directory = try Fixture.tempDirectory("ferry-multipart")
         let process = try ChildProcess.launch("/usr/bin/python3", ["-c", script, String(port), directory])
-        let deadline = Date().addingTimeInterval(10)
-        while !LoopbackSocket.accepts(port: port) {
-            guard Date() < deadline else {
-                _ = process.stop()
-                throw FixtureError.timedOut("the multipart receiver did not listen: \(process.standardError())")
-            }
-            usleep(20_000)
+        guard await pollUntil(timeout: 10, { LoopbackSocket.accepts(port: port) ? true : nil }) != nil else {
+            _ = await process.stopped()
+            throw FixtureError.timedOut("the multipart receiver did not listen: \(process.standardError())")
         }
         return MultipartReceiver(process: process, port: port, directory: directory)
     }
 
+    /// SIGTERM now; SIGKILL after 1 s and the directory's removal on a thread of their own. Returns at once.
     func stop() {
-        _ = process.stop(grace: 1)
-        Fixture.removeTree(directory)
+        let directory = directory
+        process.stopInBackground(grace: 1) { Fixture.removeTree(directory) }
     }
 
-    /// The first POST received: its content type line, then its body.
     func received() throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/received-1"))) }
 }
 
@@ -218,7 +214,7 @@ struct MultipartDeliveryTests {
         try await withNginx { nginx in
             let size = 200_000
             try Fixture.writeFile(at: nginx.root + "/m.bin", size: size, seed: 54)
-            let receiver = try MultipartReceiver.start()
+            let receiver = try await MultipartReceiver.start()
             defer { receiver.stop() }
             let ferry = try await RunningFerry.start()
             do {

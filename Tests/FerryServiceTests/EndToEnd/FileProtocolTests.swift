@@ -24,25 +24,27 @@ struct FileProtocolTests {
                 ["serve", "--host", "127.0.0.1", "--port", String(port), "--spool", spool, "--allow-network", "127.0.0.1/32",
                  "--min-free-space", "0", "--log-level", "debug", "--public", RunningFerry.repositoryRoot + "/Public"] + arguments,
                 environment: environment)
-            let client = TestClient(port: port)
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline {
-                if let health = try? await client.get("/healthz"), health.status == 200 { return Ferry(process: process, client: client, spool: spool) }
-                if !process.isRunning { break }
-                try await Task.sleep(nanoseconds: 50_000_000)
+            do {
+                try await ChildFerry.awaitHealthy(process, port: port)
+            } catch {
+                Fixture.removeTree(spool)
+                throw error
             }
-            let log = process.standardError()
-            _ = process.stop(grace: 1)
-            Fixture.removeTree(spool)
-            throw TestClientError.timeout("ferry did not start: \(log.suffix(2000))")
+            return Ferry(process: process, client: TestClient(port: port), spool: spool)
         }
 
-        /// Stops the process (SIGTERM) and returns its whole log.
-        func stop() -> String {
-            _ = process.stop(grace: 10)
+        /// Stops the process (SIGTERM), awaits its exit and returns its whole log.
+        func stop() async -> String {
+            _ = await process.stopped(grace: 10)
             let log = process.standardError() + process.standardOutput()
             Fixture.removeTree(spool)
             return log
+        }
+
+        /// Stops the process (SIGTERM now, the rest on a thread of its own), then removes the spool: for a `defer`.
+        func stopInBackground() {
+            let spool = spool
+            process.stopInBackground(grace: 10) { Fixture.removeTree(spool) }
         }
 
         func submit(_ url: String, _ extra: [String: Any] = [:]) async throws -> String {
@@ -53,19 +55,27 @@ struct FileProtocolTests {
             return try #require(try created.json()["id"] as? String)
         }
 
+        /// Polls the job until it finished or failed. A failed poll says whether the child still runs and how its log
+        /// ends (a connection closed on a request is otherwise all a loaded machine's run tells).
         func ended(_ id: String, timeout: Double = 30) async throws -> [String: Any] {
-            try await client.waitForJob(id, timeout: timeout) { ["finished", "failed"].contains($0["state"] as? String ?? "") }
+            do {
+                return try await client.waitForJob(id, timeout: timeout) { ["finished", "failed"].contains($0["state"] as? String ?? "") }
+            } catch {
+                let state = process.exitStatusIfExited().map { "exited with status \($0)" } ?? "still runs"
+                throw TestClientError.protocolError("\(error) while waiting for job \(id) to end; ferry \(state); its log ends: "
+                    + process.standardError().suffix(1500))
+            }
         }
     }
 
     static func withFTP(_ options: FTPOrigin.Options = FTPOrigin.Options(), _ body: (FTPOrigin) async throws -> Void) async throws {
-        let origin = try FTPOrigin.start(options)
+        let origin = try await FTPOrigin.start(options)
         do { try await body(origin) } catch { origin.stop(); throw error }
         origin.stop()
     }
 
     static func withSSH(_ body: (SSHServer) async throws -> Void) async throws {
-        let server = try SSHServer.start()
+        let server = try await SSHServer.start()
         do { try await body(server) } catch { server.stop(); throw error }
         server.stop()
     }
@@ -111,10 +121,10 @@ struct FileProtocolTests {
                 #expect(metrics.status == 200)
                 #expect(!String(decoding: metrics.body, as: UTF8.self).contains(options.password))
             } catch {
-                log = ferry.stop()
+                log = await ferry.stop()
                 throw error
             }
-            log = ferry.stop()
+            log = await ferry.stop()
             #expect(log.contains(jobID), "the debug log should speak of the job")
             #expect(!log.contains(options.password), "Ferry's log shows the FTP password")
             #expect(origin.retrievals().map(\.rest) == [0])
@@ -130,7 +140,7 @@ struct FileProtocolTests {
             let home = try Fixture.tempDirectory("ferry-home")
             defer { Fixture.removeTree(home) }
             let ferry = try await Ferry.start(home: home)
-            defer { _ = ferry.stop() }
+            defer { ferry.stopInBackground() }
             let client = ferry.client
             let id = try await ferry.submit(origin.url("/slow.bin"), ["connections": 4])
             try await client.waitForJob(id) { ($0["bytesReceived"] as? Int ?? 0) > 600_000 }
@@ -161,7 +171,7 @@ struct FileProtocolTests {
             let home = try Fixture.tempDirectory("ferry-home")
             defer { Fixture.removeTree(home) }
             let ferry = try await Ferry.start(home: home)
-            defer { _ = ferry.stop() }
+            defer { ferry.stopInBackground() }
             let id = try await ferry.submit(origin.url("/liar.bin"))
             let job = try await ferry.ended(id, timeout: 60)
             #expect(job["state"] as? String == "failed", "\(job)")
@@ -184,7 +194,7 @@ struct FileProtocolTests {
             let home = try Fixture.tempDirectory("ferry-home")
             defer { Fixture.removeTree(home) }
             let ferry = try await Ferry.start(home: home)
-            defer { _ = ferry.stop() }
+            defer { ferry.stopInBackground() }
             let id = try await ferry.submit(origin.url("/short.bin"))
             let job = try await ferry.ended(id, timeout: 60)
             #expect(job["state"] as? String == "failed", "a truncated file must not finish: \(job)")
@@ -217,7 +227,7 @@ struct FileProtocolTests {
             let ferry = try await Ferry.start(home: home)
             let id = try await ferry.submit(origin.url("/pasv.bin"))
             let job = try await ferry.ended(id, timeout: 30)
-            let log = ferry.stop()
+            let log = await ferry.stop()
             #expect(job["state"] as? String == "finished", "\(job)")
             #expect(job["sha256"] as? String == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 69)))
             // The server does name the other address (EPSV refused, PASV answered with 192.0.2.7), as any client sees...
@@ -233,7 +243,7 @@ struct FileProtocolTests {
                 """
             let client = try ChildProcess.launch(try FaultOrigin.pythonPath(), ["-c", probe, String(origin.port), options.user, options.password])
             defer { Fixture.removeTree(client.outputDirectory) }
-            #expect(client.waitForExit(timeout: 20) == 0, "\(client.standardError())")
+            #expect(await client.exit(within: 20) == 0, "\(client.standardError())")
             #expect(client.standardOutput().contains("(192,0,2,7,"), "\(client.standardOutput())")
             #expect(client.standardOutput().contains("EPSV refused"), "\(client.standardOutput())")
             // ...and the data came over a connection to 127.0.0.1: the guard never had to refuse 192.0.2.7.
@@ -250,7 +260,7 @@ struct FileProtocolTests {
         let request = try ChildProcess.launch(openssl, [
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
             "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem"], outputDirectory: directory)
-        #expect(request.waitForExit(timeout: 60) == 0, "\(request.standardError())")
+        #expect(await request.exit(within: 60) == 0, "\(request.standardError())")
         var options = FTPOrigin.Options()
         options.tls = (certificate: directory + "/cert.pem", key: directory + "/key.pem")
         try await Self.withFTP(options) { origin in
@@ -258,7 +268,7 @@ struct FileProtocolTests {
             let home = try Fixture.tempDirectory("ferry-home")
             defer { Fixture.removeTree(home) }
             let ferry = try await Ferry.start(home: home)
-            defer { _ = ferry.stop() }
+            defer { ferry.stopInBackground() }
             let id = try await ferry.submit(origin.url("/secure.bin", scheme: "ftps"))
             let job = try await ferry.ended(id, timeout: 20)
             #expect(job["state"] as? String == "failed", "\(job)")
@@ -304,17 +314,17 @@ struct FileProtocolTests {
                 #expect(job["bytesExpected"] as? Int == size)
                 #expect(job["url"] as? String == "sftp://***@127.0.0.1:\(ssh.port)\(ssh.root)/data.bin")
             } catch {
-                log = ferry.stop()
+                log = await ferry.stop()
                 throw error
             }
-            log = ferry.stop()
+            log = await ferry.stop()
             #expect(!log.contains("\(ssh.user)@127.0.0.1"), "Ferry's log shows the SFTP user name")
         }
     }
 
     /// A TCP relay on a free 127.0.0.1 port to `port`, appending the bytes it carried towards the client to
     /// `log` (one line per connection, when it closes): how the test measures what the server sent.
-    static func countingRelay(to port: Int, log: String) throws -> (process: ChildProcess, port: Int) {
+    static func countingRelay(to port: Int, log: String) async throws -> (process: ChildProcess, port: Int) {
         let script = """
             import socket, sys, threading
             listen, target, log = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
@@ -346,8 +356,7 @@ struct FileProtocolTests {
             """
         let relayPort = try RestartTests.freePort()
         let process = try ChildProcess.launch(try FaultOrigin.pythonPath(), ["-c", script, String(relayPort), String(port), log])
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, !LoopbackSocket.accepts(port: relayPort) { usleep(20_000) }
+        _ = await pollUntil(timeout: 10) { LoopbackSocket.accepts(port: relayPort) ? true : nil }
         return (process, relayPort)
     }
 
@@ -356,15 +365,15 @@ struct FileProtocolTests {
             let size = 3 * 1024 * 1024 + 11
             try Fixture.writeFile(at: ssh.root + "/slow.bin", size: size, seed: 70)
             let relayLog = ssh.directory + "/relay.log"
-            let relay = try Self.countingRelay(to: ssh.port, log: relayLog)
-            defer { _ = relay.process.stop(grace: 1); Fixture.removeTree(relay.process.outputDirectory) }
+            let relay = try await Self.countingRelay(to: ssh.port, log: relayLog)
+            defer { relay.process.stopInBackground(grace: 1) { Fixture.removeTree(relay.process.outputDirectory) } }
             // The relay is the server Ferry sees: its known-hosts entry names the relay's port.
             let knownHosts = ssh.directory + "/relay_known_hosts"
             let key = ssh.knownHostsLine.split(separator: " ").dropFirst().joined(separator: " ")
             try "[127.0.0.1]:\(relay.port) \(key)\n".write(toFile: knownHosts, atomically: true, encoding: .utf8)
             let ferry = try await Ferry.start(home: ssh.home, arguments: ["--ssh-known-hosts", knownHosts])
             var stopped = false
-            defer { if !stopped { _ = ferry.stop() } }
+            defer { if !stopped { ferry.stopInBackground() } }
             let client = ferry.client
             let url = "sftp://\(ssh.user)@127.0.0.1:\(relay.port)\(ssh.root)/slow.bin"
             let id = try await ferry.submit(url, ["maxBytesPerSecond": 1_000_000])
@@ -379,7 +388,7 @@ struct FileProtocolTests {
             #expect(job["sha256"] as? String == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 70)))
             #expect(job["restarted"] as? Bool != true)
             // libcurl keeps the last connection in its cache: stopping Ferry closes it, and the relay logs it.
-            _ = ferry.stop()
+            _ = await ferry.stop()
             stopped = true
             let deadline = Date().addingTimeInterval(10)
             var sent: [Int] = []
@@ -402,7 +411,7 @@ struct FileProtocolTests {
             let knownHosts = ssh.directory + "/empty_known_hosts"
             try "".write(toFile: knownHosts, atomically: true, encoding: .utf8)
             let ferry = try await Ferry.start(home: ssh.home, arguments: ["--ssh-known-hosts", knownHosts])
-            defer { _ = ferry.stop() }
+            defer { ferry.stopInBackground() }
             let id = try await ferry.submit(ssh.url("data.bin"))
             let job = try await ferry.ended(id)
             #expect(job["state"] as? String == "failed", "\(job)")
@@ -416,10 +425,10 @@ struct FileProtocolTests {
         try await Self.withSSH { ssh in
             try Fixture.writeFile(at: ssh.root + "/data.bin", size: 10_000, seed: 67)
             let knownHosts = ssh.directory + "/changed_known_hosts"
-            try (try ssh.otherHostKeyLine() + "\n").write(toFile: knownHosts, atomically: true, encoding: .utf8)
+            try await (try ssh.otherHostKeyLine() + "\n").write(toFile: knownHosts, atomically: true, encoding: .utf8)
             // The environment twin this time.
             let ferry = try await Ferry.start(home: ssh.home, environment: ["FERRY_SSH_KNOWN_HOSTS": knownHosts])
-            defer { _ = ferry.stop() }
+            defer { ferry.stopInBackground() }
             let id = try await ferry.submit(ssh.url("data.bin"))
             let job = try await ferry.ended(id)
             #expect(job["state"] as? String == "failed", "\(job)")

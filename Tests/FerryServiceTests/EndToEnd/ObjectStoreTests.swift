@@ -41,8 +41,8 @@ struct ObjectStoreTests {
 
     @Test func aFinishedJobIsAnObjectServedWithRangesAndValidatorsAndDeletedWithTheJob() async throws {
         Self.keysSet
-        let server = try SeaweedServer.shared()
-        let location = Self.location(server, bucket: try server.createBucket())
+        let server = try await SeaweedServer.shared()
+        let location = await Self.location(server, bucket: try server.createBucket())
         try await withNginx { nginx in
             // Two parts of the default 16 MiB: a multipart upload with a short last part.
             let size = 21 * 1024 * 1024 + 17
@@ -127,35 +127,35 @@ struct ObjectStoreTests {
     }
 
     /// `ferry serve --object-store` as a process with `keys`; what it wrote to stderr and its exit status.
-    static func start(objectStore: String, keys: (String, String)) throws -> (status: Int32?, log: String) {
+    static func start(objectStore: String, keys: (String, String)) async throws -> (status: Int32?, log: String) {
         let spool = try Fixture.tempDirectory("ferry-object-start")
         defer { Fixture.removeTree(spool) }
         let process = try ChildProcess.launch(
             try ferryExecutable(),
             ["serve", "--host", "127.0.0.1", "--port", "0", "--spool", spool, "--min-free-space", "0", "--object-store", objectStore],
             environment: ["PATH": "/usr/bin:/bin", "AWS_ACCESS_KEY_ID": keys.0, "AWS_SECRET_ACCESS_KEY": keys.1])
-        let status = process.waitForExit(timeout: 40)
-        if status == nil { _ = process.stop(grace: 1) }
+        let status = await process.exit(within: 40)
+        if status == nil { _ = await process.stopped(grace: 1) }
         return (status, process.standardError())
     }
 
-    @Test func aWrongKeyAMissingBucketOrAnUnreachableStoreStopTheStartInOneLine() throws {
-        let server = try SeaweedServer.shared()
-        let bucket = try server.createBucket()
+    @Test func aWrongKeyAMissingBucketOrAnUnreachableStoreStopTheStartInOneLine() async throws {
+        let server = try await SeaweedServer.shared()
+        let bucket = try await server.createBucket()
         let keys = (SeaweedServer.accessKey, SeaweedServer.secretKey)
 
-        let wrongKey = try Self.start(objectStore: Self.location(server, bucket: bucket), keys: (SeaweedServer.accessKey, "not-the-secret"))
+        let wrongKey = try await Self.start(objectStore: Self.location(server, bucket: bucket), keys: (SeaweedServer.accessKey, "not-the-secret"))
         #expect(wrongKey.status != nil && wrongKey.status != 0)
         #expect(wrongKey.log.contains("the credentials were refused"), "\(wrongKey.log)")
         #expect(wrongKey.log.contains("s3://\(bucket)/jobs"), "\(wrongKey.log)")
         #expect(!wrongKey.log.contains("not-the-secret"))
 
-        let missing = try Self.start(objectStore: Self.location(server, bucket: "no-such-bucket-here"), keys: keys)
+        let missing = try await Self.start(objectStore: Self.location(server, bucket: "no-such-bucket-here"), keys: keys)
         #expect(missing.status != nil && missing.status != 0)
         #expect(missing.log.contains("the bucket does not exist"), "\(missing.log)")
 
         let port = try RestartTests.freePort()
-        let unreachable = try Self.start(objectStore: "s3://\(bucket)?endpoint=http://127.0.0.1:\(port)&region=us-east-1", keys: keys)
+        let unreachable = try await Self.start(objectStore: "s3://\(bucket)?endpoint=http://127.0.0.1:\(port)&region=us-east-1", keys: keys)
         #expect(unreachable.status != nil && unreachable.status != 0)
         #expect(unreachable.log.contains("the store is unreachable"), "\(unreachable.log)")
         #expect(unreachable.log.contains("127.0.0.1:\(port)"), "\(unreachable.log)")

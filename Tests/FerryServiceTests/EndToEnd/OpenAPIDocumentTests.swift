@@ -49,18 +49,9 @@ struct OpenAPIDocumentTests {
             copy, ["serve", "--host", "127.0.0.1", "--port", String(port), "--spool", directory + "/spool",
                    "--min-free-space", "0"],
             environment: nil, outputDirectory: directory)
-        defer { _ = process.stop(grace: 2) }
-        let client = TestClient(port: port)
-        let deadline = Date().addingTimeInterval(20)
-        var served: TestResponse?
-        while Date() < deadline, process.isRunning {
-            if let answer = try? await client.get("/api/v1/openapi.json") {
-                served = answer
-                break
-            }
-            try await Task.sleep(nanoseconds: 50_000_000)
-        }
-        let response = try #require(served, "ferry did not answer: \(process.standardError().suffix(2000))")
+        defer { process.stopInBackground(grace: 2) }
+        try await ChildFerry.awaitHealthy(process, port: port)
+        let response = try await TestClient(port: port).get("/api/v1/openapi.json")
         try Self.expectTheDocument(response, file, where: "a copied executable")
     }
 }

@@ -9,8 +9,8 @@ import Testing
 @Suite("PostgreSQL store, end to end", .enabled(if: !PostgresServer.isSkipped))
 struct PostgresStoreTests {
     @Test func aJobFinishesAndIsStillListedAfterARestart() async throws {
-        let server = try PostgresServer.shared()
-        let database = try server.createDatabase()
+        let server = try await PostgresServer.shared()
+        let database = try await server.createDatabase()
         defer { server.dropDatabase(database) }
         let location = try #require(PostgresLocation(server.url(database: database)))
         try await withNginx { nginx in

@@ -17,15 +17,8 @@ struct ProxyTests {
             ["serve", "--host", "127.0.0.1", "--port", String(port), "--spool", spool, "--allow-network", "127.0.0.1/32",
              "--min-free-space", "0", "--proxy", proxy, "--public", RunningFerry.repositoryRoot + "/Public"],
             environment: ["PATH": "/usr/bin:/bin", "http_proxy": "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9"])
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if let health = try? await TestClient(port: port).get("/healthz"), health.status == 200 { return process }
-            if !process.isRunning { break }
-            try await Task.sleep(nanoseconds: 50_000_000)
-        }
-        let log = process.standardError()
-        _ = process.stop(grace: 1)
-        throw TestClientError.timeout("ferry did not start: \(log.suffix(2000))")
+        try await ChildFerry.awaitHealthy(process, port: port)
+        return process
     }
 
     static func ended(_ job: [String: Any]) -> Bool { ["finished", "failed"].contains(job["state"] as? String) }
@@ -35,15 +28,15 @@ struct ProxyTests {
             let size = 2 * 1024 * 1024 + 3
             try Fixture.writeFile(at: nginx.root + "/via.bin", size: size, seed: 41)
             let expected = Fixture.sha256Hex(of: Fixture.content(size: size, seed: 41))
-            let fault = try FaultOrigin.start()
+            let fault = try await FaultOrigin.start()
             defer { fault.stop() }
-            let proxy = try TinyProxy.start(user: "ferry", password: Self.password)
+            let proxy = try await TinyProxy.start(user: "ferry", password: Self.password)
             defer { proxy.stop() }
             let spool = try Fixture.tempDirectory("ferry-proxy")
             defer { Fixture.removeTree(spool) }
             let port = try RestartTests.freePort()
             let ferry = try await Self.launch(port: port, spool: spool, proxy: proxy.url(user: "ferry", password: Self.password))
-            defer { _ = ferry.stop(grace: 2) }
+            defer { ferry.stopInBackground(grace: 2) }
             let client = TestClient(port: port)
 
             // A name: Ferry resolves localhost itself and the proxy is asked for 127.0.0.1, not for the name.
@@ -90,15 +83,15 @@ struct ProxyTests {
             let size = 1024 * 1024 + 7
             try Fixture.writeFile(at: nginx.root + "/socks.bin", size: size, seed: 43)
             let expected = Fixture.sha256Hex(of: Fixture.content(size: size, seed: 43))
-            let fault = try FaultOrigin.start()
+            let fault = try await FaultOrigin.start()
             defer { fault.stop() }
-            let socks = try SocksProxy.start(user: "ferry", password: Self.password)
+            let socks = try await SocksProxy.start(user: "ferry", password: Self.password)
             defer { socks.stop() }
             let spool = try Fixture.tempDirectory("ferry-proxy-socks")
             defer { Fixture.removeTree(spool) }
             let port = try RestartTests.freePort()
             let ferry = try await Self.launch(port: port, spool: spool, proxy: socks.url(user: "ferry", password: Self.password))
-            defer { _ = ferry.stop(grace: 2) }
+            defer { ferry.stopInBackground(grace: 2) }
             let client = TestClient(port: port)
 
             // A name: Ferry resolves localhost itself; the SOCKS server gets the address (ATYP 1), never a name.
@@ -134,17 +127,17 @@ struct ProxyTests {
         try await withNginx { nginx in
             let size = 700_001
             let expected = Fixture.sha256Hex(of: Fixture.content(size: size, seed: 44))
-            let source = try FaultOrigin.start()
+            let source = try await FaultOrigin.start()
             defer { source.stop() }
-            let hooks = try FaultOrigin.start()
+            let hooks = try await FaultOrigin.start()
             defer { hooks.stop() }
-            let proxy = try TinyProxy.start()
+            let proxy = try await TinyProxy.start()
             defer { proxy.stop() }
             let spool = try Fixture.tempDirectory("ferry-proxy-deliver")
             defer { Fixture.removeTree(spool) }
             let port = try RestartTests.freePort()
             let ferry = try await Self.launch(port: port, spool: spool, proxy: proxy.url())
-            defer { _ = ferry.stop(grace: 2) }
+            defer { ferry.stopInBackground(grace: 2) }
             let client = TestClient(port: port)
 
             // Names for both targets: Ferry resolves and checks them, the proxy connects to the address.
@@ -164,8 +157,8 @@ struct ProxyTests {
 
             // The webhook notice arrives once the job ended, whole.
             let deadline = Date().addingTimeInterval(20)
-            while hooks.uploads().isEmpty, Date() < deadline { try await Task.sleep(nanoseconds: 100_000_000) }
-            let notice = try #require(hooks.uploads().first)
+            while await hooks.uploads().isEmpty, Date() < deadline { try await Task.sleep(nanoseconds: 100_000_000) }
+            let notice = try await #require(hooks.uploads().first)
             #expect(notice.method == "POST" && notice.path == "/u/hook" && notice.complete)
             #expect(notice.headers["content-length"] == String(notice.length), "\(notice.headers)")
             #expect(notice.headers["webhook-signature"]?.hasPrefix("v1,") == true, "\(notice.headers)")
@@ -211,14 +204,13 @@ struct ProxyTests {
                     c.close()
                 """
             let garbage = try ChildProcess.launch("/usr/bin/python3", ["-c", script, String(garbagePort)])
-            defer { _ = garbage.stop(grace: 1); Fixture.removeTree(garbage.outputDirectory) }
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline, !LoopbackSocket.accepts(port: garbagePort) { usleep(20_000) }
+            defer { garbage.stopInBackground(grace: 1) { Fixture.removeTree(garbage.outputDirectory) } }
+            _ = await pollUntil(timeout: 10) { LoopbackSocket.accepts(port: garbagePort) ? true : nil }
             let spool = try Fixture.tempDirectory("ferry-proxy-garbage")
             defer { Fixture.removeTree(spool) }
             let port = try RestartTests.freePort()
             let ferry = try await Self.launch(port: port, spool: spool, proxy: "http://u:\(Self.password)@127.0.0.1:\(garbagePort)")
-            defer { _ = ferry.stop(grace: 2) }
+            defer { ferry.stopInBackground(grace: 2) }
             let client = TestClient(port: port)
             let id = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/g.bin")]).json()["id"] as? String)
             let told = try await client.waitForJob(id, timeout: 30) { ($0["error"] as? [String: Any]) != nil }

@@ -26,15 +26,8 @@ struct RestartTests {
             ["serve", "--host", "127.0.0.1", "--port", String(port), "--spool", spool,
              "--allow-private-networks", "--min-free-space", "0", "--public", RunningFerry.repositoryRoot + "/Public"],
             environment: nil)
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if let health = try? await TestClient(port: port).get("/healthz"), health.status == 200 { return process }
-            if !process.isRunning { break }
-            try await Task.sleep(nanoseconds: 50_000_000)
-        }
-        let log = process.standardError()
-        _ = process.stop(grace: 1)
-        throw TestClientError.timeout("ferry did not start: \(log.suffix(2000))")
+        try await ChildFerry.awaitHealthy(process, port: port)
+        return process
     }
 
     @Test func killNineMidDownloadThenRestartFinishesWithTheRightBytes() async throws {
@@ -45,12 +38,12 @@ struct RestartTests {
             defer { Fixture.removeTree(spool) }
             let port = try Self.freePort()
             var ferry = try await Self.launch(port: port, spool: spool)
-            defer { _ = ferry.stop(grace: 2) }
+            defer { ferry.stopInBackground(grace: 2) }
             let client = TestClient(port: port)
             let id = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/crash.bin?rate=1048576")]).json()["id"] as? String)
             try await client.waitForJob(id) { ($0["bytesReceived"] as? Int ?? 0) > 1_500_000 }
             ferry.terminate(signal: SIGKILL)
-            #expect(ferry.waitForExit(timeout: 5) != nil)
+            #expect(await ferry.exit(within: 5) != nil)
 
             ferry = try await Self.launch(port: port, spool: spool)
             let finished = try await client.waitForJob(id, timeout: 40) { $0["state"] as? String == "finished" }
@@ -70,14 +63,14 @@ struct RestartTests {
             defer { Fixture.removeTree(spool) }
             let port = try Self.freePort()
             var ferry = try await Self.launch(port: port, spool: spool)
-            defer { _ = ferry.stop(grace: 2) }
+            defer { ferry.stopInBackground(grace: 2) }
             let client = TestClient(port: port)
             let id = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/term.bin?rate=1048576")]).json()["id"] as? String)
             let paused = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/term.bin?rate=1048577"), "paused": true]).json()["id"] as? String)
             try await client.waitForJob(id) { ($0["bytesReceived"] as? Int ?? 0) > 1_000_000 }
             let stopAt = Date()
             ferry.terminate(signal: SIGTERM)
-            let status = ferry.waitForExit(timeout: 10)
+            let status = await ferry.exit(within: 10)
             #expect(status == 0, "ferry exited with \(String(describing: status)); log: \(ferry.standardError().suffix(1500))")
             #expect(Date().timeIntervalSince(stopAt) < 10)
 

@@ -79,13 +79,13 @@ func withFerry(token: String? = nil, _ configure: (inout ServiceConfiguration) -
 
 /// Runs `body` with a started nginx origin serving `root`, stopped afterwards.
 func withNginx(_ body: (NginxOrigin) async throws -> Void) async throws {
-    let origin = try NginxOrigin.start()
+    let origin = try await NginxOrigin.start()
     do { try await body(origin) } catch { origin.stop(); throw error }
     origin.stop()
 }
 
 func withFaultOrigin(_ body: (FaultOrigin) async throws -> Void) async throws {
-    let origin = try FaultOrigin.start()
+    let origin = try await FaultOrigin.start()
     do { try await body(origin) } catch { origin.stop(); throw error }
     origin.stop()
 }

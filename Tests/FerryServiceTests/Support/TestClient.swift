@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -183,16 +184,6 @@ final class TestConnection {
     }
 }
 
-/// Runs blocking socket work on a thread of its own and awaits it. Tests run in the same process as
-/// the Ferry they talk to, whose request handlers need the Swift concurrency pool (two threads on our
-/// machines): a test that blocked a pool thread in `recv` could starve the very server it waits for.
-func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try work() }) }
-        thread.start()
-    }
-}
-
 /// Requests to one Ferry instance. Every call is `async` and does its socket work off the
 /// concurrency pool (`offThePool`).
 struct TestClient: Sendable {
@@ -235,16 +226,17 @@ struct TestClient: Sendable {
         }
     }
 
-    /// Polls a job until `condition` holds or `timeout` passes; returns the last job seen.
+    /// Polls a job every 50 ms until `condition` holds or `timeout` passes; returns the last job seen. Past the
+    /// deadline it still polls until it has polled 10 times (`pollUntilAsync`), so a test process starved on a
+    /// loaded machine is not taken for a job that never got there.
     @discardableResult
     func waitForJob(_ id: String, timeout: Double = 30, _ condition: ([String: Any]) -> Bool) async throws -> [String: Any] {
-        let deadline = Date().addingTimeInterval(timeout)
         var last: [String: Any] = [:]
-        while Date() < deadline {
+        let matched = try await pollUntilAsync(timeout: timeout, interval: 0.05, minimumChecks: 10) { () -> [String: Any]? in
             last = try await get("/api/v1/jobs/\(id)").json()
-            if condition(last) { return last }
-            try await Task.sleep(nanoseconds: 50_000_000)
+            return condition(last) ? last : nil
         }
+        if let matched { return matched }
         throw TestClientError.timeout("job \(id) never matched; last: \(last)")
     }
 }

@@ -32,8 +32,8 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .memory:
             store = MemoryJobStore()
         case .postgres:
-            let server = try PostgresServer.shared()
-            let name = try server.createDatabase()
+            let server = try await PostgresServer.shared()
+            let name = try await server.createDatabase()
             database = (server, name)
             store = try PostgresJobStore(location: try #require(PostgresLocation(server.url(database: name))))
         }

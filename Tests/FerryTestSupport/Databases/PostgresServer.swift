@@ -1,5 +1,6 @@
 import CPostgres
 import Foundation
+import Synchronization
 
 /// A real PostgreSQL server for the tests of this process: `initdb` into a temporary directory, then `postgres` on
 /// a free port of 127.0.0.1 (its socket in that directory too), trusting local connections as user `ferry`.
@@ -13,6 +14,9 @@ import Foundation
 /// `FERRY_SKIP_POSTGRES=1` leaves these tests out (`isSkipped`).
 ///
 /// A test that stops or restarts the server (`restart()`) starts one of its own with `startPrivate()`.
+///
+/// Starting, restarting and every libpq call block: the async entry points run them on a thread of their own
+/// (`offThePool`), never on the concurrency pool, whose two threads every other test of the process needs.
 ///
 /// Thread safety: `stopped`, the database counter and the processes are guarded by `lock`; every method may be
 /// called from any thread.
@@ -41,24 +45,26 @@ public final class PostgresServer: @unchecked Sendable {
         ProcessInfo.processInfo.environment["FERRY_SKIP_POSTGRES"] == "1"
     }
 
-    private static let sharedServer: Result<PostgresServer, any Error> = {
-        let result = Result { try PostgresServer.start() }
-        if case .success = result { atexit { PostgresServer.stopShared() } }
-        return result
-    }()
+    private static let sharedStart = Task { () throws -> PostgresServer in
+        let server = try await offThePool { try PostgresServer.start() }
+        sharedForExit.withLock { $0 = server }
+        atexit { PostgresServer.stopShared() }
+        return server
+    }
+    private static let sharedForExit = Mutex<PostgresServer?>(nil)
 
     /// The server of this test process, started on first call. Throws the start's error on every call when it failed.
-    public static func shared() throws -> PostgresServer {
-        try sharedServer.get()
+    public static func shared() async throws -> PostgresServer {
+        try await sharedStart.value
     }
 
     /// A server of the caller's own (not shared), for a test that restarts or stops it; `stop()` it at the end.
-    public static func startPrivate() throws -> PostgresServer {
-        try start()
+    public static func startPrivate() async throws -> PostgresServer {
+        try await offThePool { try start() }
     }
 
     private static func stopShared() {
-        if case .success(let server) = sharedServer { server.stop() }
+        sharedForExit.withLock { $0 }?.stopNow()
     }
 
     /// A libpq URL for `database` on this server.
@@ -67,23 +73,28 @@ public final class PostgresServer: @unchecked Sendable {
     }
 
     /// Creates an empty database with a name no other test uses and returns the name.
-    public func createDatabase() throws -> String {
-        lock.lock()
-        databases += 1
-        let name = "ferry_test_\(databases)"
-        lock.unlock()
-        try administer("CREATE DATABASE \(name)")
+    public func createDatabase() async throws -> String {
+        let name = lock.withLock {
+            databases += 1
+            return "ferry_test_\(databases)"
+        }
+        try await administer("CREATE DATABASE \(name)")
         return name
     }
 
-    /// Drops `database`, closing what is still connected to it. Failures are ignored (the server is temporary).
+    /// Drops `database`, closing what is still connected to it, on a thread of its own: returns at once (a `defer`
+    /// cannot await). Failures are ignored (the server is temporary).
     public func dropDatabase(_ database: String) {
-        try? administer("DROP DATABASE IF EXISTS \(database) WITH (FORCE)")
+        Thread.detachNewThread { try? self.administerBlocking("DROP DATABASE IF EXISTS \(database) WITH (FORCE)") }
     }
 
     /// Runs one administrative statement as the superuser (no parameters: `CREATE DATABASE` takes none), in the
-    /// `postgres` database unless another is named; rows it returns are ignored.
-    public func administer(_ sql: String, database: String = "postgres") throws {
+    /// `postgres` database unless another is named, on a thread of its own; rows it returns are ignored.
+    public func administer(_ sql: String, database: String = "postgres") async throws {
+        try await offThePool { try self.administerBlocking(sql, database: database) }
+    }
+
+    private func administerBlocking(_ sql: String, database: String = "postgres") throws {
         guard let connection = PQconnectdb(Self.conninfo(port: port, database: database)) else {
             throw FixtureError.startFailed("PostgreSQL connection", detail: "out of memory")
         }
@@ -102,8 +113,13 @@ public final class PostgresServer: @unchecked Sendable {
     }
 
     /// Stops the server (SIGINT: fast shutdown; SIGKILL to its group after 10 s), then the watchdog, and removes the
-    /// directory. Idempotent.
+    /// directory, on a thread of its own: returns at once (a `defer` cannot await). Idempotent.
     public func stop() {
+        Thread.detachNewThread { self.stopNow() }
+    }
+
+    /// `stop()` on the calling thread, for `atexit`.
+    private func stopNow() {
         lock.lock()
         let wasStopped = stopped
         stopped = true
@@ -114,8 +130,13 @@ public final class PostgresServer: @unchecked Sendable {
     }
 
     /// Stops the server (fast shutdown: every connection is closed) and starts it again on the same port and data,
-    /// as an administrator restarting PostgreSQL would. Returns once it accepts connections again.
-    public func restart() throws {
+    /// as an administrator restarting PostgreSQL would. Returns once it accepts connections again; the waiting is done
+    /// on a thread of its own.
+    public func restart() async throws {
+        try await offThePool { try self.restartBlocking() }
+    }
+
+    private func restartBlocking() throws {
         let previous = lock.withLock { running }
         Self.shutDown(previous)
         let (binaries, account) = (try Self.binaryDirectory(), try Account.unprivileged())

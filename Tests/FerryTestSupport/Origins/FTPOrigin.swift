@@ -69,7 +69,7 @@ public final class FTPOrigin: @unchecked Sendable {
 
     /// Starts the server serving a fresh temp directory (`root`, removed by `stop()`); returns once it listens.
     /// The interpreter is `python3` on PATH first (where `pip install pyftpdlib` put it), then /usr/bin/python3.
-    public static func start(_ options: Options = Options()) throws -> FTPOrigin {
+    public static func start(_ options: Options = Options()) async throws -> FTPOrigin {
         guard let python = ExecutableSearch.find("python3", candidates: []) ?? ExecutableSearch.find("python3", candidates: ["/usr/bin/python3"]) else {
             throw FixtureError.pythonNotInstalled(searched: ["PATH", "/usr/bin/python3"])
         }
@@ -90,7 +90,7 @@ public final class FTPOrigin: @unchecked Sendable {
             Fixture.removeTree(directory)
             throw error
         }
-        let port = try process.awaitPortFile(directory + "/port", what: "FTP origin (\(scriptPath))", hint: " (is pyftpdlib installed? python3 -m pip install pyftpdlib pyopenssl)", directory: directory)
+        let port = try await process.awaitPortFile(directory + "/port", what: "FTP origin (\(scriptPath))", hint: " (is pyftpdlib installed? python3 -m pip install pyftpdlib pyopenssl)", directory: directory)
         return FTPOrigin(port: port, root: root, directory: directory, options: options, process: process)
     }
 
@@ -104,14 +104,15 @@ public final class FTPOrigin: @unchecked Sendable {
     /// What the server wrote to standard error (pyftpdlib logs each command there).
     public func serverLog() -> String { process.standardError() }
 
-    /// Stops the server (SIGTERM, SIGKILL after 5 s), waits for it, removes its directory. Idempotent.
+    /// Stops the server: SIGTERM now; on a thread of its own SIGKILL after 5 s, then its directory is removed.
+    /// Returns at once. Idempotent.
     public func stop() {
         lock.lock()
         let wasStopped = stopped
         stopped = true
         lock.unlock()
         guard !wasStopped else { return }
-        process.stop(grace: 5)
-        Fixture.removeTree(directory)
+        let directory = directory
+        process.stopInBackground(grace: 5) { Fixture.removeTree(directory) }
     }
 }

@@ -57,7 +57,7 @@ public final class FaultOrigin: @unchecked Sendable {
     }
 
     /// Starts the script on a port the kernel picks and returns once it listens.
-    public static func start() throws -> FaultOrigin {
+    public static func start() async throws -> FaultOrigin {
         let python = try pythonPath()
         let directory = try Fixture.tempDirectory("ferry-fault-origin")
         let portFile = directory + "/port"
@@ -72,13 +72,15 @@ public final class FaultOrigin: @unchecked Sendable {
             Fixture.removeTree(directory)
             throw error
         }
-        let port = try process.awaitPortFile(portFile, what: "fault origin (\(scriptPath))", directory: directory)
+        let port = try await process.awaitPortFile(portFile, what: "fault origin (\(scriptPath))", directory: directory)
         return FaultOrigin(port: port, process: process, directory: directory)
     }
 
-    /// Every request received since start or the last `reset()`, oldest first (`GET /_requests`).
-    public func fetchRequests() throws -> [Request] {
-        let response = try LoopbackConnection.fetch(port: port, "/_requests")
+    /// Every request received since start or the last `reset()`, oldest first (`GET /_requests`, asked on a thread
+    /// of its own: the exchange blocks).
+    public func fetchRequests() async throws -> [Request] {
+        let port = port
+        let response = try await offThePool { try LoopbackConnection.fetch(port: port, "/_requests") }
         guard response.status == 200, response.ending == .complete else {
             throw FixtureError.malformedResponse("/_requests answered \(response.status), \(response.ending)")
         }
@@ -87,9 +89,9 @@ public final class FaultOrigin: @unchecked Sendable {
 
     /// Like `fetchRequests()`, but a failure is recorded as a test issue (failing the current test) and
     /// answered with an empty list.
-    public func requests(sourceLocation: SourceLocation = #_sourceLocation) -> [Request] {
+    public func requests(sourceLocation: SourceLocation = #_sourceLocation) async -> [Request] {
         do {
-            return try fetchRequests()
+            return try await fetchRequests()
         } catch {
             Issue.record(error, "fault origin /_requests failed", sourceLocation: sourceLocation)
             return []
@@ -98,8 +100,9 @@ public final class FaultOrigin: @unchecked Sendable {
 
     /// Every upload (`PUT`/`POST` to `/u/<name>`) that ended since start or the last `reset()`, in the order they
     /// ended (`GET /_uploads`).
-    public func fetchUploads() throws -> [FaultUpload] {
-        let response = try LoopbackConnection.fetch(port: port, "/_uploads")
+    public func fetchUploads() async throws -> [FaultUpload] {
+        let port = port
+        let response = try await offThePool { try LoopbackConnection.fetch(port: port, "/_uploads") }
         guard response.status == 200, response.ending == .complete else {
             throw FixtureError.malformedResponse("/_uploads answered \(response.status), \(response.ending)")
         }
@@ -107,9 +110,9 @@ public final class FaultOrigin: @unchecked Sendable {
     }
 
     /// Like `fetchUploads()`, but a failure is recorded as a test issue and answered with an empty list.
-    public func uploads(sourceLocation: SourceLocation = #_sourceLocation) -> [FaultUpload] {
+    public func uploads(sourceLocation: SourceLocation = #_sourceLocation) async -> [FaultUpload] {
         do {
-            return try fetchUploads()
+            return try await fetchUploads()
         } catch {
             Issue.record(error, "fault origin /_uploads failed", sourceLocation: sourceLocation)
             return []
@@ -117,9 +120,10 @@ public final class FaultOrigin: @unchecked Sendable {
     }
 
     /// Clears the request log, the upload log and the per-key counters (`GET /_reset`); a failure is recorded as a test issue.
-    public func reset(sourceLocation: SourceLocation = #_sourceLocation) {
+    public func reset(sourceLocation: SourceLocation = #_sourceLocation) async {
         do {
-            let response = try LoopbackConnection.fetch(port: port, "/_reset")
+            let port = port
+            let response = try await offThePool { try LoopbackConnection.fetch(port: port, "/_reset") }
             guard response.status == 200 else {
                 throw FixtureError.malformedResponse("/_reset answered \(response.status)")
             }
@@ -128,14 +132,15 @@ public final class FaultOrigin: @unchecked Sendable {
         }
     }
 
-    /// Stops the script (SIGTERM, SIGKILL after 5 s), waits for it, removes its directory. Idempotent.
+    /// Stops the script: SIGTERM now; on a thread of its own SIGKILL after 5 s, then its directory is removed.
+    /// Returns at once. Idempotent.
     public func stop() {
         lock.lock()
         let wasStopped = stopped
         stopped = true
         lock.unlock()
         guard !wasStopped else { return }
-        process.stop(grace: 5)
-        Fixture.removeTree(directory)
+        let directory = directory
+        process.stopInBackground(grace: 5) { Fixture.removeTree(directory) }
     }
 }

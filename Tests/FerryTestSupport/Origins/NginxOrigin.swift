@@ -8,8 +8,9 @@ import Foundation
 ///   the first second's worth at once, so N bytes take about N/rate - 1 seconds).
 /// - `accessLog()` returns what nginx logged: method, path, status, Range, If-Range, body bytes sent.
 ///
-/// Stop it with `stop()` in a `defer`: SIGTERM to the master's pid, SIGKILL to its process group after 5 s,
-/// then the prefix (and `root`, when the origin created it) is removed. `stop()` is idempotent.
+/// Stop it with `stop()` in a `defer`: SIGTERM to the master's pid at once; on a thread of its own, SIGKILL to its
+/// process group after 5 s, then the prefix (and `root`, when the origin created it) is removed. `stop()` is
+/// idempotent and returns at once (no concurrency-pool thread waits for nginx).
 ///
 /// Thread safety: `stopped` is the only mutable state, guarded by `lock`; methods may be called from any thread.
 public final class NginxOrigin: @unchecked Sendable {
@@ -53,16 +54,16 @@ public final class NginxOrigin: @unchecked Sendable {
     }
 
     /// Starts nginx on a free loopback port serving `root`, or a fresh temp directory (removed by `stop()`).
-    /// Returns once the port accepts connections. Retries with another port (up to 5 times) when the port
-    /// was taken between choosing it and nginx binding it.
-    public static func start(root: String? = nil) throws -> NginxOrigin {
+    /// Returns once the port accepts connections (awaiting between checks). Retries with another port (up to 5
+    /// times) when the port was taken between choosing it and nginx binding it.
+    public static func start(root: String? = nil) async throws -> NginxOrigin {
         let executable = try executablePath()
         let servedRoot = try root ?? Fixture.tempDirectory("ferry-nginx-root")
         var lastFailure: Error = FixtureError.startFailed("nginx", detail: "no attempt made")
         for _ in 0..<5 {
             let prefix = try Fixture.tempDirectory("ferry-nginx")
             do {
-                let origin = try launch(executable: executable, prefix: prefix, root: servedRoot, ownsRoot: root == nil)
+                let origin = try await launch(executable: executable, prefix: prefix, root: servedRoot, ownsRoot: root == nil)
                 return origin
             } catch let failure as PortTaken {
                 lastFailure = failure.error
@@ -79,7 +80,7 @@ public final class NginxOrigin: @unchecked Sendable {
 
     private struct PortTaken: Error { var error: FixtureError }
 
-    private static func launch(executable: String, prefix: String, root: String, ownsRoot: Bool) throws -> NginxOrigin {
+    private static func launch(executable: String, prefix: String, root: String, ownsRoot: Bool) async throws -> NginxOrigin {
         let port = try LoopbackSocket.freePort()
         try FileManager.default.createDirectory(atPath: prefix + "/temp", withIntermediateDirectories: true)
         let configuration = NginxConfiguration(prefix: prefix, root: root, port: port, runAsRoot: geteuid() == 0)
@@ -88,25 +89,26 @@ public final class NginxOrigin: @unchecked Sendable {
             executable, ["-p", prefix + "/", "-c", prefix + "/nginx.conf", "-e", prefix + "/error.log"],
             outputDirectory: prefix)
         let origin = NginxOrigin(port: port, root: root, prefix: prefix, process: process, ownsRoot: ownsRoot)
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let status = process.waitForExit(timeout: 0) {
-                origin.markStopped()
-                let log = ChildProcess.readText(prefix + "/error.log") + process.standardError()
-                let error = FixtureError.startFailed("nginx on port \(port)", detail: "exit status \(status): \(log)")
-                if log.contains("Address already in use") { throw PortTaken(error: error) }
-                throw error
-            }
-            // nginx writes its pid file only after binding its listeners.
-            if FileManager.default.fileExists(atPath: prefix + "/nginx.pid"), LoopbackSocket.accepts(port: port) {
-                return origin
-            }
-            usleep(10_000)
+        enum Outcome { case ready, exited(Int32) }
+        // nginx writes its pid file only after binding its listeners.
+        let outcome = await pollUntil(timeout: 10) { () -> Outcome? in
+            if let status = process.exitStatusIfExited() { return .exited(status) }
+            return FileManager.default.fileExists(atPath: prefix + "/nginx.pid") && LoopbackSocket.accepts(port: port) ? .ready : nil
         }
-        origin.stopProcess()
-        origin.markStopped()
-        throw FixtureError.timedOut("nginx on port \(port) did not accept connections within 10 s: "
-            + ChildProcess.readText(prefix + "/error.log"))
+        switch outcome {
+        case .ready: return origin
+        case .exited(let status):
+            origin.markStopped()
+            let log = ChildProcess.readText(prefix + "/error.log") + process.standardError()
+            let error = FixtureError.startFailed("nginx on port \(port)", detail: "exit status \(status): \(log)")
+            if log.contains("Address already in use") { throw PortTaken(error: error) }
+            throw error
+        case nil:
+            origin.markStopped()
+            await process.stopped(grace: 5)
+            throw FixtureError.timedOut("nginx on port \(port) did not accept connections within 10 s: "
+                + ChildProcess.readText(prefix + "/error.log"))
+        }
     }
 
     /// Every access log line so far, parsed. nginx writes a line when a request ends, so a line may appear a
@@ -117,31 +119,27 @@ public final class NginxOrigin: @unchecked Sendable {
         }
     }
 
-    /// Waits up to `timeout` seconds until at least `count` lines were logged, then returns all of them.
-    public func accessLog(count: Int, timeout: Double = 5) -> [NginxLogEntry] {
-        let deadline = Date().addingTimeInterval(timeout)
-        var entries = accessLog()
-        while entries.count < count, Date() < deadline {
-            usleep(10_000)
-            entries = accessLog()
-        }
-        return entries
+    /// Waits up to `timeout` seconds until at least `count` lines were logged (awaiting between checks), then
+    /// returns all of them.
+    public func accessLog(count: Int, timeout: Double = 5) async -> [NginxLogEntry] {
+        await pollUntil(timeout: timeout) { () -> [NginxLogEntry]? in
+            let entries = accessLog()
+            return entries.count >= count ? entries : nil
+        } ?? accessLog()
     }
 
     /// What nginx wrote to its error log.
     public func errorLog() -> String { ChildProcess.readText(prefix + "/error.log") }
 
-    /// Stops nginx (SIGTERM, then SIGKILL to its group after 5 s), waits for it, removes the prefix and an
-    /// owned root. Idempotent.
+    /// Stops nginx: SIGTERM now; on a thread of its own SIGKILL to its group after 5 s, then the prefix and an owned
+    /// root are removed. Returns at once. Idempotent.
     public func stop() {
         guard markStopped() else { return }
-        stopProcess()
-        Fixture.removeTree(prefix)
-        if ownsRoot { Fixture.removeTree(root) }
-    }
-
-    private func stopProcess() {
-        process.stop(grace: 5)
+        let (prefix, root, ownsRoot) = (prefix, root, ownsRoot)
+        process.stopInBackground(grace: 5) {
+            Fixture.removeTree(prefix)
+            if ownsRoot { Fixture.removeTree(root) }
+        }
     }
 
     /// Sets `stopped`; false when it was already set.

@@ -10,7 +10,8 @@ import Foundation
 /// and `home/.ssh/known_hosts` holds this server's host key (`knownHostsLine`).
 ///
 /// - `url("a.bin")` is `sftp://USER@127.0.0.1:PORT/<root>/a.bin`.
-/// Stop it with `stop()` in a `defer`: SIGTERM to its pid, SIGKILL after 5 s, its directory removed. Idempotent.
+/// Stop it with `stop()` in a `defer`: SIGTERM to its pid at once; SIGKILL after 5 s and the removal of its directory
+/// on a thread of its own. Idempotent.
 /// Thread safety: `stopped` is the only mutable state, guarded by `lock`.
 public final class SSHServer: @unchecked Sendable {
     public let port: Int
@@ -43,15 +44,15 @@ public final class SSHServer: @unchecked Sendable {
 
     /// Makes a fresh host key pair in `directory` and returns its known-hosts entry for this server: a key that
     /// is not this server's (for the "changed key" case).
-    public func otherHostKeyLine() throws -> String {
+    public func otherHostKeyLine() async throws -> String {
         let path = directory + "/other_host_key"
         try? FileManager.default.removeItem(atPath: path)
         try? FileManager.default.removeItem(atPath: path + ".pub")
-        try Self.keygen(["-t", "ed25519", "-f", path], in: directory)
+        try await Self.keygen(["-t", "ed25519", "-f", path], in: directory)
         return try Self.entry(port: port, publicKey: path + ".pub")
     }
 
-    public static func start() throws -> SSHServer {
+    public static func start() async throws -> SSHServer {
         let sshd = "/usr/sbin/sshd"
         guard access(sshd, X_OK) == 0 else {
             throw FixtureError.startFailed("sshd", detail: "\(sshd) is missing: apt-get install openssh-server openssh-client")
@@ -63,8 +64,8 @@ public final class SSHServer: @unchecked Sendable {
         do {
             let root = directory + "/files", home = directory + "/home"
             for path in [root, home + "/.ssh"] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
-            try keygen(["-t", "ed25519", "-f", directory + "/host_key"], in: directory)
-            try keygen(["-t", "ecdsa", "-b", "256", "-f", home + "/.ssh/id_rsa"], in: directory)
+            try await keygen(["-t", "ed25519", "-f", directory + "/host_key"], in: directory)
+            try await keygen(["-t", "ecdsa", "-b", "256", "-f", home + "/.ssh/id_rsa"], in: directory)
             try FileManager.default.copyItem(atPath: home + "/.ssh/id_rsa.pub", toPath: directory + "/authorized_keys")
             let user = String(cString: getpwuid(geteuid()).pointee.pw_name)
             let port = try LoopbackSocket.freePort()
@@ -87,16 +88,19 @@ public final class SSHServer: @unchecked Sendable {
             try config.write(toFile: directory + "/sshd_config", atomically: true, encoding: .utf8)
             let process = try ChildProcess.launch(sshd, ["-D", "-e", "-f", directory + "/sshd_config"], outputDirectory: directory)
             let server = SSHServer(port: port, root: root, home: home, directory: directory, user: user, knownHostsLine: line, process: process)
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline {
-                if let status = process.waitForExit(timeout: 0) {
-                    server.markStopped()
-                    throw FixtureError.startFailed("sshd on port \(port)", detail: "exit status \(status): \(process.standardError())")
-                }
-                if LoopbackSocket.accepts(port: port) { return server }
-                usleep(10_000)
+            let exited = await pollUntil(timeout: 10) { () -> Int32?? in
+                if let status = process.exitStatusIfExited() { return .some(status) }
+                return LoopbackSocket.accepts(port: port) ? .some(nil) : nil
             }
-            server.stop()
+            switch exited {
+            case .some(nil): return server
+            case .some(.some(let status)):
+                server.markStopped()
+                throw FixtureError.startFailed("sshd on port \(port)", detail: "exit status \(status): \(process.standardError())")
+            case nil: break
+            }
+            server.markStopped()
+            await process.stopped(grace: 5)
             throw FixtureError.timedOut("sshd on port \(port) did not accept connections within 10 s: \(process.standardError())")
         } catch {
             Fixture.removeTree(directory)
@@ -107,11 +111,12 @@ public final class SSHServer: @unchecked Sendable {
     /// What sshd logged (`-e`: to standard error).
     public func serverLog() -> String { process.standardError() }
 
-    /// Stops sshd (SIGTERM, SIGKILL after 5 s), waits for it, removes its directory. Idempotent.
+    /// Stops sshd: SIGTERM now; on a thread of its own SIGKILL after 5 s, then its directory is removed. Returns at
+    /// once. Idempotent.
     public func stop() {
         guard markStopped() else { return }
-        process.stop(grace: 5)
-        Fixture.removeTree(directory)
+        let directory = directory
+        process.stopInBackground(grace: 5) { Fixture.removeTree(directory) }
     }
 
     /// Marks the server stopped; false when it already was.
@@ -130,12 +135,12 @@ public final class SSHServer: @unchecked Sendable {
         return "[127.0.0.1]:\(port) \(fields[0]) \(fields[1])"
     }
 
-    private static func keygen(_ arguments: [String], in directory: String) throws {
+    private static func keygen(_ arguments: [String], in directory: String) async throws {
         guard let keygen = ExecutableSearch.find("ssh-keygen", candidates: ["/usr/bin/ssh-keygen"]) else {
             throw FixtureError.startFailed("ssh-keygen", detail: "not installed: apt-get install openssh-client")
         }
         let process = try ChildProcess.launch(keygen, ["-q", "-N", ""] + arguments, outputDirectory: directory)
-        guard process.waitForExit(timeout: 30) == 0 else {
+        guard await process.exit(within: 30) == 0 else {
             throw FixtureError.startFailed("ssh-keygen \(arguments.joined(separator: " "))", detail: process.standardError())
         }
     }

@@ -65,8 +65,10 @@ public final class ChildProcess: @unchecked Sendable {
         if exitStatus == nil { kill(-pid, SIGKILL) }
     }
 
-    /// Waits up to `timeout` seconds for the child to exit and reaps it.
+    /// Waits up to `timeout` seconds for the child to exit and reaps it, blocking the calling thread: for threads of
+    /// the tests' own (`offThePool`, `atexit`); async code awaits `exit(within:)`.
     /// - Returns: the exit code, or 128 + signal number when killed by a signal; `nil` if still running.
+    @available(*, noasync, message: "blocks a concurrency-pool thread: await exit(within:)")
     @discardableResult
     public func waitForExit(timeout: Double) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
@@ -77,16 +79,50 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Waits up to `timeout` seconds for the child to exit and reaps it, awaiting between checks (no pool thread is
+    /// held). A stall of the test process itself does not use up the wait (`pollUntil`).
+    /// - Returns: the exit code, or 128 + signal number when killed by a signal; `nil` if still running.
+    @discardableResult
+    public func exit(within timeout: Double) async -> Int32? {
+        if let status = poll() { return status }
+        if timeout <= 0 { return nil }
+        return await pollUntil(timeout: timeout, interval: 0.005) { poll() }
+    }
+
+    /// The exit status if the child has exited (reaping it), `nil` while it runs. Does not wait.
+    public func exitStatusIfExited() -> Int32? { poll() }
+
     /// Whether the child has not exited yet (reaps it if it has).
     public var isRunning: Bool { poll() == nil }
 
-    /// SIGTERM, up to `grace` seconds to exit, then SIGKILL to the group. Returns the exit status.
+    /// SIGTERM, up to `grace` seconds to exit, then SIGKILL to the group. Returns the exit status. Blocks the
+    /// calling thread; async code awaits `stopped(grace:)`, a `defer` calls `stopInBackground(grace:)`.
+    @available(*, noasync, message: "blocks a concurrency-pool thread: await stopped(grace:), or stopInBackground in a defer")
     @discardableResult
     public func stop(grace: Double = 5) -> Int32 {
         terminate(signal: SIGTERM)
         if let status = waitForExit(timeout: grace) { return status }
         killGroup()
         return waitForExit(timeout: 10) ?? -1
+    }
+
+    /// SIGTERM, up to `grace` seconds to exit, then SIGKILL to the group; awaits the exit. Returns the exit status.
+    @discardableResult
+    public func stopped(grace: Double = 5) async -> Int32 {
+        terminate(signal: SIGTERM)
+        if let status = await exit(within: grace) { return status }
+        killGroup()
+        return await exit(within: 10) ?? -1
+    }
+
+    /// SIGTERM now; the wait, SIGKILL to the group after `grace` seconds, the reaping and then `cleanup` happen on a
+    /// thread of their own. Returns at once: for `defer` blocks and `deinit`, which cannot await.
+    public func stopInBackground(grace: Double = 5, then cleanup: (@Sendable () -> Void)? = nil) {
+        terminate(signal: SIGTERM)
+        Thread.detachNewThread { [self] in
+            _ = stop(grace: grace)
+            cleanup?()
+        }
     }
 
     /// What the child wrote to stdout so far.
@@ -118,21 +154,24 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Waits for a server this process started to write the port it listens on to `portFile` (a number, as the
-    /// test fixtures do). On failure — the child exited, or no port within `timeout` — the child is stopped and
-    /// `directory` removed, and the error names `what` (with `hint` after an early exit).
-    public func awaitPortFile(_ portFile: String, what: String, hint: String = "", directory: String, timeout: Double = 15) throws -> Int {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let status = waitForExit(timeout: 0) {
-                Fixture.removeTree(directory)
-                throw FixtureError.startFailed(what, detail: "exit status \(status): \(standardError())\(hint)")
-            }
-            if let port = Int(Self.readText(portFile).trimmingCharacters(in: .whitespacesAndNewlines)) { return port }
-            usleep(10_000)
+    /// test fixtures do), awaiting between checks. On failure — the child exited, or no port within `timeout` — the
+    /// child is stopped and `directory` removed, and the error names `what` (with `hint` after an early exit).
+    public func awaitPortFile(_ portFile: String, what: String, hint: String = "", directory: String, timeout: Double = 15) async throws -> Int {
+        enum Outcome { case port(Int), exited(Int32) }
+        let outcome = await pollUntil(timeout: timeout) { () -> Outcome? in
+            if let status = poll() { return .exited(status) }
+            return Int(Self.readText(portFile).trimmingCharacters(in: .whitespacesAndNewlines)).map(Outcome.port)
         }
-        stop(grace: 1)
-        Fixture.removeTree(directory)
-        throw FixtureError.timedOut("\(what) did not write its port file within \(Int(timeout)) s")
+        switch outcome {
+        case .port(let port): return port
+        case .exited(let status):
+            Fixture.removeTree(directory)
+            throw FixtureError.startFailed(what, detail: "exit status \(status): \(standardError())\(hint)")
+        case nil:
+            await stopped(grace: 1)
+            Fixture.removeTree(directory)
+            throw FixtureError.timedOut("\(what) did not write its port file within \(Int(timeout)) s")
+        }
     }
 
     static func readText(_ path: String) -> String {

@@ -46,7 +46,7 @@ public final class SocksProxy: @unchecked Sendable {
             .appendingPathComponent("Fixtures/socks5_proxy.py").path
     }
 
-    public static func start(user: String? = nil, password: String? = nil) throws -> SocksProxy {
+    public static func start(user: String? = nil, password: String? = nil) async throws -> SocksProxy {
         let python = try FaultOrigin.pythonPath()
         let directory = try Fixture.tempDirectory("ferry-socks")
         var arguments = ["-u", scriptPath, "--port-file", directory + "/port", "--log", directory + "/connects.log", "--exit-with-parent"]
@@ -58,13 +58,14 @@ public final class SocksProxy: @unchecked Sendable {
             Fixture.removeTree(directory)
             throw error
         }
-        let port = try process.awaitPortFile(directory + "/port", what: "SOCKS5 proxy (\(scriptPath))", hint: "", directory: directory)
+        let port = try await process.awaitPortFile(directory + "/port", what: "SOCKS5 proxy (\(scriptPath))", hint: "", directory: directory)
         return SocksProxy(port: port, directory: directory, process: process)
     }
 
-    /// Stops the proxy by pid and removes its directory.
+    /// Stops the proxy by pid (SIGTERM now, SIGKILL after 2 s on a thread of its own), then removes its directory.
+    /// Returns at once.
     public func stop() {
-        _ = process.stop(grace: 2)
-        Fixture.removeTree(directory)
+        let directory = directory
+        process.stopInBackground(grace: 2) { Fixture.removeTree(directory) }
     }
 }

@@ -31,7 +31,7 @@ public final class TinyProxy: @unchecked Sendable {
         }
     }
 
-    public static func start(user: String? = nil, password: String? = nil) throws -> TinyProxy {
+    public static func start(user: String? = nil, password: String? = nil) async throws -> TinyProxy {
         guard let executable = ExecutableSearch.find("tinyproxy", candidates: ["/usr/bin/tinyproxy", "/usr/sbin/tinyproxy"]) else {
             throw FixtureError.startFailed("tinyproxy", detail: "tinyproxy not found: install it with `apt-get install tinyproxy`")
         }
@@ -53,18 +53,21 @@ public final class TinyProxy: @unchecked Sendable {
             try configuration.write(toFile: directory + "/tinyproxy.conf", atomically: true, encoding: .utf8)
             let process = try ChildProcess.launch(executable, ["-d", "-c", directory + "/tinyproxy.conf"], outputDirectory: directory)
             let proxy = TinyProxy(port: port, directory: directory, process: process)
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline, process.isRunning, !LoopbackSocket.accepts(port: port) { usleep(10_000) }
-            if process.isRunning, LoopbackSocket.accepts(port: port) { return proxy }
+            let listening = await pollUntil(timeout: 10) { () -> Bool? in
+                if !process.isRunning { return false }
+                return LoopbackSocket.accepts(port: port) ? true : nil
+            }
+            if listening == true { return proxy }
             lastError = FixtureError.startFailed("tinyproxy on port \(port)", detail: proxy.log() + process.standardError())
             proxy.stop()
         }
         throw lastError
     }
 
-    /// Stops tinyproxy by pid and removes its directory.
+    /// Stops tinyproxy by pid (SIGTERM now, SIGKILL after 2 s on a thread of its own), then removes its directory.
+    /// Returns at once.
     public func stop() {
-        _ = process.stop(grace: 2)
-        Fixture.removeTree(directory)
+        let directory = directory
+        process.stopInBackground(grace: 2) { Fixture.removeTree(directory) }
     }
 }
