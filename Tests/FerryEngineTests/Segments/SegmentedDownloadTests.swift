@@ -469,7 +469,7 @@ extension EngineIntegrationTests {
     /// the transfer, so the job sat at 100% until an old timer of the handle fired (the connect timeout) or for good
     /// (issue 30). With a 60 s connect timeout, 8 MB at 4 MB/s must end within seconds of its last byte.
     @Test func aRateLimitedSplitDownloadFinishesAsItsLastByteArrives() async throws {
-        let origin = try NginxOrigin.start()
+        let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         let size = 8_000_000
         try Fixture.writeFile(at: origin.root + "/capped.bin", size: size, seed: 56)

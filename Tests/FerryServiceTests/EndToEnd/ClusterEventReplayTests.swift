@@ -11,8 +11,8 @@ import Testing
 @Suite("Reconnecting to another node", .enabled(if: !PostgresServer.isSkipped), .serialized)
 struct ClusterEventReplayTests {
     @Test func aReconnectToAnotherNodeSendsOnlyLaterEventsAtEveryPointOfAJob() async throws {
-        let server = try PostgresServer.shared()
-        let database = try server.createDatabase()
+        let server = try await PostgresServer.shared()
+        let database = try await server.createDatabase()
         defer { server.dropDatabase(database) }
         let location = try #require(PostgresLocation(server.url(database: database)))
         var nodes: [RunningFerry] = []
