@@ -44,11 +44,11 @@ test: ## Build and run every test suite (starts its own nginx and fault origin o
 	FERRY_BIN=.build/debug/ferry scripts/browser-test.sh
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fault_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/hostile_suite.py
-	FERRY_BIN=.build/debug/ferry python3 Tests/suites/crash_suite.py --quick
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/crash_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/load_suite.py --quick
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/webhook_suite.py
-	FERRY_BIN=.build/debug/ferry python3 Tests/suites/delivery_suite.py --quick
-	FERRY_BIN=.build/debug/ferry python3 Tests/suites/cluster_suite.py --quick
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/delivery_suite.py
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/cluster_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/store_loss_suite.py
 	@if [ "$$(id -u)" = 0 ]; then FERRY_BIN=.build/debug/ferry python3 Tests/suites/diskfull_suite.py; \
 	else echo "disk-full suite skipped: it mounts a tmpfs, run 'sudo make diskfull-suite'"; fi
