@@ -280,50 +280,9 @@ public final class Spool: @unchecked Sendable {
         return candidate
     }
 
-    /// Gives a job its own finished file with the bytes of finished file `source` (a job sharing another's transfer,
-    /// API.md's dedupe): a hard link in `files/` under `filename` (reserved for the job; on a clash with another
-    /// file, the next free variant, which becomes its reservation), or a copy where the file system refuses the
-    /// link; then `files/` is synced. A name already linked to `source` is taken as this job's, left by a crash
-    /// after the link. Returns the name the file got; throws with `ENOENT` when `source` is gone.
+    /// Gives a job its own finished file with the bytes of finished file `source`: see `FileSharing`.
     public func share(finished source: String, as filename: String, for jobID: String) throws(SystemError) -> String {
-        let from = finishedPath(for: source)
-        var candidate = reserve(filename: filename, for: jobID)
-        var number = 0
-        while true {
-            let target = finishedPath(for: candidate)
-            if candidate != source {
-                if link(from, target) == 0 { break }
-                let failure = errno
-                if failure == EEXIST, Self.sameFile(from, target) { break }
-                if [EXDEV, EPERM, EMLINK, ENOTSUP].contains(failure) {
-                    try copy(from, to: target, jobID: jobID)
-                    break
-                }
-                guard failure == EEXIST else { throw SystemError("link", target, errno: failure) }
-            }
-            number += 1
-            candidate = reserve(filename: Filename.variant(filename, number: number), for: jobID)
-        }
-        try Self.syncDirectory(filesDirectory)
-        return candidate
-    }
-
-    /// Copies `from` to `target` through a synced temporary file in `partial/` (removed at start-up if left).
-    private func copy(_ from: String, to target: String, jobID: String) throws(SystemError) {
-        let temporary = partialDirectory + "/" + jobID + ".share.tmp"
-        unlink(temporary)
-        do {
-            try FileManager.default.copyItem(atPath: from, toPath: temporary)
-        } catch {
-            throw SystemError("copy", from, errno: access(from, F_OK) == 0 ? EIO : ENOENT)
-        }
-        defer { unlink(temporary) }
-        let fd = open(temporary, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw SystemError("open", temporary) }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard synced else { throw SystemError("fsync", temporary) }
-        guard link(temporary, target) == 0 else { throw SystemError("link", target) }
+        try FileSharing.share(finished: source, as: filename, for: jobID, in: self)
     }
 
     /// A single job's finish record as versions before group records wrote it (still read and removed).
@@ -398,7 +357,7 @@ public final class Spool: @unchecked Sendable {
         return nil
     }
 
-    private static func sameFile(_ a: String, _ b: String) -> Bool {
+    static func sameFile(_ a: String, _ b: String) -> Bool {
         var first = stat(), second = stat()
         return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
