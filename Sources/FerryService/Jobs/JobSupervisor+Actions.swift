@@ -128,6 +128,8 @@ extension JobSupervisor {
                 // A downloaded file waiting for its delivery goes with the job's partial bytes.
                 if job.hasDownloadedFile { self.files.discard(jobID: id, finishedFile: job.filename) }
             }
+            // A follower's reserved name holds nothing but a file made for it (shared while it was paused).
+            if job.follows != nil { self.files.discard(jobID: id, finishedFile: job.filename) }
             job.state = .cancelled
             job.error = nil
             job.bytesReceived = 0
@@ -210,7 +212,9 @@ extension JobSupervisor {
     private func deleteHere(_ id: String) async throws {
         guard let job = jobs[id] else { throw JobsError.notFound(id: id) }
         if job.delivery != nil { engine.stopDelivery(id: id, stopped: nil) }
-        files.discard(jobID: id, finishedFile: job.state == .finished || job.hasDownloadedFile ? job.filename : nil)
+        // A follower's reserved name holds nothing but a file made for it (shared while it was paused).
+        let ownsFile = job.state == .finished || job.hasDownloadedFile || job.follows != nil
+        files.discard(jobID: id, finishedFile: ownsFile ? job.filename : nil)
         removeFromTable(id)
         restarts[id] = nil
         settleFollowers(of: id)
