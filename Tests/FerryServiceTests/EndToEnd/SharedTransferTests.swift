@@ -134,6 +134,11 @@ struct SharedTransferTests {
             let firstID = try #require(first["id"] as? String), secondID = try #require(second["id"] as? String)
             #expect(try await ferry.client.request("DELETE", "/api/v1/jobs/\(firstID)").status == 204)
             #expect(try await ferry.client.get("/api/v1/jobs/\(secondID)/content").body == expected)
+            // The other way round: a job sharing the file deleted, the one it shared with keeps its bytes.
+            let third = try await Self.finished(ferry, ["url": nginx.url("/x.bin"), "filename": "third.bin"])
+            #expect(try await ferry.client.request("DELETE", "/api/v1/jobs/\(try #require(third["id"] as? String))").status == 204)
+            #expect(try await ferry.client.get("/api/v1/jobs/\(secondID)/content").body == expected)
+            #expect(Self.fetches(nginx, "/x.bin") == 1)
             // The leader of a running transfer cancelled: its follower gets a transfer of its own and finishes.
             try Fixture.writeFile(at: nginx.root + "/y.bin", size: 1_200_000, seed: 76)
             let url = nginx.url("/slow/y.bin?rate=200000")
