@@ -30,6 +30,21 @@ extension DownloadEngine {
         storage.location(ofFinished: filename)
     }
 
+    /// Whether a job may share another's finished file (`share(_:done:)`): not with an object store, where each job's
+    /// file is an object of its own that other nodes serve.
+    public var sharesFinishedFiles: Bool { objectStore == nil }
+
+    /// Gives a job its own finished file from another's (`SharedFile`): the checksum is checked on a utility queue
+    /// (hashing when needed), the link made on `diskQueue`, after any removal already queued there. `done` gets the
+    /// outcome, on either queue.
+    public func share(_ request: SharedFile, done: @escaping @Sendable (SharedFile.Outcome) -> Void) {
+        let storage = self.storage, diskQueue = self.diskQueue
+        DispatchQueue.global(qos: .utility).async {
+            if let outcome = request.verify(storage: storage) { return done(outcome) }
+            diskQueue.async { done(request.link(storage: storage)) }
+        }
+    }
+
     /// Removes a job for good: stops its transfer, and deletes its partial file, its finished file `filename` (if it
     /// has one) and its name.
     public func discard(jobID: String, finishedFile filename: String?) {

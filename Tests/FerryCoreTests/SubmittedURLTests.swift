@@ -259,6 +259,20 @@ import Testing
         #expect(d.dedupeKey != a.dedupeKey)
     }
 
+    @Test func signingParametersAreNotPartOfTheDedupeKey() throws {
+        let s3 = try parse("https://b.s3.example.com/o.iso?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20261127T000000Z&X-Amz-Expires=600&X-Amz-Signature=ab&x-id=GetObject")
+        let later = try parse("https://b.s3.example.com/o.iso?x-id=GetObject&X-Amz-Date=20261127T010000Z&X-Amz-Signature=cd")
+        #expect(s3.dedupeKey == "https://b.s3.example.com/o.iso?x-id=GetObject")
+        #expect(later.dedupeKey == s3.dedupeKey)
+        #expect(s3.normalized.contains("X-Amz-Signature=ab"), "the link itself is kept whole")
+        let cloudFront = try parse("https://d.example.net/a.bin?Expires=1&Signature=x&Key-Pair-Id=K")
+        #expect(cloudFront.dedupeKey == "https://d.example.net/a.bin")
+        let google = try parse("https://storage.example.com/b/o?x-goog-signature=1&X-Goog-Credential=c&alt=media")
+        #expect(google.dedupeKey == "https://storage.example.com/b/o?alt=media")
+        let other = try parse("https://example.com/a?signaturex=1&version=2")
+        #expect(other.dedupeKey == other.normalized)
+    }
+
     @Test func normalizedReparsesToItself() throws {
         for text in ["http://127.1:8080/a b?c d#e", "https://u:p@[::ffff:1.2.3.4]/x", "http://bücher.de/€?€", "http://0x7f.1"] {
             let url = try parse(text)

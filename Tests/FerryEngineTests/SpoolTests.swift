@@ -25,6 +25,30 @@ struct SpoolTests {
         }
     }
 
+    @Test func shareLinksAFinishedFileUnderAnotherNameAndTakesBackALinkLeftByACrash() throws {
+        try withSpool { spool in
+            try Data([7, 8, 9]).write(to: URL(fileURLWithPath: spool.finishedPath(for: "a.bin")))
+            spool.claim(filename: "a.bin", for: "leader")
+            // Asked for the leader's own name: the next free variant.
+            let name = try spool.share(finished: "a.bin", as: "a.bin", for: "follower")
+            #expect(name == "a (1).bin")
+            var first = stat(), second = stat()
+            #expect(stat(spool.finishedPath(for: "a.bin"), &first) == 0 && stat(spool.finishedPath(for: name), &second) == 0)
+            #expect(first.st_ino == second.st_ino, "a hard link, not a second copy")
+            // Again (a restart after the link, before the job was stored finished): the same name.
+            #expect(try spool.share(finished: "a.bin", as: name, for: "follower") == name)
+            // Removing one name leaves the other its bytes.
+            spool.removeFinished(filename: "a.bin")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: spool.finishedPath(for: name))) == Data([7, 8, 9]))
+            do throws(SystemError) {
+                _ = try spool.share(finished: "a.bin", as: "b.bin", for: "late")
+                Issue.record("shared a file that is gone")
+            } catch {
+                #expect(error.code == ENOENT)
+            }
+        }
+    }
+
     @Test func reopeningKeepsFilesAndRemovesTemporaries() throws {
         try withSpool { spool in
             try Data([1, 2, 3]).write(to: URL(fileURLWithPath: spool.partialPath(for: "keep")))

@@ -651,3 +651,22 @@ struct SourcesStoreContractTests {
         }
     }
 }
+
+/// The job whose transfer a job follows (`JobRecord.follows`), kept by every store and cleared when it gets its own.
+@Suite("JobStore contract: follows")
+struct FollowsStoreContractTests {
+    @Test(arguments: StoreKind.allCases)
+    func followsReadsBackAndClears(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            var job = JobRecord.make("f")
+            job.follows = "leader"
+            let stored = try await store.insert([job, .make("leader")])
+            #expect(try await store.job(id: "f")?.follows == "leader")
+            #expect(try await store.job(id: "leader")?.follows == nil)
+            var own = stored[0]
+            own.follows = nil
+            try await store.apply(updates: [own], deletions: [], notices: [])
+            #expect(try await store.job(id: "f") == own.storedForm)
+        }
+    }
+}

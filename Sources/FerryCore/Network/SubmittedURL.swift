@@ -97,8 +97,14 @@ public struct SubmittedURL: Sendable, Equatable {
     }
 
     /// The key under which identical downloads are found: ``normalized`` (scheme and host already
-    /// canonical, default port dropped).
-    public var dedupeKey: String { normalized }
+    /// canonical, default port dropped) without the query parameters that sign or expire a link
+    /// (`SigningParameters`).
+    public var dedupeKey: String {
+        let text = normalized
+        let query = SigningParameters.removed(from: pathAndQuery)
+        guard query != pathAndQuery, text.hasSuffix(pathAndQuery) else { return text }
+        return String(text.dropLast(pathAndQuery.count)) + query
+    }
 
     /// The port a connection uses: the explicit one or the scheme's default.
     public var effectivePort: Int { port ?? Self.defaultPort(of: scheme) }

@@ -17,6 +17,9 @@ public protocol FileStorage: AnyObject, Sendable {
     /// Keeps a group of complete, synced partial files as finished files (a group commit); each job's final name,
     /// or why it could not be kept. A success is durable and may be reported finished.
     func store(_ finishes: [FinishingFile]) -> [String: Result<String, SystemError>]
+    /// Gives a job its own finished file with the bytes of finished file `source` (a link, or a copy), under
+    /// `filename` or its next free variant; returns the name. Throws with `ENOENT` when `source` is gone.
+    func share(finished source: String, as filename: String, for jobID: String) throws(SystemError) -> String
     /// The size of a finished file, nil when there is none of that name.
     func sizeOfFinished(filename: String) -> Int64?
     /// Deletes a finished file.

@@ -280,6 +280,11 @@ public final class Spool: @unchecked Sendable {
         return candidate
     }
 
+    /// Gives a job its own finished file with the bytes of finished file `source`: see `FileSharing`.
+    public func share(finished source: String, as filename: String, for jobID: String) throws(SystemError) -> String {
+        try FileSharing.share(finished: source, as: filename, for: jobID, in: self)
+    }
+
     /// A single job's finish record as versions before group records wrote it (still read and removed).
     func finishRecordPath(for jobID: String) -> String { partialDirectory + "/" + jobID + ".done" }
 
@@ -352,7 +357,7 @@ public final class Spool: @unchecked Sendable {
         return nil
     }
 
-    private static func sameFile(_ a: String, _ b: String) -> Bool {
+    static func sameFile(_ a: String, _ b: String) -> Bool {
         var first = stat(), second = stat()
         return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }

@@ -13,5 +13,9 @@ protocol JobFiles: Sendable {
     /// Stops the job's transfer and deletes everything of it (partial file, finished file, name).
     func discard(jobID: String, finishedFile filename: String?)
     func finishRecorded(jobID: String)
+    /// Whether jobs may share finished files (no object store).
+    var sharesFinishedFiles: Bool { get }
+    /// Gives a job its own finished file from another's; `done` gets the outcome on some queue.
+    func share(_ request: SharedFile, done: @escaping @Sendable (SharedFile.Outcome) -> Void)
     func recoverFiles(_ jobs: [RecoveringJob]) -> [String: RecoveredFiles]
 }

@@ -75,6 +75,7 @@ extension JobSupervisor {
             job.delivery = job.delivery?.restarted()
             rates[id] = nil
             jobs[id] = job
+            settleFollowers(of: id)
             let engine = self.engine
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 engine.stopDelivery(id: id) { continuation.resume() }
@@ -90,6 +91,7 @@ extension JobSupervisor {
         job.error = nil
         jobs[id] = job
         rates[id] = nil
+        settleFollowers(of: id)
         let engine = self.engine
         let bytesOnDisk = await withCheckedContinuation { (continuation: CheckedContinuation<Int64?, Never>) in
             engine.pause(id: id) { continuation.resume(returning: $0) }
@@ -114,7 +116,7 @@ extension JobSupervisor {
                 self.startDelivery(job)
             } else {
                 job.state = .waiting
-                self.submitTransfer(job)
+                self.startTransfer(&job)
             }
         }
     }
@@ -126,6 +128,8 @@ extension JobSupervisor {
                 // A downloaded file waiting for its delivery goes with the job's partial bytes.
                 if job.hasDownloadedFile { self.files.discard(jobID: id, finishedFile: job.filename) }
             }
+            // A follower's reserved name holds nothing but a file made for it (shared while it was paused).
+            if job.follows != nil { self.files.discard(jobID: id, finishedFile: job.filename) }
             job.state = .cancelled
             job.error = nil
             job.bytesReceived = 0
@@ -208,9 +212,12 @@ extension JobSupervisor {
     private func deleteHere(_ id: String) async throws {
         guard let job = jobs[id] else { throw JobsError.notFound(id: id) }
         if job.delivery != nil { engine.stopDelivery(id: id, stopped: nil) }
-        files.discard(jobID: id, finishedFile: job.state == .finished || job.hasDownloadedFile ? job.filename : nil)
+        // A follower's reserved name holds nothing but a file made for it (shared while it was paused).
+        let ownsFile = job.state == .finished || job.hasDownloadedFile || job.follows != nil
+        files.discard(jobID: id, finishedFile: ownsFile ? job.filename : nil)
         removeFromTable(id)
         restarts[id] = nil
+        settleFollowers(of: id)
         var change = CommitPipeline.Change()
         change.deletions = [id]
         change.events = [removedEvent(id)]
@@ -228,6 +235,7 @@ extension JobSupervisor {
             files.discard(jobID: job.id, finishedFile: job.state == .finished ? job.filename : nil)
             removeFromTable(job.id)
             restarts[job.id] = nil
+            settleFollowers(of: job.id)
             change.deletions.append(job.id)
             change.events.append(removedEvent(job.id))
         }
@@ -249,6 +257,7 @@ extension JobSupervisor {
         body(&job)
         job.updatedAt = now()
         jobs[id] = job
+        if job.state != before { settleFollowers(of: id) }
         try await commitOrUnavailable(CommitPipeline.Change(upserts: [job], events: [jobEvent(job)],
                                                             notices: notices(job, leaving: before)))
         return jobs[id] ?? job

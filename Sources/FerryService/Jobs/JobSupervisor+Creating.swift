@@ -9,7 +9,8 @@ extension JobSupervisor {
     // MARK: Creating
 
     /// Creates jobs from validated drafts, one answer per draft, in order.
-    /// Deduplicated drafts answer with the existing job; the rest are inserted in one transaction.
+    /// A deduplicated draft that asks nothing more than an existing job answers with it; one that asks more becomes a
+    /// job following that job's transfer (`SharedTransfers`); the new jobs are inserted in one transaction.
     /// - Parameter idempotencyRecord: for a request with an `Idempotency-Key`: makes the record of the
     ///   answer from the answers, stored in the same transaction as the new jobs.
     func create(_ drafts: [JobDraft],
@@ -17,21 +18,22 @@ extension JobSupervisor {
         try requireWritableStore()
         var answers: [Created?] = Array(repeating: nil, count: drafts.count)
         var fresh: [(index: Int, record: JobRecord, draft: JobDraft)] = []
-        var claimedHere: [String: Int] = [:]
         let created = now()
         let spoolFull = quota?.isFull ?? false
+        let mayShare = role == nil && files.sharesFinishedFiles
         for (index, draft) in drafts.enumerated() {
             let key = sharedKey(draft.dedupeKey)
+            // With dedupe: the job asked already (200), or a new one following the transfer of the first match.
+            var follows: String?
             if draft.dedupe {
-                if let existing = dedupeMatch(key) {
-                    answers[index] = .existing(existing)
+                let matches = dedupeMatches(key) + fresh.filter { $0.draft.dedupe && $0.record.dedupeKey == key }.map(\.record)
+                if let same = matches.first(where: { !SharedTransfers.asksMore(draft, than: $0) }) {
+                    answers[index] = .existing(same)
                     continue
                 }
-                if let earlier = claimedHere[key] {
-                    answers[index] = .existing(fresh.first { $0.index == earlier }!.record)
-                    continue
-                }
-                if pendingDedupe[key] != nil {
+                if let first = matches.first {
+                    if mayShare { follows = leader(sharedBy: first) }
+                } else if pendingDedupe[key] != nil {
                     answers[index] = .refused(.creationInProgress)
                     continue
                 }
@@ -54,16 +56,21 @@ extension JobSupervisor {
             if !draft.mirrors.isEmpty {
                 record.sources = ([draft.url] + draft.mirrors).map { JobSource(url: $0.normalized) }
             }
-            if let requested = draft.filename {
+            record.follows = follows
+            // A follower without a filename of its own is named after its leader's file, when known.
+            if let requested = draft.filename ?? follows.flatMap({ jobs[$0]?.filename }) {
                 record.filename = files.reserveFilename(requested, for: record.id)
             }
-            if draft.dedupe {
-                claimedHere[key] = index
+            if draft.dedupe && follows == nil && pendingDedupe[key] == nil {
                 pendingDedupe[key] = record.id
             }
             fresh.append((index, record, draft))
         }
-        defer { for item in fresh where item.draft.dedupe { pendingDedupe.removeValue(forKey: item.record.dedupeKey) } }
+        defer {
+            for item in fresh where pendingDedupe[item.record.dedupeKey] == item.record.id {
+                pendingDedupe.removeValue(forKey: item.record.dedupeKey)
+            }
+        }
         // The answers as they will be once the insert is done (records as the store keeps them).
         var record: IdempotencyRecord?
         if let idempotencyRecord {
@@ -91,18 +98,13 @@ extension JobSupervisor {
             change.events.append(jobEvent(record))
             answers[item.index] = .created(record)
         }
-        for (index, answer) in answers.enumerated() {
-            if answer == nil, let key = Optional(drafts[index].dedupeKey), let job = dedupeMatch(key) {
-                answers[index] = .existing(job)
-            }
-        }
         try await commits.submit(change).durable()
         if let role {
             // Any node may run them: the first to claim them does.
             if inserted.contains(where: { $0.state == .waiting }) { role.wantsWork() }
         } else {
             for (item, record) in zip(fresh, inserted) where record.state == .waiting {
-                submitTransfer(record, url: item.draft.url)
+                if record.follows != nil { resettle(record.id) } else { submitTransfer(record, url: item.draft.url) }
             }
         }
         metrics.jobsCreated(inserted.count)
@@ -117,7 +119,9 @@ extension JobSupervisor {
     /// `text`, or `other` when equal (a URL and its dedupe key, without headers, are the same text).
     static func shared(_ text: String, with other: String) -> String { text == other ? other : text }
 
-    func dedupeMatch(_ key: String) -> JobRecord? {
+    /// The jobs a new job with this dedupe key may be answered with or share bytes with, oldest first: not cancelled
+    /// or failed, and with their file still there if finished.
+    func dedupeMatches(_ key: String) -> [JobRecord] {
         let usable = byDedupeKey.ids(forKey: key).compactMap { jobs[$0] }.filter { job in
             switch job.state {
             case .cancelled, .failed: return false
@@ -125,7 +129,16 @@ extension JobSupervisor {
             default: return true
             }
         }
-        return usable.min { $0.sequence < $1.sequence }
+        return usable.sorted { $0.sequence < $1.sequence }
+    }
+
+    /// The job whose transfer a new job sharing `match`'s bytes follows: `match`'s own leader while it waits for
+    /// one, else `match`; nil when that job's transfer is stopped (the new job then gets one of its own).
+    func leader(sharedBy match: JobRecord) -> String? {
+        let id = match.follows.flatMap { jobs[$0] == nil ? nil : $0 } ?? match.id
+        guard let leader = jobs[id] else { return id }  // created in the same request: its transfer starts with it
+        let fileExists = leader.filename.map(files.hasFinishedFile(named:)) ?? false
+        return SharedTransfers.step(leader: leader, fileExists: fileExists) == .runAlone ? nil : id
     }
 
     /// 128 random bits as 26 lower-case base32 characters: opaque and URL-safe.

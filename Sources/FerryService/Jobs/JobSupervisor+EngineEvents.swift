@@ -4,7 +4,8 @@ import FerryStore
 import Foundation
 import Logging
 
-/// Engine events: what each `TransferEvent` does to its job.
+/// Engine events: what each `TransferEvent` does to its job; and jobs sharing another's transfer (`SharedTransfers`),
+/// whose own files the engine makes from their leader's and whose outcome goes the way of a download's.
 extension JobSupervisor {
     // MARK: Engine events
 
@@ -201,6 +202,104 @@ extension JobSupervisor {
             Task { if (try? await ticket.durable()) != nil { files.finishRecorded(jobID: id) } }
         } else {
             commits.enqueue(change)
+        }
+        if job.state != before { settleFollowers(of: id) }
+    }
+
+    // MARK: Shared transfers
+
+    /// Starts a waiting job's transfer; a job following another's (`follows`) waits for it, shares its finished
+    /// file, or, that transfer stopped or gone, gets one of its own (`follows` cleared in `job`, which the caller
+    /// stores and commits).
+    func startTransfer(_ job: inout JobRecord, url: SubmittedURL? = nil) {
+        if let leaderID = job.follows {
+            let leader = jobs[leaderID]
+            switch SharedTransfers.step(leader: leader, fileExists: leader?.filename.map(files.hasFinishedFile(named:)) ?? false) {
+            case .wait:
+                sharing.wait(job.id, for: leaderID)
+                return
+            case .share:
+                let id = job.id
+                // Once the caller has stored the job.
+                Task { self.shareLeaderFile(into: id) }
+                return
+            case .runAlone:
+                job.follows = nil
+            }
+        }
+        submitTransfer(job, url: url)
+    }
+
+    /// Takes up a waiting follower again (its leader changed): `startTransfer`, storing what changed.
+    func resettle(_ id: String) {
+        guard var job = jobs[id], job.state == .waiting, job.follows != nil else { return }
+        startTransfer(&job)
+        guard job.follows == nil else { return }
+        job.updatedAt = now()
+        jobs[id] = job
+        commits.enqueue(CommitPipeline.Change(upserts: [job], events: [jobEvent(job)]))
+    }
+
+    /// The followers waiting for a job that just changed state, or was removed, take it up again.
+    func settleFollowers(of id: String) {
+        for follower in sharing.takeFollowers(of: id) { resettle(follower) }
+    }
+
+    /// Has the engine make a waiting follower's own file from its leader's, once the name it gets is reserved and
+    /// durable (a restart then finds the name the file has).
+    func shareLeaderFile(into id: String) {
+        guard let job = jobs[id], job.state == .waiting, let leaderID = job.follows, let leader = jobs[leaderID],
+              let source = leader.filename, let sha256 = leader.sha256,
+              SharedTransfers.step(leader: leader, fileExists: files.hasFinishedFile(named: source)) == .share
+        else { return resettle(id) }
+        guard sharing.beginMaking(id) else { return }
+        var named = job
+        var change = CommitPipeline.Change()
+        if named.filename == nil {
+            named.filename = files.reserveFilename(source, for: id)
+            named.updatedAt = now()
+            jobs[id] = named
+            change = CommitPipeline.Change(upserts: [named], events: [jobEvent(named)])
+        }
+        let request = SharedFile(jobID: id, source: source, filename: named.filename ?? source, sha256: sha256,
+                                 checksum: job.checksum)
+        let ticket = commits.submit(change), files = self.files
+        Task {
+            guard (try? await ticket.durable()) != nil else { return self.sharingFailed(id) }
+            files.share(request) { outcome in Task { await self.shared(id, outcome, from: leader) } }
+        }
+    }
+
+    /// The store failed before the follower's file was asked for: it stays waiting (a restart takes it up again).
+    private func sharingFailed(_ id: String) {
+        sharing.endMaking(id)
+    }
+
+    /// A follower's own file is made, or not: it finishes (delivery and notices follow as for a download), fails
+    /// (`checksum_mismatch`: only this job), or, its leader's file gone, takes up its leader again.
+    func shared(_ id: String, _ outcome: SharedFile.Outcome, from leader: JobRecord) {
+        sharing.endMaking(id)
+        guard var job = jobs[id], job.state == .waiting, job.follows == leader.id else {
+            // Cancelled or deleted meanwhile: the file made for it goes with it.
+            if case .finished(let name) = outcome, (jobs[id]?.state ?? .cancelled) == .cancelled {
+                files.discard(jobID: id, finishedFile: name)
+            }
+            return
+        }
+        switch outcome {
+        case .finished(let name):
+            job.follows = nil
+            job.startedAt = job.startedAt ?? now()
+            jobs[id] = job
+            let file = FinishedFile(
+                filename: name, path: files.location(ofFinished: name), size: leader.bytesExpected ?? leader.bytesReceived,
+                sha256: leader.sha256 ?? "", contentType: leader.contentType, finalURL: leader.finalURL ?? leader.url,
+                etag: leader.etag, lastModified: leader.lastModified)
+            apply(.finished(id: id, file))
+        case .failed(let failure):
+            apply(.failed(id: id, failure))
+        case .sourceGone:
+            resettle(id)
         }
     }
 }

@@ -64,7 +64,9 @@ extension JobSupervisor {
                 logger.warning("the disk is full: recovered jobs are not yet saved", metadata: ["error": "\(error)"])
             }
         }
-        for job in resubmit { submitTransfer(job) }
+        // Leaders first: a follower takes up its leader as it now is.
+        for job in resubmit where job.follows == nil { submitTransfer(job) }
+        for job in resubmit where job.follows != nil { resettle(job.id) }
         for job in redeliver { startDelivery(job) }
         logger.info("recovered jobs", metadata: ["jobs": "\(stored.count)", "resumed": "\(resubmit.count)"])
         // Reading every row freed many small buffers (SQLite's, the decoder's): give the pages back.

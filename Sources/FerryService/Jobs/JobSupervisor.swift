@@ -77,6 +77,8 @@ actor JobSupervisor {
     var pendingDedupe: [String: String] = [:]
     /// How many times each job's transfer restarted from zero (followers abort when it changes).
     var restarts: [String: Int] = [:]
+    /// Jobs waiting for another's transfer, and those whose own file is being made from it.
+    var sharing = SharedTransfers()
 
     init(_ dependencies: Dependencies) {
         store = dependencies.store

@@ -59,6 +59,10 @@ public struct JobRecord: Sendable, Equatable, Codable {
         public var delivery: Delivery?
         /// The job's sources when it has mirrors (`url` first); nil for jobs without mirrors.
         public var sources: [JobSource]?
+        /// The id of the job whose transfer this job shares (a dedupe match that asked for more: API.md, POST
+        /// /api/v1/jobs): it downloads nothing itself and gets its own finished file from that job's; nil for a
+        /// job with a transfer of its own.
+        public var follows: String?
         /// Validators for resuming with `If-Range`.
         public var etag: String?
         public var lastModified: String?
@@ -103,6 +107,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
         notify: String? = nil,
         delivery: Delivery? = nil,
         sources: [JobSource]? = nil,
+        follows: String? = nil,
         dedupeKey: String,
         etag: String? = nil,
         lastModified: String? = nil,
@@ -123,7 +128,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
         self.details = DetailsBox.make(Details(
             finalURL: finalURL, filename: filename, requestedFilename: requestedFilename, contentType: contentType,
             sha256: sha256, checksum: checksum, error: error, maxBytesPerSecond: maxBytesPerSecond,
-            connections: connections, headers: headers, tags: tags, notify: notify, delivery: delivery, sources: sources, etag: etag, lastModified: lastModified,
+            connections: connections, headers: headers, tags: tags, notify: notify, delivery: delivery, sources: sources, follows: follows, etag: etag, lastModified: lastModified,
             startedAt: startedAt, finishedAt: finishedAt))
         self.bytesExpected = bytesExpected
         self.state = state

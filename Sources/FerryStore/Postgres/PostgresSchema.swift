@@ -177,6 +177,9 @@ enum PostgresSchema {
                 updated_at timestamptz NOT NULL DEFAULT now()
             );
             """),
+        // Shared transfers: the id of the job whose transfer a job follows (`JobRecord.follows`), as in SQLite's
+        // schema 9.
+        Migration(version: 8, sql: "ALTER TABLE jobs ADD COLUMN follows text"),
     ]
 
     /// Schema 2: `jobs_search_text_trigram`, in a savepoint, so a server without `pg_trgm` keeps the rest.

@@ -155,6 +155,11 @@ enum SQLiteSchema {
         Migration(version: 8, sql: """
             ALTER TABLE jobs ADD COLUMN sources TEXT;
             """),
+        // Shared transfers (API.md, POST /api/v1/jobs, dedupe): the id of the job whose transfer a job follows
+        // (`JobRecord.follows`), NULL for a job with a transfer of its own.
+        Migration(version: 9, sql: """
+            ALTER TABLE jobs ADD COLUMN follows TEXT;
+            """),
     ]
 
     /// Brings the database up to `currentVersion` (or to `target`: tests make the databases older versions left).

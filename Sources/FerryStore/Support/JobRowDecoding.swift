@@ -9,7 +9,7 @@ enum JobColumn: Int, CaseIterable {
     case errorCode, errorMessage, errorHTTPStatus, attempts, priority, maxBytesPerSecond
     case connections, headers, etag, lastModified
     case createdAt, startedAt, finishedAt, updatedAt, tags, notify, delivery
-    case sources
+    case sources, follows
 
     /// Its name in the schema (for error messages).
     var name: String { SQLiteJobRow.columns[rawValue] }
@@ -74,6 +74,7 @@ enum JobRowDecoding {
             notify: row.text(.notify),
             delivery: delivery,
             sources: sources,
+            follows: row.text(.follows),
             dedupeKey: strings.intern(try need(row.text(.dedupeKey), .dedupeKey)),
             etag: row.text(.etag),
             lastModified: row.text(.lastModified),

@@ -76,5 +76,22 @@ final class FakeEngine: TransferControl, JobFiles, @unchecked Sendable {
     }
 
     func finishRecorded(jobID: String) { record("finishRecorded \(jobID)") }
+
+    var sharesFinishedFiles: Bool { true }
+
+    /// Links at once: `finished` when the source is "in files/" and the SHA-256 (the only checksum checked here)
+    /// matches.
+    func share(_ request: SharedFile, done: @escaping @Sendable (SharedFile.Outcome) -> Void) {
+        record("share \(request.jobID) \(request.source)")
+        let outcome: SharedFile.Outcome = lock.withLock {
+            guard finishedFiles.contains(request.source) else { return .sourceGone }
+            if let checksum = request.checksum, checksum.value != request.sha256 {
+                return .failed(JobFailure(code: .checksumMismatch, message: "mismatch"))
+            }
+            finishedFiles.insert(request.filename)
+            return .finished(filename: request.filename)
+        }
+        done(outcome)
+    }
     func recoverFiles(_ jobs: [RecoveringJob]) -> [String: RecoveredFiles] { lock.withLock { recovered } }
 }
