@@ -64,10 +64,14 @@ extension DownloadEngine {
         }
     }
 
-    /// Between parts: false once the job is cancelled or the engine shuts down.
+    /// Between parts and before the completion: false once the job is cancelled, the engine shuts down, or the
+    /// node may no longer act for the job (`ObjectUploadLedger.mayAct`: the file stays whole in `partial/`).
     private func uploadMayContinue(_ transfer: Transfer) async -> Bool {
         await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: !self.shuttingDown && transfer.stopIntent != .cancel) }
+            queue.async {
+                continuation.resume(returning: !self.shuttingDown && transfer.stopIntent != .cancel
+                                        && (self.uploadLedger?.mayAct(jobID: transfer.id) ?? true))
+            }
         }
     }
 

@@ -13,6 +13,8 @@ struct NodeRole: Sendable {
     var wantsWork: @Sendable () -> Void
     /// How long an action forwarded to the owner of a job may take to become visible here.
     var forwardTimeout: Duration = .seconds(5)
+    /// Whether the node's leases are renewed recently enough to act on its jobs (`LeaseTerm`); nil: always.
+    var fence: LeaseFence? = nil
 }
 
 /// An action on a job owned by another node, as sent to that node (`ClusterJobStore.send(command:to:)`):
