@@ -12,6 +12,8 @@ struct ClusterUploadLedger: ObjectUploadLedger {
     let store: any ClusterJobStore
     let node: String
     let fence: LeaseFence?
+    /// The epochs the node took its jobs under: a record is written only while the job's is still this one.
+    let held: HeldEpochs
     let metrics: ServiceMetrics
     let logger: Logger
 
@@ -34,7 +36,7 @@ struct ClusterUploadLedger: ObjectUploadLedger {
     func store(_ record: ObjectUploadRecord?, jobID: String) async {
         do {
             let document = try record.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
-            try await store.saveObjectUpload(document, jobID: jobID, node: node)
+            try await store.saveObjectUpload(document, jobID: jobID, node: node, epoch: held.epoch(of: jobID))
         } catch {
             logger.warning("cannot record a job's stored parts", metadata: ["job": "\(jobID)", "error": "\(error)"])
         }

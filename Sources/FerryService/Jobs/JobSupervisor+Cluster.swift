@@ -35,6 +35,7 @@ extension JobSupervisor {
                 continue
             }
             if claim.previousOwner != nil { metrics.handover() }
+            role?.held.took(job.id, epoch: claim.epoch)
             runHere(job)
         }
         metrics.claimed(claimed.count)
@@ -68,6 +69,24 @@ extension JobSupervisor {
 
     // MARK: Fencing
 
+    /// Fences the node now (see `enforceFence`); also when an engine event of a job it runs finds the fence due
+    /// before the watcher did (a process continued after a stop: nothing of that event is committed).
+    func fenceNow(_ fence: LeaseFence) {
+        fenced = true
+        let held = owned
+        guard !held.isEmpty else { return }
+        logger.error("this node's leases were not renewed in time: its jobs stop here, keeping their bytes, until it holds them again",
+                     metadata: ["jobs": "\(held.count)", "after": "\(fence.fenceAfter)"])
+        for id in held {
+            owned.remove(id)
+            ownedSince[id] = nil
+            rates[id] = nil
+            if jobs[id]?.state == .delivering { engine.stopDelivery(id: id, stopped: nil) }
+            engine.pause(id: id, stopped: nil)
+        }
+        suspended.formUnion(held)
+    }
+
     /// Fences or lifts the fence as the node's `LeaseFence` says: called often by the `LeaseKeeper` (`renewed`
     /// nil), and after each renewal that succeeded with the jobs it renewed, which alone may lift the fence.
     ///
@@ -80,19 +99,7 @@ extension JobSupervisor {
         case .keep:
             return
         case .fence:
-            fenced = true
-            let held = owned
-            guard !held.isEmpty else { return }
-            logger.error("this node's leases were not renewed in time: its jobs stop here, keeping their bytes, until it holds them again",
-                         metadata: ["jobs": "\(held.count)", "after": "\(fence.fenceAfter)"])
-            for id in held {
-                owned.remove(id)
-                ownedSince[id] = nil
-                rates[id] = nil
-                if jobs[id]?.state == .delivering { engine.stopDelivery(id: id, stopped: nil) }
-                engine.pause(id: id, stopped: nil)
-            }
-            suspended.formUnion(held)
+            fenceNow(fence)
         case .lift:
             guard let renewed else { return }
             fenced = false
@@ -132,6 +139,8 @@ extension JobSupervisor {
             logger.warning("changes refused: another node owns these jobs now", metadata: ["jobs": "\(mine.sorted())"])
         }
         await giveUp(mine)
+        // Jobs it no longer ran (a late write of an ended job): the store's version wins.
+        await refresh(owners.keys.filter { !owned.contains($0) && !suspended.contains($0) })
     }
 
     /// Stops the transfers of jobs no longer this node's, without touching their files or stored state, and reads
@@ -152,7 +161,7 @@ extension JobSupervisor {
         guard let role else { return }
         var records: [JobRecord] = []
         var gone: [String] = []
-        for id in ids where !owned.contains(id) {
+        for id in ids where !owned.contains(id) && !suspended.contains(id) {
             do {
                 if let stored = try await role.store.job(id: id) { records.append(stored) } else { gone.append(id) }
             } catch {
@@ -178,14 +187,16 @@ extension JobSupervisor {
     /// jobs no longer stored, wakes forwarded actions that now show, and reads which node runs what.
     private func absorb(_ records: [JobRecord], gone: [String]) async {
         guard let role else { return }
-        for stored in records where !owned.contains(stored.id) {
+        // Read back: another node changed these, so no write of this node's carries an epoch of them any more.
+        role.held.forget(records.map(\.id) + gone)
+        for stored in records where !owned.contains(stored.id) && !suspended.contains(stored.id) {
             if let current = jobs[stored.id], current.dedupeKey != stored.dedupeKey { reindex(current, dedupeKey: stored.dedupeKey) }
             insertIntoTable(stored)
             // Rates of a job running elsewhere come with its progress (`absorbProgress`), until it stops.
             if !stored.state.needsRunning { rates[stored.id] = nil }
             wakeWaiters(stored.id)
         }
-        for id in gone where !owned.contains(id) {
+        for id in gone where !owned.contains(id) && !suspended.contains(id) {
             removeFromTable(id)
             wakeWaiters(id)
         }
@@ -240,7 +251,8 @@ extension JobSupervisor {
         case .notFound:
             removeFromTable(id)
             throw JobsError.notFound(id: id)
-        case .acquired(let record):
+        case .acquired(let record, let epoch):
+            role.held.took(id, epoch: epoch)
             take(id)
             insertIntoTable(record)
             return true

@@ -15,6 +15,11 @@ extension JobSupervisor {
         guard var job = jobs[id] else { return }
         // With several nodes, only the jobs this node owns are its to change (a stopped one's last events are dropped).
         if role != nil, !owned.contains(id) { return }
+        // Nor while it cannot show it holds their leases (checked here too: the watcher may not have run yet).
+        if let fence = role?.fence, !fence.holds() {
+            fenceNow(fence)
+            return
+        }
         let before = job.state
         let userStopped = job.state == .paused || job.state == .cancelled || job.state == .finished
         var events: [ServerEvent] = []

@@ -57,6 +57,8 @@ extension RunningService {
         let metrics = ServiceMetrics()
         // Several nodes: whether this node's leases were renewed lately enough to act on its jobs.
         let fence = cluster.map { _ in LeaseFence(lease: configuration.lease) }
+        // ...and the epochs it took its jobs under, which its writes for them carry.
+        let held = HeldEpochs()
         let hub = EventHub(ids: ids, logger: logger)
         let feed = cluster.map { ClusterEventFeed(store: $0.store, hub: hub, ids: ids, after: storedEventsAfter, logger: logger) }
         let (refusals, refused) = AsyncStream<[String: String]>.makeStream()
@@ -74,7 +76,7 @@ extension RunningService {
         let relay = cluster.map { ProgressRelay(store: $0.store, node: configuration.nodeID, logger: logger) }
         let commitCluster = zip(cluster, zip(feed, relay)).map { cluster, parts in
             CommitPipeline.Cluster(store: cluster.store, node: configuration.nodeID, feed: parts.0, relay: parts.1,
-                                   refused: { refused.yield($0) })
+                                   refused: { refused.yield($0) }, held: held)
         }
         let commits = CommitPipeline(store: store, cluster: commitCluster, logger: logger, makeRoom: { ballast.release() },
                                      noticesStored: { webhooks.committed($0) }, beforePublish: { events in
@@ -100,7 +102,7 @@ extension RunningService {
         let quota = configuration.spoolQuota.map { SpoolQuota(quota: $0, table: table) }
         let engine = DownloadEngine(configuration: engineConfiguration, spool: spool, logger: logger, allowance: quota,
                                     objectStore: objectStore,
-                                    uploadLedger: cluster.map { ClusterUploadLedger(store: $0.store, node: configuration.nodeID, fence: fence,
+                                    uploadLedger: cluster.map { ClusterUploadLedger(store: $0.store, node: configuration.nodeID, fence: fence, held: held,
                                                                                     metrics: metrics, logger: logger) }) { event in
             engineEvents.yield(event)
         }
@@ -134,7 +136,7 @@ extension RunningService {
             logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL))
         if let cluster {
             dependencies.role = NodeRole(store: cluster.store, node: configuration.nodeID, lease: configuration.lease,
-                                         wantsWork: wantsWork, fence: fence)
+                                         wantsWork: wantsWork, fence: fence, held: held)
             // The supervisor's own ids only number placeholders: the feed publishes with the stored ids.
             dependencies.ids = EventIDAllocator(startingAfter: 0)
             dependencies.publishedMark = { ids.lastAllocated }
