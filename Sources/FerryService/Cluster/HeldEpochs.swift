@@ -1,11 +1,12 @@
 import Synchronization
 
 /// The epoch (`ClaimedJob.epoch`, the store's fencing token) under which this node last took each job, kept after it
-/// stops running the job until another node is seen changing it: every write the node makes for such a job carries
+/// stops running the job until it reads the job's row back from the store (a change notified): every write the node makes for such a job carries
 /// it (`ClusterChange.heldUnder`, stamped by the `CommitPipeline` when the change is queued; the parts record of
 /// `ClusterUploadLedger`), so the store refuses the write of a node that wakes up late for a job taken since.
 ///
-/// Owner: its `Mutex`. Written by the supervisor (`take`, and `forget` when it reads a job another node changed);
+/// Owner: its `Mutex`. Written by the supervisor (`took` on a claim or an acquisition, `forget` when it reads a job
+/// back that it does not run);
 /// read by the commit pipeline and the engine's ledger from any thread.
 final class HeldEpochs: Sendable {
     private let epochs = Mutex<[String: Int64]>([:])
