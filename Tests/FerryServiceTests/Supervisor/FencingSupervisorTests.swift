@@ -75,6 +75,30 @@ struct FencingSupervisorTests {
         #expect(await harness.supervisor.ownedCount == 0)
     }
 
+    @Test func aDeliveryTheTargetTookIsRecordedEvenWhenItsAnswerFindsTheFenceDue() async throws {
+        let fence = LeaseFence(lease: lease)
+        let harness = Harness(fence: fence)
+        fence.renewed(sentAt: .now)
+        let answers = try await harness.supervisor.create([SupervisorHarness.draft("http://example.org/a.iso") {
+            $0.deliver = JobDraft.DeliverBody(url: "https://target.example/up", deleteAfter: false)
+        }])
+        guard case .created(let job) = answers.first else { throw HarnessError.notCreated("\(answers)") }
+        try await harness.claim()
+        await harness.supervisor.apply(.started(id: job.id, offset: 0))
+        await harness.supervisor.apply(.finished(id: job.id, JobSupervisorTests.file("a.iso", size: 1_000)))
+        harness.engine.finishedFiles.insert("a.iso")
+        #expect(await harness.supervisor.job(job.id)?.0.state == .delivering)
+        try await Task.sleep(for: .milliseconds(250))
+        // The target answered 2xx; the node learns it after its fence fell due (it was stopped meanwhile).
+        await harness.supervisor.apply(.delivered(id: job.id, status: 201))
+        #expect(await harness.supervisor.ownedCount == 0, "fenced")
+        #expect(await harness.supervisor.job(job.id)?.0.state == .finished)
+        for _ in 0..<200 where await harness.store.memory.job(id: job.id)?.state != .finished {
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        #expect(await harness.store.memory.job(id: job.id)?.state == .finished, "nobody took it: the store has it")
+    }
+
     @Test func aLateWriteForAJobAnotherNodeTookAndEndedSinceIsRefused() async throws {
         let harness = Harness()
         let job = try await harness.create("http://example.org/a.bin")
