@@ -204,7 +204,7 @@ def body(suite, args):
     suite.check("one object per job, no orphan", "<ListBucketResult" in listing and objects == count,
                 "%d objects, %d jobs: %s" % (objects, count, listing[:300]))
     suite.check("no unfinished multipart upload", "<ListMultipartUploadsResult" in pending and uploads == 0,
-                "%d left: %s" % (uploads, pending[:300]))
+                "%d left: %s" % (uploads, ", ".join(re.findall(r"<Upload><Key>([^<]*)</Key>", pending)) or pending[:300]))
 
     fetched = sum(e["bytes"] for e in nginx.access_log() if e["method"] == "GET" and e["status"] in (200, 206))
     sizes = sum(s["size"] for s in specs if s["name"] in ids)
