@@ -8,24 +8,29 @@ import Synchronization
 /// Owner: its `Mutex` (held for a comparison or an assignment only).
 final class LeaseFence: Sendable {
     private let term: Mutex<LeaseTerm>
+    /// The monotonic clock (tests give a fake one).
+    let now: @Sendable () -> ContinuousClock.Instant
 
-    init(lease: Duration) {
+    init(lease: Duration, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         term = Mutex(LeaseTerm(lease: lease))
+        self.now = now
     }
 
-    /// A renewal sent at `sentAt` succeeded.
+    /// A renewal sent at `sentAt` (read from `now`) succeeded.
     func renewed(sentAt: ContinuousClock.Instant) {
         term.withLock { $0.renewed(sentAt: sentAt) }
     }
 
     /// Whether this node may act on its jobs now.
-    func holds(at now: ContinuousClock.Instant = .now) -> Bool {
-        term.withLock { $0.holds(at: now) }
+    func holds() -> Bool {
+        let now = now()
+        return term.withLock { $0.holds(at: now) }
     }
 
     /// What one that last saw the node `fenced` (or not) must do now.
-    func decision(fenced: Bool, at now: ContinuousClock.Instant = .now) -> LeaseTerm.Decision {
-        term.withLock { $0.decision(at: now, fenced: fenced) }
+    func decision(fenced: Bool) -> LeaseTerm.Decision {
+        let now = now()
+        return term.withLock { $0.decision(at: now, fenced: fenced) }
     }
 
     /// How long the node may act after a renewal was sent.

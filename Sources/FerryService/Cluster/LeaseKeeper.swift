@@ -65,7 +65,7 @@ actor LeaseKeeper {
     func tick() async {
         do {
             let mark = await supervisor.ownershipMark
-            let sentAt = ContinuousClock.now
+            let sentAt = fence.now()
             let (renewals, node, lease) = (self.renewals, self.node, self.lease)
             let renewed = try await TimeLimit.run("renewing the leases of node \(node)", limit: lease / 3) {
                 _ = try await renewals.heartbeat(node: node, lease: lease)
