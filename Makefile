@@ -81,6 +81,10 @@ cluster-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/cluster_suite.py $(ARGS)
 store-loss-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/store_loss_suite.py $(ARGS)
+fencing-suite: build
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fencing_suite.py $(ARGS)
+chaos-suite: build
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/chaos_suite.py $(ARGS)
 load-suite: release
 	FERRY_BIN=.build/release/ferry python3 Tests/suites/load_suite.py $(ARGS)
 

@@ -135,6 +135,11 @@ extension DownloadEngine {
     /// libcurl asks for the next part of the file (inside a libcurl call).
     private func read(_ upload: Upload, into buffer: UnsafeMutableRawBufferPointer) -> CurlEasy.ReadDisposition {
         guard uploads[upload.id] === upload, upload.fd >= 0 else { return .abort }
+        // Right before each byte of the side effect: a node that lost its lease sends no more of the request.
+        guard uploadLedger?.mayAct(jobID: upload.id) ?? true else {
+            upload.fenced = true
+            return .abort
+        }
         let wanted = Int(min(Int64(buffer.count), upload.spec.size - upload.bytesSent))
         guard wanted > 0 else { return .filled(0) }
         if let delay = rateDelay(wanted, own: &upload.rateBucket) {
@@ -172,6 +177,11 @@ extension DownloadEngine {
         easy.cleanup()
         closeFile(upload)
         guard uploads[upload.id] === upload else { return }
+        if upload.fenced {
+            logger.notice("delivery stopped: this node may no longer act for the job", metadata: ["id": "\(upload.id)"])
+            uploads[upload.id] = nil
+            return
+        }
         if let cause = upload.cause {
             deliveryEnded(upload, cause: cause)
         } else if code != CURLE_OK {

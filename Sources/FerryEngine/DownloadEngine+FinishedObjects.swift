@@ -64,10 +64,14 @@ extension DownloadEngine {
         }
     }
 
-    /// Between parts: false once the job is cancelled or the engine shuts down.
+    /// Between parts and before the completion: false once the job is cancelled, the engine shuts down, or the
+    /// node may no longer act for the job (`ObjectUploadLedger.mayAct`: the file stays whole in `partial/`).
     private func uploadMayContinue(_ transfer: Transfer) async -> Bool {
         await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: !self.shuttingDown && transfer.stopIntent != .cancel) }
+            queue.async {
+                continuation.resume(returning: !self.shuttingDown && transfer.stopIntent != .cancel
+                                        && (self.uploadLedger?.mayAct(jobID: transfer.id) ?? true))
+            }
         }
     }
 
@@ -76,6 +80,7 @@ extension DownloadEngine {
         let transfer = pending.transfer
         guard let failure else {
             partsCompleted(transfer)
+            sweepUnfinishedUploads(jobID: pending.finish.jobID, client: client)
             if let group = finishGroups.add(pending) { moveToFiles(group) }
             return
         }
@@ -118,6 +123,24 @@ extension DownloadEngine {
         if transfer.stopIntent == nil { transfer.stopIntent = .shutdown }
         stopped(transfer, bytesOnDisk: size)
         finishShutdownIfIdle()
+    }
+
+    /// Aborts every unfinished upload left under the job's keys once its object is stored: those a node killed or
+    /// cut off between creating an upload and recording it, or while storing the finished file, could not abort
+    /// (a node taking the job over starts its own). Failures are logged; a lifecycle rule on the bucket is the
+    /// backstop (docs/API.md).
+    func sweepUnfinishedUploads(jobID: String, client: ObjectStoreClient) {
+        let prefix = client.location.keyPrefix(jobID: jobID), logger = self.logger
+        Task {
+            do throws(ObjectStoreError) {
+                for upload in try await client.unfinishedUploads(prefix: prefix) {
+                    try await client.abortMultipartUpload(key: upload.key, uploadID: upload.uploadID)
+                    logger.info("aborted an unfinished upload left behind", metadata: ["job": "\(jobID)", "key": "\(upload.key)"])
+                }
+            } catch where error.kind != .notFound {
+                logger.warning("cannot abort a finished job's unfinished uploads", metadata: ["job": "\(jobID)", "error": "\(error)"])
+            } catch {}
+        }
     }
 
     /// Deletes a job's object (any thread); one already gone is not an error.

@@ -259,14 +259,18 @@ extension DownloadEngine {
             // A file of one part is stored at its finish.
             guard size > partSize,
                   !PartProgress.ready(size: size, partSize: partSize, written: written, done: [], limit: 1).isEmpty else { return }
+            guard uploadLedger?.mayAct(jobID: transfer.id) ?? true else { return }
             createUpload(transfer, client: client, key: client.location.key(jobID: transfer.id, filename: filename),
                          partSize: partSize, size: size)
             return
         }
         guard record.size == size, record.etag == transfer.etag, record.lastModified == transfer.lastModified else { return }
         var done = Set(record.parts.map(\.number)).union(live.inFlight)
-        for number in PartProgress.ready(size: size, partSize: record.partSize, written: written, done: done,
-                                         limit: Self.partUploadsInFlight - live.inFlight.count) {
+        let ready = PartProgress.ready(size: size, partSize: record.partSize, written: written, done: done,
+                                       limit: Self.partUploadsInFlight - live.inFlight.count)
+        // Right before the side effect: a node that lost its lease stores no part.
+        guard ready.isEmpty || (uploadLedger?.mayAct(jobID: transfer.id) ?? true) else { return }
+        for number in ready {
             uploadPart(number, of: transfer, record, client: client)
             done.insert(number)
         }

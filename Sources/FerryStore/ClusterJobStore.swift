@@ -4,11 +4,14 @@ import Foundation
 /// under leases, owner-fenced commits, and the cluster-wide event log. Implemented by `PostgresJobStore`.
 ///
 /// The rule every node follows: **a node changes a job only while it owns it** (or while nobody does). Ownership is
-/// the `owner` of the job's row, with a lease (`leaseUntil`, on the database's clock, `now()`): a node takes jobs
+/// the `owner` of the job's row, with a lease (`leaseUntil`, on the database's clock, `now()`) and an epoch (a
+/// fencing token raised each time a node other than the last to take the job takes it): a node takes jobs
 /// with `claim` (jobs that need running) or `acquire` (one job, for an action such as pause or DELETE), keeps them
 /// with `renew`, and gives them back with `release` or `leave`. Another node may take a job only when it is
 /// unowned or its owner's lease has expired (a handover); the former owner then finds the job missing from what
-/// `renew` returns, and its `commit`s of that job are refused (fencing): it must stop working on it.
+/// `renew` returns, and its `commit`s of that job are refused (fencing): it must stop working on it. A node that
+/// wakes up late (stopped past its lease) is refused even when the job has no owner any more: its writes carry the
+/// epoch it held the job under, compared in the same statement.
 ///
 /// Every call is one transaction; every commit that changes jobs or appends events also notifies the other nodes
 /// (`ClusterChannel`), delivered only if it commits. Lease durations are whole milliseconds.
@@ -66,10 +69,19 @@ public protocol ClusterJobStore: JobStore {
     /// The record of the job's unfinished multipart upload (the parts stored so far, as the engine wrote it), if any.
     func objectUpload(jobID: String) async throws -> String?
     /// Replaces the record of the job's multipart upload (nil removes it), fenced like `commit`: only while `node`
-    /// owns the job, nobody does, or its owner's lease has expired; a record is never stored for a job that is gone
+    /// owns the job, nobody does, or its owner's lease has expired, and, given the `epoch` the node holds the job
+    /// under, only while the job's epoch is still that one; a record is never stored for a job that is gone
     /// (removing one is). Returns whether it was written.
     @discardableResult
-    func saveObjectUpload(_ document: String?, jobID: String, node: String) async throws -> Bool
+    func saveObjectUpload(_ document: String?, jobID: String, node: String, epoch: Int64?) async throws -> Bool
+}
+
+extension ClusterJobStore {
+    /// `saveObjectUpload(_:jobID:node:epoch:)` by a node that does not hold the job under a known epoch.
+    @discardableResult
+    public func saveObjectUpload(_ document: String?, jobID: String, node: String) async throws -> Bool {
+        try await saveObjectUpload(document, jobID: jobID, node: node, epoch: nil)
+    }
 }
 
 /// A node as the store knows it. Dates are the database server's clock, to the millisecond.
@@ -93,17 +105,21 @@ public struct ClaimedJob: Sendable, Equatable {
     public var job: JobRecord
     /// The node that owned it before, whose lease had expired (a handover); nil when it was unowned.
     public var previousOwner: String?
+    /// The job's epoch under this claim: the fencing token the node's writes for it carry.
+    public var epoch: Int64
 
-    public init(job: JobRecord, previousOwner: String?) {
+    public init(job: JobRecord, previousOwner: String?, epoch: Int64 = 0) {
         self.job = job
         self.previousOwner = previousOwner
+        self.epoch = epoch
     }
 }
 
 /// What `acquire` found.
 public enum JobAcquisition: Sendable, Equatable {
-    /// The node owns the job now; the record as stored.
-    case acquired(JobRecord)
+    /// The node owns the job now; the record as stored, and the epoch it holds the job under (the same as before
+    /// when this node was the last to take it, else raised).
+    case acquired(JobRecord, epoch: Int64)
     /// A live node owns it: forward the command to that node.
     case owned(by: String, leaseUntil: Date)
     /// No job with this id.
@@ -120,9 +136,14 @@ public struct ClusterChange: Sendable, Equatable {
     public var deletions: [String]
     public var notices: [WebhookNotice]
     public var events: [NewEvent]
+    /// The epoch the node held each updated or deleted job under, when it did (`ClaimedJob.epoch`): such a change is
+    /// refused unless the job's epoch is still that one and no other node owns it, even when nobody owns it now.
+    public var heldUnder: [String: Int64]
 
     public init(inserts: [JobRecord] = [], idempotencyRecord: IdempotencyRecord? = nil, updates: [JobRecord] = [],
-                deletions: [String] = [], notices: [WebhookNotice] = [], events: [NewEvent] = []) {
+                deletions: [String] = [], notices: [WebhookNotice] = [], events: [NewEvent] = [],
+                heldUnder: [String: Int64] = [:]) {
+        self.heldUnder = heldUnder
         self.inserts = inserts
         self.idempotencyRecord = idempotencyRecord
         self.updates = updates
@@ -141,7 +162,8 @@ public struct ClusterChange: Sendable, Equatable {
 public struct ClusterCommit: Sendable, Equatable {
     /// `inserts` as stored (`sequence` assigned).
     public var inserted: [JobRecord]
-    /// Jobs whose update or deletion was refused, with the node that owns them.
+    /// Jobs whose update or deletion was refused, with the node that owns them (empty when nobody does: the job was
+    /// taken since the epoch the change was held under).
     public var refused: [String: String]
     /// The events appended, with their ids, in order.
     public var events: [StoredEvent]

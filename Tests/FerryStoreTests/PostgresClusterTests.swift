@@ -160,6 +160,41 @@ struct PostgresClusterTests {
         }
     }
 
+    @Test func aNodeWakingUpLateWritesNothingForAJobTakenSinceEvenWhenNobodyOwnsItNow() async throws {
+        try await withNodes(2) { stores, _, _ in
+            let (a, b) = (stores[0], stores[1])
+            _ = try await insertWaiting(1, into: a)
+            let held = try #require(try await a.claim(node: "a", limit: 1, lease: .seconds(1)).first)
+            #expect(held.epoch == 1)
+            // a is stopped past its lease; b takes the job over, finishes it and so releases it.
+            try await Task.sleep(for: .milliseconds(1300))
+            let taken = try #require(try await b.claim(node: "b", limit: 1, lease: .seconds(30)).first)
+            #expect(taken.epoch == 2)
+            var finished = taken.job
+            finished.state = .finished
+            #expect(try await b.commit(ClusterChange(updates: [finished], heldUnder: [finished.id: taken.epoch]),
+                                       node: "b").refused.isEmpty)
+            #expect(try await b.liveOwners().isEmpty)
+            // a wakes up: its finish (with its notice and event) is refused, though nobody owns the job now.
+            var late = held.job
+            late.state = .finished
+            late.filename = "late"
+            let notice = WebhookOutboxContractTests.notice("n-late", job: late.id, due: 1_795_000_000)
+            let refused = try await a.commit(ClusterChange(
+                updates: [late], notices: [notice], events: [NewEvent(jobID: late.id, kind: .job, data: Array("late".utf8))],
+                heldUnder: [late.id: held.epoch]), node: "a")
+            #expect(refused.refused == [late.id: ""])
+            #expect(try await a.job(id: late.id)?.filename != "late")
+            #expect(try await a.pendingNotices(limit: 10).isEmpty)
+            #expect(try await a.events(after: 0, limit: 10).isEmpty)
+            // Nor does it record parts for it; b, under its epoch, may.
+            #expect(try await a.saveObjectUpload("{}", jobID: late.id, node: "a", epoch: held.epoch) == false)
+            #expect(try await b.saveObjectUpload("{}", jobID: late.id, node: "b", epoch: taken.epoch))
+            // A change not made under a claim keeps the old rule: an unowned job may be changed by any node.
+            #expect(try await a.commit(ClusterChange(updates: [finished]), node: "a").refused.isEmpty)
+        }
+    }
+
     @Test func acquireTakesAFreeOrExpiredJobAndNamesALiveOwner() async throws {
         try await withNodes(2) { stores, _, _ in
             let (a, b) = (stores[0], stores[1])
@@ -174,9 +209,14 @@ struct PostgresClusterTests {
             #expect(owner == "a")
             #expect(until > Date().addingTimeInterval(-5))
             // The owner itself may, and so may anyone for an unowned job or a missing one.
-            #expect(try await a.acquire(id: id, node: "a", lease: .seconds(30)) == .acquired(try #require(try await a.job(id: id))))
+            guard case .acquired(let again, let epoch) = try await a.acquire(id: id, node: "a", lease: .seconds(30)) else {
+                Issue.record("a could not acquire its own job")
+                return
+            }
+            #expect(again == (try #require(try await a.job(id: id))))
+            #expect(epoch == 1, "the owner acquiring its own job keeps its epoch")
             #expect(try await b.acquire(id: "missing", node: "b", lease: .seconds(30)) == .notFound)
-            guard case .acquired(let other) = try await b.acquire(id: "j0", node: "b", lease: .seconds(30)) else {
+            guard case .acquired(let other, _) = try await b.acquire(id: "j0", node: "b", lease: .seconds(30)) else {
                 Issue.record("b could not acquire an unowned job")
                 return
             }
@@ -186,10 +226,11 @@ struct PostgresClusterTests {
             #expect(try await b.liveOwners() == ["j0": "b"])
             _ = try await a.acquire(id: id, node: "a", lease: .seconds(1))
             try await Task.sleep(for: .milliseconds(1300))
-            guard case .acquired = try await b.acquire(id: id, node: "b", lease: .seconds(30)) else {
+            guard case .acquired(_, let taken) = try await b.acquire(id: id, node: "b", lease: .seconds(30)) else {
                 Issue.record("b could not acquire a job whose lease expired")
                 return
             }
+            #expect(taken == 2, "raised when another node takes it, not when the last to take it takes it again")
             #expect(try await b.liveOwners() == [id: "b", "j0": "b"])
             // Leaving gives everything back.
             #expect(try await b.leave(node: "b") == ["j0", "j1"])

@@ -15,6 +15,8 @@ final class Upload: @unchecked Sendable {
     var headReader = ResponseHeadReader()
     /// Set when the destination guard refused an address, or the file could not be read.
     var cause: FailureCause?
+    /// Aborted because the node may no longer act for the job (`ObjectUploadLedger.mayAct`): ends without an event.
+    var fenced = false
     /// Failed attempts so far.
     var failures = 0
     /// The pending retry after a back-off.

@@ -50,6 +50,10 @@ struct FinishedObjectUpload: Sendable {
                 stored.append(try await client.uploadPart(key: key, uploadID: uploadID, partNumber: part.number,
                                                           descriptor: descriptor, offset: part.offset, length: part.length))
             }
+            guard await proceed() else {
+                throw ObjectStoreError(operation: .completeMultipartUpload, kind: .stopped, endpoint: client.location.bucketURL,
+                                       message: "the upload was stopped before its completion")
+            }
             _ = try await client.completeMultipartUpload(key: key, uploadID: uploadID, parts: stored)
         } catch {
             if existing == nil { try? await client.abortMultipartUpload(key: key, uploadID: uploadID) }

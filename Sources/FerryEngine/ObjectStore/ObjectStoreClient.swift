@@ -111,6 +111,14 @@ public final class ObjectStoreClient: @unchecked Sendable {
         return parts.sorted { $0.number < $1.number }
     }
 
+    /// The unfinished uploads whose keys start with `prefix` (the first 1,000).
+    public func unfinishedUploads(prefix: String) async throws(ObjectStoreError) -> [UnfinishedUpload] {
+        let response = try await send(.listMultipartUploads(location, prefix: prefix))
+        return try document(.listMultipartUploads, response) { bytes throws(S3XMLError) in
+            try S3Documents.unfinishedUploads(bytes)
+        }
+    }
+
     /// Makes the object from `parts` (their numbers and ETags); returns the object's ETag.
     public func completeMultipartUpload(key: String, uploadID: String, parts: [UploadedPart]) async throws(ObjectStoreError) -> String {
         let response = try await send(.completeMultipartUpload(location, key: key, uploadID: uploadID, parts: parts))

@@ -7,6 +7,7 @@ public enum ObjectStoreOperation: String, Sendable, Equatable {
     case uploadPart = "UploadPart"
     case uploadPartCopy = "UploadPartCopy"
     case listParts = "ListParts"
+    case listMultipartUploads = "ListMultipartUploads"
     case completeMultipartUpload = "CompleteMultipartUpload"
     case abortMultipartUpload = "AbortMultipartUpload"
     case putObject = "PutObject"

@@ -71,6 +71,11 @@ public struct ObjectStoreLocation: Sendable, Equatable, CustomStringConvertible 
         prefix.isEmpty ? "\(jobID)/\(filename)" : "\(prefix)/\(jobID)/\(filename)"
     }
 
+    /// What every key of the job's objects starts with.
+    public func keyPrefix(jobID: String) -> String {
+        prefix.isEmpty ? "\(jobID)/" : "\(prefix)/\(jobID)/"
+    }
+
     /// The bucket's path-style URL, `endpoint/bucket`; what errors name.
     public var bucketURL: String { "\(endpoint)/\(bucket)" }
 

@@ -79,6 +79,11 @@ public struct ObjectStoreRequest: Sendable {
         return make(.listParts, .get, location, key: key, query: query)
     }
 
+    /// The unfinished uploads whose keys start with `prefix` (`ListMultipartUploads`: one page, up to 1,000).
+    static func listMultipartUploads(_ location: ObjectStoreLocation, prefix: String) -> ObjectStoreRequest {
+        make(.listMultipartUploads, .get, location, key: nil, query: [("prefix", prefix), ("uploads", "")])
+    }
+
     static func completeMultipartUpload(_ location: ObjectStoreLocation, key: String, uploadID: String,
                                         parts: [UploadedPart]) -> ObjectStoreRequest {
         make(.completeMultipartUpload, .post, location, key: key, query: [("uploadId", uploadID)],

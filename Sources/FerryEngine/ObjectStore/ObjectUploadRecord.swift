@@ -57,4 +57,12 @@ public protocol ObjectUploadLedger: Sendable {
     /// Replaces the job's record; nil removes it. Failures are the ledger's to log: a part not recorded is only
     /// fetched again by a node taking over.
     func store(_ record: ObjectUploadRecord?, jobID: String) async
+    /// Whether this node may still act for the job: asked right before a delivery request sends a byte, a part is
+    /// uploaded and a multipart upload is completed. False once the node cannot show it holds the job's lease (the
+    /// cluster's fence): the engine then leaves the side effect undone, its bytes kept, for the job's holder.
+    func mayAct(jobID: String) -> Bool
+}
+
+extension ObjectUploadLedger {
+    public func mayAct(jobID: String) -> Bool { true }
 }

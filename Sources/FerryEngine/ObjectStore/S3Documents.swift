@@ -14,6 +14,17 @@ public struct UploadedPart: Equatable, Sendable {
     }
 }
 
+/// A multipart upload begun and neither completed nor aborted, as `ListMultipartUploads` lists it.
+public struct UnfinishedUpload: Equatable, Sendable {
+    public let key: String
+    public let uploadID: String
+
+    public init(key: String, uploadID: String) {
+        self.key = key
+        self.uploadID = uploadID
+    }
+}
+
 /// The XML documents of the S3 calls Ferry makes: read from bytes, written to bytes. Pure.
 enum S3Documents {
     /// The `<Error>` answer: code and message.
@@ -62,6 +73,19 @@ enum S3Documents {
             nextMarker = marker
         }
         return PartsPage(parts: parts, nextMarker: nextMarker)
+    }
+
+    /// The key and upload id of each `Upload` of a `ListMultipartUploadsResult` page.
+    static func unfinishedUploads(_ bytes: [UInt8]) throws(S3XMLError) -> [UnfinishedUpload] {
+        let root = try expect("ListMultipartUploadsResult", bytes)
+        var uploads: [UnfinishedUpload] = []
+        for upload in root.children("Upload") {
+            guard let key = upload.value("Key"), !key.isEmpty, let id = upload.value("UploadId"), !id.isEmpty else {
+                throw S3XMLError(reason: "an Upload lacks a Key or an UploadId", offset: 0)
+            }
+            uploads.append(UnfinishedUpload(key: key, uploadID: id))
+        }
+        return uploads
     }
 
     /// The ETag of a `CompleteMultipartUploadResult`. The store may answer 200 and an `<Error>` (the completion

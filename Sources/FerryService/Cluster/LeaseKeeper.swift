@@ -7,10 +7,18 @@ import Logging
 /// (`claim()`: a slot freed, a job was created or released, a `ferry_jobs` notification). Claims take up to the
 /// node's free slots (`--max-concurrent` minus the jobs it runs).
 ///
+/// Renewals go through their own connection (`renewals`, not the one commits wait on) and are given a third of the
+/// lease to answer (`TimeLimit`): a database that stops answering cannot hold the node's fence decision up. Each
+/// renewal that succeeded is recorded in the `LeaseFence` (counted from when it was sent), and `watchFence` has the
+/// supervisor fence the node once the last one is two thirds of a lease old, and lift it after the next.
+///
 /// Owner: this actor owns whether a claim is under way (claims never overlap; one asked for meanwhile runs after)
 /// and whether the store answered last time (`reachable`, with the pause of claims after it came back). Made and started by `ClusterMembership`.
 actor LeaseKeeper {
     private let store: any ClusterJobStore
+    /// The store on a connection of its own, for heartbeats and renewals.
+    private let renewals: any ClusterJobStore
+    private let fence: LeaseFence
     private let node: String
     private let lease: Duration
     private let supervisor: JobSupervisor
@@ -24,9 +32,11 @@ actor LeaseKeeper {
     /// renew the leases that ran out meanwhile, or the first node back would take the others' running jobs.
     private var claimsFrom: ContinuousClock.Instant?
 
-    init(store: any ClusterJobStore, node: String, lease: Duration, supervisor: JobSupervisor,
-         maxConcurrent: @escaping @Sendable () async -> Int, logger: Logger) {
+    init(store: any ClusterJobStore, renewals: any ClusterJobStore, fence: LeaseFence, node: String, lease: Duration,
+         supervisor: JobSupervisor, maxConcurrent: @escaping @Sendable () async -> Int, logger: Logger) {
         self.store = store
+        self.renewals = renewals
+        self.fence = fence
         self.node = node
         self.lease = lease
         self.supervisor = supervisor
@@ -42,13 +52,28 @@ actor LeaseKeeper {
         }
     }
 
+    /// Has the supervisor check the fence often (a twelfth of the lease, at most every quarter second), until cancelled.
+    func watchFence() async {
+        let every = min(lease / 12, .milliseconds(250))
+        while !Task.isCancelled {
+            await supervisor.enforceFence()
+            try? await Task.sleep(for: every)
+        }
+    }
+
     /// One heartbeat and renewal, then a claim.
     func tick() async {
         do {
-            _ = try await store.heartbeat(node: node, lease: lease)
             let mark = await supervisor.ownershipMark
-            let renewed = try await store.renew(node: node, lease: lease)
+            let sentAt = fence.now()
+            let (renewals, node, lease) = (self.renewals, self.node, self.lease)
+            let renewed = try await TimeLimit.run("renewing the leases of node \(node)", limit: lease / 3) {
+                _ = try await renewals.heartbeat(node: node, lease: lease)
+                return try await renewals.renew(node: node, lease: lease)
+            }
+            fence.renewed(sentAt: sentAt)
             await supervisor.keepOnly(renewed, ownedBefore: mark)
+            await supervisor.enforceFence(renewed: renewed)
             if !reachable {
                 logger.notice("the job store answers again: claiming jobs again after one lease")
                 claimsFrom = .now + lease
@@ -66,7 +91,7 @@ actor LeaseKeeper {
 
     /// Claims jobs for the node's free slots and hands them to the supervisor.
     func claim() async {
-        guard reachable, !Task.isCancelled else { return }
+        guard reachable, fence.holds(), !Task.isCancelled else { return }
         if let claimsFrom {
             guard ContinuousClock.now >= claimsFrom else { return }
             self.claimsFrom = nil

@@ -13,6 +13,10 @@ struct NodeRole: Sendable {
     var wantsWork: @Sendable () -> Void
     /// How long an action forwarded to the owner of a job may take to become visible here.
     var forwardTimeout: Duration = .seconds(5)
+    /// Whether the node's leases are renewed recently enough to act on its jobs (`LeaseTerm`); nil: always.
+    var fence: LeaseFence? = nil
+    /// The epochs this node took its jobs under, which its writes for them carry.
+    var held = HeldEpochs()
 }
 
 /// An action on a job owned by another node, as sent to that node (`ClusterJobStore.send(command:to:)`):

@@ -35,6 +35,8 @@ final class CommitPipeline: @unchecked Sendable {
         var relay: ProgressRelay
         /// Told the jobs whose changes were refused, with their owners.
         var refused: @Sendable ([String: String]) -> Void
+        /// The epochs the node took its jobs under: each change is stamped with those of its jobs when queued.
+        var held: HeldEpochs? = nil
     }
 
     /// One batch of changes made together.
@@ -44,6 +46,9 @@ final class CommitPipeline: @unchecked Sendable {
         var events: [ServerEvent] = []
         /// Webhook notices the change causes, written in the same transaction.
         var notices: [WebhookNotice] = []
+        /// With several nodes: the epoch the node held each of its jobs under when the change was made (stamped
+        /// by `enqueue`), the store's proof that it may still write them (`ClusterChange.heldUnder`).
+        var heldUnder: [String: Int64] = [:]
     }
 
     private let store: any JobStore
@@ -138,6 +143,10 @@ final class CommitPipeline: @unchecked Sendable {
     }
 
     private func enqueue(_ change: Change, waiter: Ticket?) {
+        var change = change
+        if let held = cluster?.held, !(change.upserts.isEmpty && change.deletions.isEmpty) {
+            change.heldUnder = held.epochs(of: change.upserts.map(\.id) + change.deletions)
+        }
         lock.lock()
         pending.append((change, waiter))
         let start = !draining
@@ -206,6 +215,7 @@ final class CommitPipeline: @unchecked Sendable {
             }
             merged.notices += change.notices
             merged.events += change.events.filter { $0.kind != .progress }
+            merged.heldUnder.merge(change.heldUnder) { _, later in later }
         }
         merged.upserts = order.compactMap { latest[$0] }
         return merged
@@ -249,7 +259,8 @@ final class CommitPipeline: @unchecked Sendable {
         let collapsed = Self.merged(batch)
         let (updates, deleted, notices) = (collapsed.upserts, collapsed.deletions, collapsed.notices)
         if let cluster {
-            return await write(batch, updates: updates, deletions: deleted, notices: notices, cluster: cluster)
+            return await write(batch, updates: updates, deletions: deleted, notices: notices, heldUnder: collapsed.heldUnder,
+                               cluster: cluster)
         }
         var noticesStored = false
         do {
@@ -277,7 +288,7 @@ final class CommitPipeline: @unchecked Sendable {
 
     /// A batch as one fenced cluster commit; its events reach the hub through the feed.
     private func write(_ batch: [(Change, Ticket?)], updates: [JobRecord], deletions: [String], notices: [WebhookNotice],
-                       cluster: Cluster) async -> Outcome {
+                       heldUnder: [String: Int64], cluster: Cluster) async -> Outcome {
         let events = batch.flatMap { $0.0.events }
         let stored = events.compactMap { event -> NewEvent? in
             guard let jobID = event.jobID else { return nil }
@@ -287,7 +298,7 @@ final class CommitPipeline: @unchecked Sendable {
             case .progress, .reset: return nil
             }
         }
-        let change = ClusterChange(updates: updates, deletions: deletions, notices: notices, events: stored)
+        let change = ClusterChange(updates: updates, deletions: deletions, notices: notices, events: stored, heldUnder: heldUnder)
         do {
             let result = try await cluster.store.commit(change, node: cluster.node)
             if !result.refused.isEmpty { cluster.refused(result.refused) }

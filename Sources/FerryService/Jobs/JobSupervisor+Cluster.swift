@@ -27,36 +27,99 @@ extension JobSupervisor {
     /// the node before stored when they reach further (the engine restores them, `DownloadEngine+Parts`).
     func run(claimed: [ClaimedJob]) {
         for claim in claimed {
-            var job = claim.job
+            let job = claim.job
             if let ended = jobs[job.id], ended.state.isTerminal, ended.updatedAt > job.updatedAt {
                 // This node ended the job while the store was away and the change is still on its way (the commit
                 // pipeline writes it again): the claim lets it land, and that commit releases the job.
                 commits.enqueue(CommitPipeline.Change(upserts: [ended]))
                 continue
             }
-            take(job.id)
             if claim.previousOwner != nil { metrics.handover() }
-            restarts[job.id] = nil
-            rates[job.id] = nil
-            if job.state == .delivering, let filename = job.filename, files.hasFinishedFile(named: filename) {
-                insertIntoTable(job)
-                startDelivery(job)
-                continue
-            }
-            let onDisk = files.bytesOnDisk(jobID: job.id)
-            let changed = job.state != .waiting || job.bytesReceived != onDisk
-            job.state = .waiting
-            job.bytesReceived = onDisk
-            if var sources = job.sources, onDisk == 0 {
-                for index in sources.indices { sources[index].bytesReceived = 0 }
-                job.sources = sources
-            }
-            if changed { job.updatedAt = now() }
-            insertIntoTable(job)
-            if changed { commits.enqueue(CommitPipeline.Change(upserts: [job], events: [jobEvent(job)])) }
-            submitTransfer(job)
+            role?.held.took(job.id, epoch: claim.epoch)
+            runHere(job)
         }
         metrics.claimed(claimed.count)
+    }
+
+    /// Runs a job this node holds: its delivery again when it was delivering, else its transfer from the bytes on
+    /// disk (or the parts stored).
+    private func runHere(_ record: JobRecord) {
+        var job = record
+        take(job.id)
+        restarts[job.id] = nil
+        rates[job.id] = nil
+        if job.state == .delivering, let filename = job.filename, files.hasFinishedFile(named: filename) {
+            insertIntoTable(job)
+            startDelivery(job)
+            return
+        }
+        let onDisk = files.bytesOnDisk(jobID: job.id)
+        let changed = job.state != .waiting || job.bytesReceived != onDisk
+        job.state = .waiting
+        job.bytesReceived = onDisk
+        if var sources = job.sources, onDisk == 0 {
+            for index in sources.indices { sources[index].bytesReceived = 0 }
+            job.sources = sources
+        }
+        if changed { job.updatedAt = now() }
+        insertIntoTable(job)
+        if changed { commits.enqueue(CommitPipeline.Change(upserts: [job], events: [jobEvent(job)])) }
+        submitTransfer(job)
+    }
+
+    // MARK: Fencing
+
+    /// Fences the node now (see `enforceFence`); also when an engine event of a job it runs finds the fence due
+    /// before the watcher did (a process continued after a stop: nothing of that event is committed).
+    func fenceNow(_ fence: LeaseFence) {
+        fenced = true
+        let held = owned
+        guard !held.isEmpty else { return }
+        logger.error("this node's leases were not renewed in time: its jobs stop here, keeping their bytes, until it holds them again",
+                     metadata: ["jobs": "\(held.count)", "after": "\(fence.fenceAfter)"])
+        for id in held {
+            owned.remove(id)
+            ownedSince[id] = nil
+            rates[id] = nil
+            if jobs[id]?.state == .delivering { engine.stopDelivery(id: id, stopped: nil) }
+            engine.pause(id: id, stopped: nil)
+        }
+        suspended.formUnion(held)
+    }
+
+    /// Fences or lifts the fence as the node's `LeaseFence` says: called often by the `LeaseKeeper` (`renewed`
+    /// nil), and after each renewal that succeeded with the jobs it renewed, which alone may lift the fence.
+    ///
+    /// Fenced, the node stops the transfers and deliveries of every job it holds, their bytes and stored state kept,
+    /// and forgets it runs them (their engine events no longer count, nothing of theirs is committed). Lifted, it
+    /// runs again those the renewal shows it still holds, and reads the others back: another node took them over.
+    func enforceFence(renewed: Set<String>? = nil) async {
+        guard let fence = role?.fence else { return }
+        switch fence.decision(fenced: fenced) {
+        case .keep:
+            return
+        case .fence:
+            fenceNow(fence)
+        case .lift:
+            guard let renewed else { return }
+            fenced = false
+            let held = suspended
+            suspended = []
+            guard !held.isEmpty else { return }
+            let kept = held.filter { renewed.contains($0) }
+            logger.notice("this node holds its leases again: its jobs continue", metadata: [
+                "resumed": "\(kept.count)", "takenOver": "\(held.count - kept.count)",
+            ])
+            var idle: [String] = []
+            for id in kept.sorted() {
+                if let job = jobs[id], job.state.needsRunning { runHere(job) } else { idle.append(id) }
+            }
+            if let role, !idle.isEmpty { _ = try? await role.store.release(ids: idle, node: role.node) }
+            let lost = held.subtracting(kept)
+            for id in lost { table.setNode(nil, of: id) }
+            await refresh(Array(lost))
+            role?.wantsWork()
+        }
     }
 
     /// Stops the jobs this node owned when `mark` was taken (`ownershipMark`, before `renew`) that `renewed` leaves
@@ -70,11 +133,14 @@ extension JobSupervisor {
 
     /// The store refused changes of these jobs: another node owns them now.
     func refused(_ owners: [String: String]) async {
+        metrics.fencedWrites(owners.count)
         let mine = owners.keys.filter { owned.contains($0) }
         if !mine.isEmpty {
             logger.warning("changes refused: another node owns these jobs now", metadata: ["jobs": "\(mine.sorted())"])
         }
         await giveUp(mine)
+        // Jobs it no longer ran (a late write of an ended job): the store's version wins.
+        await refresh(owners.keys.filter { !owned.contains($0) && !suspended.contains($0) })
     }
 
     /// Stops the transfers of jobs no longer this node's, without touching their files or stored state, and reads
@@ -95,7 +161,7 @@ extension JobSupervisor {
         guard let role else { return }
         var records: [JobRecord] = []
         var gone: [String] = []
-        for id in ids where !owned.contains(id) {
+        for id in ids where !owned.contains(id) && !suspended.contains(id) {
             do {
                 if let stored = try await role.store.job(id: id) { records.append(stored) } else { gone.append(id) }
             } catch {
@@ -121,14 +187,16 @@ extension JobSupervisor {
     /// jobs no longer stored, wakes forwarded actions that now show, and reads which node runs what.
     private func absorb(_ records: [JobRecord], gone: [String]) async {
         guard let role else { return }
-        for stored in records where !owned.contains(stored.id) {
+        // Read back: another node changed these, so no write of this node's carries an epoch of them any more.
+        role.held.forget(records.map(\.id) + gone)
+        for stored in records where !owned.contains(stored.id) && !suspended.contains(stored.id) {
             if let current = jobs[stored.id], current.dedupeKey != stored.dedupeKey { reindex(current, dedupeKey: stored.dedupeKey) }
             insertIntoTable(stored)
             // Rates of a job running elsewhere come with its progress (`absorbProgress`), until it stops.
             if !stored.state.needsRunning { rates[stored.id] = nil }
             wakeWaiters(stored.id)
         }
-        for id in gone where !owned.contains(id) {
+        for id in gone where !owned.contains(id) && !suspended.contains(id) {
             removeFromTable(id)
             wakeWaiters(id)
         }
@@ -183,7 +251,8 @@ extension JobSupervisor {
         case .notFound:
             removeFromTable(id)
             throw JobsError.notFound(id: id)
-        case .acquired(let record):
+        case .acquired(let record, let epoch):
+            role.held.took(id, epoch: epoch)
             take(id)
             insertIntoTable(record)
             return true

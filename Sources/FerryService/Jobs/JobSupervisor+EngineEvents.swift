@@ -16,6 +16,13 @@ extension JobSupervisor {
         guard var job = jobs[id] else { return }
         // With several nodes, only the jobs this node owns are its to change (a stopped one's last events are dropped).
         if role != nil, !owned.contains(id) { return }
+        // Nor while it cannot show it holds their leases (checked here too: the watcher may not have run yet). A
+        // delivery the target has taken is still recorded: the commit carries this node's epoch, which the store
+        // refuses if another node took the job since, and otherwise spares the next owner sending it again.
+        if let fence = role?.fence, !fence.holds() {
+            fenceNow(fence)
+            guard case .delivered = event else { return }
+        }
         let before = job.state
         let userStopped = job.state == .paused || job.state == .cancelled || job.state == .finished
         var events: [ServerEvent] = []

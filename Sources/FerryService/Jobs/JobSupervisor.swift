@@ -64,6 +64,10 @@ actor JobSupervisor {
     var owned: Set<String> = []
     var ownedSince: [String: Int] = [:]
     var ownershipEpoch = 0
+    /// With several nodes: whether the node stopped acting on its jobs for want of a lease renewal (`LeaseFence`),
+    /// and the jobs it held then, stopped with their bytes kept until a renewal shows whether it still holds them.
+    var fenced = false
+    var suspended: Set<String> = []
     var changeWaiters: [String: [ChangeWaiter]] = [:]
 
     /// Jobs and live rates; written only here, readable from any thread (`peek`).

@@ -12,6 +12,8 @@ import Logging
 final class ClusterMembership: Sendable {
     let store: any ClusterJobStore
     let node: String
+    /// The store on a connection of its own, for the `LeaseKeeper`'s heartbeats and renewals.
+    private let renewals: any ClusterJobStore
     private let listener: PostgresListener
     private let tasks: [Task<Void, Never>]
     private let logger: Logger
@@ -67,20 +69,23 @@ final class ClusterMembership: Sendable {
     /// - Parameters:
     ///   - wants: requests to claim (`NodeRole.wantsWork`).
     ///   - refused: jobs whose commits the store refused (`CommitPipeline.Cluster.refused`).
-    init(store: any ClusterJobStore, location: PostgresLocation, configuration: ServiceConfiguration,
+    init(store: any ClusterJobStore, renewals: any ClusterJobStore, fence: LeaseFence, location: PostgresLocation,
+         configuration: ServiceConfiguration,
          supervisor: JobSupervisor, feed: ClusterEventFeed, relay: ProgressRelay, sessions: Sessions?, settings: LiveSettings,
          wants: AsyncStream<Void>, wantsWork: @escaping @Sendable () -> Void,
          refused: AsyncStream<[String: String]>, logger: Logger) {
         self.store = store
+        self.renewals = renewals
         self.node = configuration.nodeID
         self.logger = logger
         let node = configuration.nodeID
-        let keeper = LeaseKeeper(store: store, node: node, lease: configuration.lease, supervisor: supervisor,
-                                 maxConcurrent: { await settings.current.maxConcurrent }, logger: logger)
+        let keeper = LeaseKeeper(store: store, renewals: renewals, fence: fence, node: node, lease: configuration.lease,
+                                 supervisor: supervisor, maxConcurrent: { await settings.current.maxConcurrent }, logger: logger)
         let (notifications, notify) = AsyncStream<PostgresListener.Event>.makeStream()
         listener = PostgresListener(location: location, channels: ClusterChannel.all) { notify.yield($0) }
         tasks = [
             Task { await keeper.keepAlive() },
+            Task { await keeper.watchFence() },
             Task { await relay.run(every: .seconds(1)) },
             Task { for await _ in wants { await keeper.claim() } },
             Task { for await owners in refused { await supervisor.refused(owners) } },
@@ -123,6 +128,7 @@ final class ClusterMembership: Sendable {
     func stop() async {
         for task in tasks { task.cancel() }
         await listener.stop()
+        await renewals.close()
     }
 
     /// Gives every job of this node back, for other nodes to continue at once (graceful stop).

@@ -25,6 +25,14 @@ extension RunningService {
         case .postgres(let location): (store as? any ClusterJobStore).map { ($0, location) }
         case .sqlite: nil
         }
+        // Heartbeats and renewals get a connection of their own: a commit waiting on the other must not delay them.
+        let renewals: PostgresJobStore?
+        do {
+            renewals = try cluster.map { cluster in try PostgresJobStore(location: cluster.location) }
+        } catch {
+            await store.close()
+            throw ServiceError.startup("cannot open a second connection to the PostgreSQL store \(configuration.store) for lease renewals: \(error)")
+        }
         // Several nodes share a generated token (and the webhook and session secrets) through the store.
         let token: String? = if let given = configuration.token {
             given
@@ -47,6 +55,10 @@ extension RunningService {
             ids = EventIDAllocator(startingAfter: highWater.startAfter)
         }
         let metrics = ServiceMetrics()
+        // Several nodes: whether this node's leases were renewed lately enough to act on its jobs.
+        let fence = cluster.map { _ in LeaseFence(lease: configuration.lease) }
+        // ...and the epochs it took its jobs under, which its writes for them carry.
+        let held = HeldEpochs()
         let hub = EventHub(ids: ids, logger: logger)
         let feed = cluster.map { ClusterEventFeed(store: $0.store, hub: hub, ids: ids, after: storedEventsAfter, logger: logger) }
         let (refusals, refused) = AsyncStream<[String: String]>.makeStream()
@@ -59,11 +71,12 @@ extension RunningService {
                                      connections: noticesAtOnce)
         let webhooks = WebhookSender(store: JobStoreNotices(store: store), send: { await requests.send($0) }, key: webhookSecret.key,
                                      schedule: WebhookSchedule(base: configuration.webhookRetryBase),
-                                     metrics: metrics, logger: logger, concurrency: noticesAtOnce)
+                                     metrics: metrics, logger: logger, concurrency: noticesAtOnce,
+                                     mayAct: { fence?.holds() ?? true })
         let relay = cluster.map { ProgressRelay(store: $0.store, node: configuration.nodeID, logger: logger) }
         let commitCluster = zip(cluster, zip(feed, relay)).map { cluster, parts in
             CommitPipeline.Cluster(store: cluster.store, node: configuration.nodeID, feed: parts.0, relay: parts.1,
-                                   refused: { refused.yield($0) })
+                                   refused: { refused.yield($0) }, held: held)
         }
         let commits = CommitPipeline(store: store, cluster: commitCluster, logger: logger, makeRoom: { ballast.release() },
                                      noticesStored: { webhooks.committed($0) }, beforePublish: { events in
@@ -89,7 +102,8 @@ extension RunningService {
         let quota = configuration.spoolQuota.map { SpoolQuota(quota: $0, table: table) }
         let engine = DownloadEngine(configuration: engineConfiguration, spool: spool, logger: logger, allowance: quota,
                                     objectStore: objectStore,
-                                    uploadLedger: cluster.map { ClusterUploadLedger(store: $0.store, node: configuration.nodeID, logger: logger) }) { event in
+                                    uploadLedger: cluster.map { ClusterUploadLedger(store: $0.store, node: configuration.nodeID, fence: fence, held: held,
+                                                                                    metrics: metrics, logger: logger) }) { event in
             engineEvents.yield(event)
         }
         if let client = engine.objectStore {
@@ -122,7 +136,7 @@ extension RunningService {
             logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL))
         if let cluster {
             dependencies.role = NodeRole(store: cluster.store, node: configuration.nodeID, lease: configuration.lease,
-                                         wantsWork: wantsWork)
+                                         wantsWork: wantsWork, fence: fence, held: held)
             // The supervisor's own ids only number placeholders: the feed publishes with the stored ids.
             dependencies.ids = EventIDAllocator(startingAfter: 0)
             dependencies.publishedMark = { ids.lastAllocated }
@@ -136,9 +150,10 @@ extension RunningService {
         await feed?.catchUp()
         let access = try await AccessGuard.open(token: token, readToken: configuration.readToken, port: configuration.port,
                                                 spool: spool.root, store: store, shared: cluster?.store, logger: logger)
-        let membership = zip(cluster, zip(feed, relay)).map { cluster, parts in
-            ClusterMembership(store: cluster.store, location: cluster.location, configuration: configuration,
-                              supervisor: supervisor, feed: parts.0, relay: parts.1, sessions: access.sessions,
+        let membership = zip(cluster, zip(feed, zip(relay, zip(renewals, fence)))).map { cluster, parts in
+            ClusterMembership(store: cluster.store, renewals: parts.1.1.0, fence: parts.1.1.1, location: cluster.location,
+                              configuration: configuration,
+                              supervisor: supervisor, feed: parts.0, relay: parts.1.0, sessions: access.sessions,
                               settings: settings, wants: wants, wantsWork: wantsWork, refused: refusals, logger: logger)
         }
         await webhooks.start()

@@ -22,6 +22,7 @@ final class ServiceMetrics: @unchecked Sendable {
     private var notices: [WebhookResult: Int] = [:]
     private var claims = 0
     private var handovers = 0
+    private var fencedWrites = 0
 
     func request(route: String, method: String, status: Int) {
         lock.lock(); defer { lock.unlock() }
@@ -55,6 +56,13 @@ final class ServiceMetrics: @unchecked Sendable {
         handovers += 1
     }
 
+    /// Writes this node did not make, or the store refused, for jobs whose lease it no longer held (several nodes):
+    /// a commit of a job, a delivery request, an object part or completion, a notice.
+    func fencedWrites(_ count: Int) {
+        lock.lock(); defer { lock.unlock() }
+        fencedWrites += count
+    }
+
     func webhookNotice(_ result: WebhookResult) {
         lock.lock(); defer { lock.unlock() }
         notices[result, default: 0] += 1
@@ -78,7 +86,7 @@ final class ServiceMetrics: @unchecked Sendable {
     func render(_ gauges: Gauges) -> String {
         lock.lock()
         let requests = self.requests, errors = transferErrors, downloaded = downloadedBytes, created = self.created
-        let notices = self.notices, claims = self.claims, handovers = self.handovers
+        let notices = self.notices, claims = self.claims, handovers = self.handovers, fencedWrites = self.fencedWrites
         lock.unlock()
         var out = ""
         func family(_ name: String, _ type: String, _ help: String) {
@@ -131,8 +139,10 @@ final class ServiceMetrics: @unchecked Sendable {
             out += "ferry_node_leases \(node.leases)\n"
             family("ferry_node_claims_total", "counter", "Jobs this node claimed since start.")
             out += "ferry_node_claims_total \(claims)\n"
-            family("ferry_node_handovers_total", "counter", "Claimed jobs whose former owner's lease had run out.")
-            out += "ferry_node_handovers_total \(handovers)\n"
+            family("ferry_handovers_total", "counter", "Claimed jobs whose former owner's lease had run out.")
+            out += "ferry_handovers_total \(handovers)\n"
+            family("ferry_fenced_writes_total", "counter", "Writes not made, or refused by the store, for jobs this node no longer held.")
+            out += "ferry_fenced_writes_total \(fencedWrites)\n"
         }
         return out
     }

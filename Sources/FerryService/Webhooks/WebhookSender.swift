@@ -26,6 +26,8 @@ actor WebhookSender {
     private let now: @Sendable () -> Date
     /// Most notices sent at once.
     private let concurrency: Int
+    /// Whether this node may send notices now (several nodes: its `LeaseFence` holds); asked before every try.
+    private let mayAct: @Sendable () -> Bool
 
     private var inFlight: Set<String> = []
     /// Committed notices not yet sent, in commit order (`freshIDs`: those still to send; one sent from a store
@@ -54,7 +56,9 @@ actor WebhookSender {
     private var loop: Task<Void, Never>?
 
     init(store: any WebhookNoticeStore, send: @escaping Send, key: [UInt8], schedule: WebhookSchedule, metrics: ServiceMetrics,
-         logger: Logger, concurrency: Int = 16, now: @escaping @Sendable () -> Date = { Date() }) {
+         logger: Logger, concurrency: Int = 16, now: @escaping @Sendable () -> Date = { Date() },
+         mayAct: @escaping @Sendable () -> Bool = { true }) {
+        self.mayAct = mayAct
         self.store = store
         self.send = send
         self.key = key
@@ -111,6 +115,11 @@ actor WebhookSender {
 
     private func run() async {
         while !stopped {
+            // A node that lost its lease sends nothing until it holds it again; the notices wait in the store.
+            guard mayAct() else {
+                try? await Task.sleep(for: .milliseconds(250))
+                continue
+            }
             var next: Date?
             do {
                 if needsRead || (nextDue.map { $0 <= now() } ?? false) {
@@ -190,6 +199,13 @@ actor WebhookSender {
     // MARK: One try
 
     private func attempt(_ notice: WebhookNotice) async {
+        guard mayAct() else {
+            // Held back, not tried: sent when the node holds its lease again (or by another node from the store).
+            inFlight.remove(notice.id)
+            if freshIDs.insert(notice.id).inserted { fresh.insert(notice, at: 0) }
+            metrics.fencedWrites(1)
+            return
+        }
         let attempt = notice.attempts + 1
         let answer: WebhookSchedule.Answer
         var detail = ""

@@ -75,16 +75,18 @@ extension PostgresJobStore: ClusterJobStore {
                     LIMIT $2
                     FOR UPDATE SKIP LOCKED
                 )
-                UPDATE jobs SET owner = $1, lease_until = now() + \(PostgresSQL.interval(4))
+                UPDATE jobs SET owner = $1, lease_until = now() + \(PostgresSQL.interval(4)), 
+                    lease_epoch = CASE WHEN jobs.lease_holder IS NOT DISTINCT FROM $1 THEN jobs.lease_epoch ELSE jobs.lease_epoch + 1 END,
+                    lease_holder = $1
                 FROM picked WHERE jobs.id = picked.id
-                RETURNING \(PostgresJobRow.selectColumns), picked.previous_owner
+                RETURNING \(PostgresJobRow.selectColumns), picked.previous_owner, jobs.lease_epoch
                 """, [.text(node), PostgresParameter(limit), .textArray(Self.runningStates), PostgresParameter(lease)],
                 reuse: true, operation: "claim jobs")
             var strings = StringInterner()
             let previousOwner = JobColumn.allCases.count
             let claimed = try (0..<result.rowCount).map { row in
                 ClaimedJob(job: try PostgresJobRow.record(from: result, row: row, strings: &strings),
-                           previousOwner: result.string(row, previousOwner))
+                           previousOwner: result.string(row, previousOwner), epoch: result.int64(row, previousOwner + 1) ?? 0)
             }
             // RETURNING has no order of its own.
             return claimed.sorted { ($0.job.priority, -$0.job.sequence) > ($1.job.priority, -$1.job.sequence) }
@@ -116,12 +118,16 @@ extension PostgresJobStore: ClusterJobStore {
                    let until = found.int64(0, 2) {
                     return .owned(by: owner, leaseUntil: StoredDate.date(milliseconds: until))
                 }
+                // The epoch is raised when another node than the last to take it takes it (SET reads the row as it was).
                 let result = try connection.execute("""
-                    UPDATE jobs SET owner = $2, lease_until = now() + \(PostgresSQL.interval(3)) WHERE id = $1
-                    RETURNING \(PostgresJobRow.selectColumns)
+                    UPDATE jobs SET owner = $2, lease_until = now() + \(PostgresSQL.interval(3)), lease_holder = $2,
+                        lease_epoch = CASE WHEN lease_holder IS NOT DISTINCT FROM $2 THEN lease_epoch ELSE lease_epoch + 1 END
+                    WHERE id = $1
+                    RETURNING \(PostgresJobRow.selectColumns), lease_epoch
                     """, [.text(id), .text(node), PostgresParameter(lease)], reuse: true, operation: "acquire job")
-                guard let job = try PostgresJobRow.records(from: result).first else { return .notFound }
-                return .acquired(job)
+                guard let job = try PostgresJobRow.records(from: result).first,
+                      let epoch = result.int64(0, JobColumn.allCases.count) else { return .notFound }
+                return .acquired(job, epoch: epoch)
             }
         }
     }
@@ -162,11 +168,16 @@ extension PostgresJobStore: ClusterJobStore {
                 let touched = Set(change.updates.map(\.id)).union(change.deletions)
                 if !touched.isEmpty {
                     let owners = try connection.execute(
-                        "SELECT id, owner FROM jobs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+                        "SELECT id, owner, lease_epoch FROM jobs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
                         [.textArray(touched.sorted())], reuse: true, operation: "lock jobs to commit")
                     for row in 0..<owners.rowCount {
-                        if let id = owners.string(row, 0), let owner = owners.string(row, 1), owner != node {
+                        guard let id = owners.string(row, 0) else { continue }
+                        let owner = owners.string(row, 1)
+                        if let owner, owner != node {
                             commit.refused[id] = owner
+                        } else if let held = change.heldUnder[id], owners.int64(row, 2) != held {
+                            // Taken (and perhaps ended and released) by another node since: a late write.
+                            commit.refused[id] = owner ?? ""
                         }
                     }
                 }
@@ -240,22 +251,25 @@ extension PostgresJobStore: ClusterJobStore {
     }
 
     @discardableResult
-    public func saveObjectUpload(_ document: String?, jobID: String, node: String) async throws -> Bool {
-        // Another live owner, or (for a record) no job at all: nothing is written.
+    public func saveObjectUpload(_ document: String?, jobID: String, node: String, epoch: Int64?) async throws -> Bool {
+        // Another live owner, the job taken since `epoch` ($3, NULL: not compared), or (for a record) no job at all:
+        // nothing is written.
         let fence = """
-            NOT EXISTS (SELECT 1 FROM jobs WHERE id = $1 AND owner IS NOT NULL AND owner <> $2 AND lease_until > now())
+            NOT EXISTS (SELECT 1 FROM jobs WHERE id = $1 AND ((owner IS NOT NULL AND owner <> $2 AND lease_until > now())
+                                                          OR lease_epoch <> coalesce($3::bigint, lease_epoch)))
             """
+        let epoch: PostgresParameter = epoch.map { PostgresParameter($0) } ?? .null
         return try await perform { connection in
             if let document {
                 return try connection.execute("""
                     INSERT INTO object_uploads (job_id, document)
-                    SELECT $1, $3 WHERE EXISTS (SELECT 1 FROM jobs WHERE id = $1) AND \(fence)
+                    SELECT $1, $4 WHERE EXISTS (SELECT 1 FROM jobs WHERE id = $1) AND \(fence)
                     ON CONFLICT (job_id) DO UPDATE SET document = excluded.document, updated_at = now()
-                    """, [.text(jobID), .text(node), .text(document)], reuse: true,
+                    """, [.text(jobID), .text(node), epoch, .text(document)], reuse: true,
                     operation: "record the object upload of job \(jobID)").affectedRows > 0
             }
             return try connection.execute("DELETE FROM object_uploads WHERE job_id = $1 AND \(fence)",
-                                          [.text(jobID), .text(node)], reuse: true,
+                                          [.text(jobID), .text(node), epoch], reuse: true,
                                           operation: "remove the object upload of job \(jobID)").affectedRows > 0
         }
     }

@@ -180,6 +180,11 @@ enum PostgresSchema {
         // Shared transfers: the id of the job whose transfer a job follows (`JobRecord.follows`), as in SQLite's
         // schema 9.
         Migration(version: 8, sql: "ALTER TABLE jobs ADD COLUMN follows text"),
+        // Several nodes: the fencing token of a job's ownership (`lease_epoch`), raised each time a node other than
+        // the last to take it (`lease_holder`, kept when the job is released) takes it (`claim`, `acquire`); a node's
+        // writes for a job it held carry the token it got, and are refused once another node took the job since
+        // (`ClusterChange.heldUnder`).
+        Migration(version: 9, sql: "ALTER TABLE jobs ADD COLUMN lease_epoch bigint NOT NULL DEFAULT 0, ADD COLUMN lease_holder text"),
     ]
 
     /// Schema 2: `jobs_search_text_trigram`, in a savepoint, so a server without `pg_trgm` keeps the rest.

@@ -46,6 +46,12 @@ struct ObjectStoreRequestTests {
                 == "http://127.0.0.1:9000/files/k?max-parts=1000&part-number-marker=1000&uploadId=u")
     }
 
+    @Test func listsTheUnfinishedUploadsUnderAPrefix() {
+        let request = ObjectStoreRequest.listMultipartUploads(location, prefix: "jobs/j1/")
+        #expect(request.method == .get)
+        #expect(request.url == "http://127.0.0.1:9000/files?prefix=jobs%2Fj1%2F&uploads=")
+    }
+
     @Test func completeSendsThePartsInOrder() {
         let parts = [UploadedPart(number: 2, etag: "\"b\"", size: 1), UploadedPart(number: 1, etag: "\"a&\"", size: 5)]
         let request = ObjectStoreRequest.completeMultipartUpload(location, key: "k", uploadID: "u", parts: parts)

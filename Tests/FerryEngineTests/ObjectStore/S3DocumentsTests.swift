@@ -18,6 +18,21 @@ struct S3DocumentsTests {
         #expect(throws: S3XMLError.self) { try S3Documents.uploadID(bytes("<Other><UploadId>x</UploadId></Other>")) }
     }
 
+    @Test func readsTheUnfinishedUploads() throws {
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>b</Bucket>\
+            <Upload><Key>jobs/j1/a.bin</Key><UploadId>u1</UploadId></Upload>\
+            <Upload><Key>jobs/j1/a b.bin</Key><UploadId>u2</UploadId></Upload></ListMultipartUploadsResult>
+            """
+        #expect(try S3Documents.unfinishedUploads(bytes(xml)) == [UnfinishedUpload(key: "jobs/j1/a.bin", uploadID: "u1"),
+                                                                   UnfinishedUpload(key: "jobs/j1/a b.bin", uploadID: "u2")])
+        #expect(try S3Documents.unfinishedUploads(bytes("<ListMultipartUploadsResult/>")).isEmpty)
+        #expect(throws: S3XMLError.self) {
+            try S3Documents.unfinishedUploads(bytes("<ListMultipartUploadsResult><Upload><Key>k</Key></Upload></ListMultipartUploadsResult>"))
+        }
+    }
+
     @Test func readsAPageOfParts() throws {
         let xml = """
             <ListPartsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">

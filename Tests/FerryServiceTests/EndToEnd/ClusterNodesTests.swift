@@ -326,7 +326,7 @@ struct ClusterNodesTests {
                 let handover = Date().timeIntervalSince(lapsed)
                 #expect(handover < 2 + 3, "handed over after \(handover) s (ghost lease 2 s)")
                 let metrics = String(decoding: try await node.client.get("/metrics").body, as: UTF8.self)
-                #expect(metrics.contains("ferry_node_handovers_total 1"), "\(metrics)")
+                #expect(metrics.contains("ferry_handovers_total 1"), "\(metrics)")
             }
         }
     }

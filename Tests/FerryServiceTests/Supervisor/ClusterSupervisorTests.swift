@@ -17,22 +17,24 @@ struct ClusterSupervisorTests {
         let hub: EventHub
         let wants = Counter()
 
-        init(forwardTimeout: Duration = .milliseconds(300)) {
+        /// - Parameter fence: the node's `LeaseFence`; nil: it always holds its leases.
+        init(forwardTimeout: Duration = .milliseconds(300), fence: LeaseFence? = nil) {
             let logger = Logger(label: "test")
             let ids = EventIDAllocator(startingAfter: 0, block: ClusterEventID.block)
             let hub = EventHub(ids: ids, logger: logger, heartbeat: 0)
             let feed = ClusterEventFeed(store: store, hub: hub, ids: ids, after: 0, logger: logger)
             let (refusals, refused) = AsyncStream<[String: String]>.makeStream()
             let relay = ProgressRelay(store: store, node: "node-a", logger: logger)
+            let held = HeldEpochs()
             let commits = CommitPipeline(store: store, cluster: .init(store: store, node: "node-a", feed: feed, relay: relay,
-                                                                      refused: { refused.yield($0) }),
+                                                                      refused: { refused.yield($0) }, held: held),
                                          logger: logger, publish: { _ in })
             var dependencies = JobSupervisor.Dependencies(
                 store: store, engine: engine, files: engine, ids: EventIDAllocator(startingAfter: 0), commits: commits,
                 metrics: ServiceMetrics(), logger: logger, table: JobTable())
             let wants = self.wants
             dependencies.role = NodeRole(store: store, node: "node-a", lease: .seconds(3), wantsWork: { wants.add() },
-                                         forwardTimeout: forwardTimeout)
+                                         forwardTimeout: forwardTimeout, fence: fence, held: held)
             dependencies.publishedMark = { ids.lastAllocated }
             let supervisor = JobSupervisor(dependencies)
             self.supervisor = supervisor

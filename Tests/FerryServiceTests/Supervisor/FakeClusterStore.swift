@@ -13,6 +13,16 @@ actor FakeClusterStore: ClusterJobStore {
     private(set) var sent: [(node: String, command: String)] = []
     private(set) var notified: [(channel: String, payload: String)] = []
     private var uploads: [String: String] = [:]
+    /// Each job's epoch, raised when it changes hands.
+    private(set) var epochs: [String: Int64] = [:]
+    private var holders: [String: String] = [:]
+
+    /// `node` takes `id`: its epoch is raised unless `node` was the last to take it.
+    private func hold(_ id: String, by node: String) -> Int64 {
+        if holders[id] != node { epochs[id, default: 0] += 1 }
+        holders[id] = node
+        return epochs[id, default: 0]
+    }
 
     /// Gives `id` to `node` (another node claiming it).
     func own(_ id: String, by node: String) { owners[id] = node }
@@ -39,7 +49,7 @@ actor FakeClusterStore: ClusterJobStore {
         return candidates.prefix(max(0, limit)).map { job in
             let previous = owners[job.id]
             owners[job.id] = node
-            return ClaimedJob(job: job, previousOwner: previous)
+            return ClaimedJob(job: job, previousOwner: previous, epoch: hold(job.id, by: node))
         }
     }
 
@@ -51,7 +61,7 @@ actor FakeClusterStore: ClusterJobStore {
         guard let job = await memory.job(id: id) else { return .notFound }
         if let owner = owners[id], owner != node, isLive(owner) { return .owned(by: owner, leaseUntil: Date() + 15) }
         owners[id] = node
-        return .acquired(job)
+        return .acquired(job, epoch: hold(id, by: node))
     }
 
     func release(ids: [String], node: String) async throws -> [String] {
@@ -66,7 +76,11 @@ actor FakeClusterStore: ClusterJobStore {
         var commit = ClusterCommit()
         commit.inserted = try await memory.insert(change.inserts, idempotencyRecord: change.idempotencyRecord)
         for id in Set(change.updates.map(\.id)).union(change.deletions) {
-            if let owner = owners[id], owner != node { commit.refused[id] = owner }
+            if let owner = owners[id], owner != node {
+                commit.refused[id] = owner
+            } else if let held = change.heldUnder[id], held != epochs[id, default: 0] {
+                commit.refused[id] = owners[id] ?? ""
+            }
         }
         let updates = change.updates.filter { commit.refused[$0.id] == nil }
         let deletions = change.deletions.filter { commit.refused[$0] == nil }
@@ -101,8 +115,9 @@ actor FakeClusterStore: ClusterJobStore {
 
     func objectUpload(jobID: String) async throws -> String? { uploads[jobID] }
 
-    func saveObjectUpload(_ document: String?, jobID: String, node: String) async throws -> Bool {
+    func saveObjectUpload(_ document: String?, jobID: String, node: String, epoch: Int64?) async throws -> Bool {
         if let owner = owners[jobID], owner != node, isLive(owner) { return false }
+        if let epoch, epoch != epochs[jobID, default: 0] { return false }
         if document != nil, await memory.job(id: jobID) == nil { return false }
         uploads[jobID] = document
         return true
