@@ -10,6 +10,18 @@ struct FixtureWaitTests {
     /// still wakes from 10 ms sleeps. Blocking waits would hold every pool thread for the children's 1.5 s: this
     /// task could not wake once before they ended (one tick instead of dozens).
     @Test func waitingForChildrenLeavesThePoolFree() async throws {
+        // Other tests of this process may hold the pool for a moment (one blocks it on purpose for under 2 s): a
+        // measurement counts if any of three attempts shows the wake-ups. Blocking waits fail all three, each time.
+        var attempts: [Int] = []
+        for _ in 0..<3 {
+            let ticks = try await ticksWhileChildrenAreWaitedFor()
+            attempts.append(ticks)
+            if ticks >= 10 { break }
+        }
+        #expect(attempts.contains { $0 >= 10 }, "wake-ups of a 10 ms sleep in 1 s while children were waited for: \(attempts)")
+    }
+
+    private func ticksWhileChildrenAreWaitedFor() async throws -> Int {
         let width = max(2, ProcessInfo.processInfo.activeProcessorCount)
         let children = try (0..<width).map { _ in try ChildProcess.launch("/bin/sleep", ["1.5"]) }
         defer { for child in children { child.stopInBackground(grace: 1) { Fixture.removeTree(child.outputDirectory) } } }
@@ -23,8 +35,8 @@ struct FixtureWaitTests {
             await pause(0.01)
             ticks += 1
         }
-        #expect(ticks >= 10, "\(ticks) wake-ups of a 10 ms sleep in 1 s while \(width) children were waited for")
         #expect(await statuses == Array(repeating: 0, count: width))
+        return ticks
     }
 
     /// `pollUntil`'s deadline counts only checks made: past it, the check still runs until `minimumChecks` were made.
