@@ -4,8 +4,8 @@ import Foundation
 /// Keeps the allocator's footprint close to what Ferry uses. Stateless; call from anywhere.
 enum FreeMemory {
     /// Hands memory the allocator holds but no longer uses back to the system, after work that allocated and
-    /// freed a lot at once (recovery reads every job). Costs a walk over the heap's free lists (a few
-    /// milliseconds for a heap of ~100 MB), so only after such work.
+    /// freed a lot at once (recovery reads every job; a burst, see ``worthReturning(_:floor:)``). Costs a walk over
+    /// the heap's free lists (a few milliseconds for a heap of ~100 MB), so only after such work.
     static func returnToSystem() {
         _ = malloc_trim(0)
     }
@@ -40,6 +40,17 @@ enum FreeMemory {
         /// Bytes of allocations with an `mmap` of their own (large ones), included in `inUse`.
         var mapped: Int
     }
+
+    /// Whether the arenas hold enough free memory to be worth a `returnToSystem()`: at least `floor` bytes free, and
+    /// at least a quarter of what they hold in use. What a burst (streams catching up, a batch of jobs) allocated
+    /// and freed stays resident in the arenas' holes otherwise; a trim hands those pages back and the next burst
+    /// faults them in again.
+    static func worthReturning(_ figures: Figures, floor: Int = 16 << 20) -> Bool {
+        figures.free >= floor && figures.free * 4 >= figures.inUse - figures.mapped
+    }
+
+    /// How often the service looks (`RunningService.startChores`).
+    static let checkInterval: Duration = .seconds(10)
 
     static func figures() -> Figures {
         let info = mallinfo2()
