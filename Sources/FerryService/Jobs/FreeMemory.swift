@@ -44,7 +44,8 @@ enum FreeMemory {
     /// Whether the arenas hold enough free memory to be worth a `returnToSystem()`: at least `floor` bytes free, and
     /// at least a quarter of what they hold in use. What a burst (streams catching up, a batch of jobs) allocated
     /// and freed stays resident in the arenas' holes otherwise; a trim hands those pages back and the next burst
-    /// faults them in again.
+    /// faults them in again. `free` still counts pages already handed back, so while the arenas hold that much the
+    /// trim repeats at each check: a walk of their free lists, a few milliseconds.
     static func worthReturning(_ figures: Figures, floor: Int = 16 << 20) -> Bool {
         figures.free >= floor && figures.free * 4 >= figures.inUse - figures.mapped
     }
