@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Ferry load suite: API clients, active downloads, SSE subscribers and slowloris connections, all at once.
 
-    python3 Tests/suites/load_suite.py [--quick | --duration SECONDS] [--keep] [sizes, see --help]
+    python3 Tests/suites/load_suite.py [--quick | --duration SECONDS | --soak 60m] [--keep] [sizes, see --help]
 
-For the duration (default 60 s, --quick 15 s), at the same time:
+For the duration (default 60 s, --quick 15 s, --soak as given: 60m, 1h, 20m), at the same time:
 - 64 API clients (one asyncio process, raw sockets, keep-alive) loop over GET /api/v1/jobs/{id},
   GET /api/v1/jobs?limit=100 and POST of a small job (4 KiB from nginx);
 - 200 downloads stay active: nginx on 127.0.0.1 (own config and pid file) serves a 6 MiB file with limit_rate;
@@ -20,8 +20,15 @@ the subscribers' records are compared with it.
 Checks: zero failed API requests; no lost event (every subscriber's job-event ids after a common point are the
 same set as the reference subscriber's, each job's last state seen equals the API's final state, every
 subscriber's ids strictly increase, no `reset`, filters respected); all 200 downloads active throughout; every
-small job finished; RSS growth from 1/3 of the run to the end <= 10% (not with --quick: 15 s is warm-up); /healthz p99 <= 100 ms; slowloris
+small job finished; RSS growth from 1/3 of the run (or from when the replay window of 16,384 job events is first
+full, if later: at this load it fills in about 30 s) to the end <= 10% (not with --quick: 15 s is warm-up); /healthz p99 <= 100 ms; slowloris
 connections cut off within the header timeout; Ferry exits 0 on SIGTERM.
+
+--soak DURATION runs the same mix that long (the slow file grows so the downloads stay active), samples RSS every
+10 s and checks instead that after the first ten minutes (a sixth of a shorter soak) every sample stays within
+±10% (--rss-band) of the RSS at that point. Its subscribers keep compact records (a fingerprint of the event
+ids after the load began, deleted jobs forgotten and counted) so that the client's own memory stays flat;
+--rss-csv FILE writes the samples (VmRSS, RssAnon, RssFile).
 
 Runs in a loopback-only network namespace when `unshare` allows it (same pid; see hlib.isolate_network).
 Every process started is stopped by its pid (finally, atexit, SIGTERM/SIGINT/SIGHUP handlers).
@@ -74,10 +81,11 @@ def ms(value):
 
 
 class Nginx:
-    def __init__(self, workdir, rate):
+    def __init__(self, workdir, rate, slow_size=SLOW_FILE_SIZE):
         self.dir = os.path.join(workdir, "nginx")
         self.www = os.path.join(self.dir, "www")
         self.rate = rate
+        self.slow_size = slow_size
         self.port = None
         self.process = None
 
@@ -88,7 +96,7 @@ class Nginx:
             os.chmod(path, 0o755)
         block = os.urandom(1 << 20)
         with open(os.path.join(self.www, "big.bin"), "wb") as handle:
-            for _ in range(SLOW_FILE_SIZE // len(block)):
+            for _ in range(self.slow_size // len(block)):
                 handle.write(block)
         with open(os.path.join(self.www, "small.bin"), "wb") as handle:
             handle.write(os.urandom(SMALL_FILE_SIZE))
@@ -372,13 +380,38 @@ async def _api_main(port, token, clients, known_ids, small_base, stop_event, rea
 # Worker: SSE subscribers
 
 
+class IdFingerprint:
+    """A set of event ids, in constant memory: count, sum and a sum of mixed hashes (each mod 2^64).
+
+    Two subscribers whose ids strictly increase (checked separately) received the same set after e0 when
+    their fingerprints are equal; a lost or extra id changes all three. Used by --soak, whose hour of events
+    would not fit in per-subscriber id lists."""
+    __slots__ = ("count", "total", "mixed")
+    MASK = (1 << 64) - 1
+
+    def __init__(self):
+        self.count = self.total = self.mixed = 0
+
+    def add(self, eid):
+        self.count += 1
+        self.total = (self.total + eid) & self.MASK
+        h = (eid * 0x9E3779B97F4A7C15) & self.MASK
+        h ^= h >> 29
+        self.mixed = (self.mixed + ((h * 0xBF58476D1CE4E5B9) & self.MASK)) & self.MASK
+
+    def key(self):
+        return (self.count, self.total, self.mixed)
+
+
 class Subscriber:
     __slots__ = ("index", "filter", "last_id", "violations", "violation_examples", "job_eids", "last_state",
-                 "per_job_eids", "count_job", "count_progress", "count_removed", "count_other", "reconnects",
-                 "resets", "foreign", "connected", "errors", "raw", "text", "chunk_left", "ended", "connects",
-                 "bad_heads")
+                 "per_job_eids", "per_job_only", "count_job", "count_progress", "count_removed", "count_other",
+                 "reconnects", "resets", "foreign", "connected", "errors", "raw", "text", "chunk_left", "ended",
+                 "connects", "bad_heads", "compact", "after", "fingerprint", "removed_after")
 
-    def __init__(self, index, job_filter, keep_per_job):
+    def __init__(self, index, job_filter, per_job_only, compact=False):
+        """per_job_only: the jobs whose event ids are kept one by one (None: none); compact: --soak records
+        (a fingerprint of the ids after e0 instead of every id; removed jobs forgotten, counted)."""
         self.index = index
         self.filter = set(job_filter) if job_filter else None
         self.last_id = None
@@ -386,7 +419,12 @@ class Subscriber:
         self.violation_examples = []
         self.job_eids = array.array("q")
         self.last_state = {}
-        self.per_job_eids = {} if keep_per_job else None
+        self.per_job_only = set(per_job_only) if per_job_only is not None else None
+        self.per_job_eids = {} if per_job_only is not None else None
+        self.compact = compact
+        self.after = None  # e0, once known (compact records start there)
+        self.fingerprint = IdFingerprint()
+        self.removed_after = 0
         self.count_job = self.count_progress = self.count_removed = self.count_other = 0
         self.reconnects = self.resets = self.foreign = 0
         self.connected = False
@@ -394,6 +432,31 @@ class Subscriber:
         self.connects = 0
         self.bad_heads = 0
         self.reset_buffers()
+
+    def start_after(self, e0):
+        """From now on a compact subscriber keeps only a fingerprint of the ids after e0."""
+        self.after = e0
+        if self.compact:
+            for eid in self.job_eids:
+                if eid > e0:
+                    self.fingerprint.add(eid)
+            self.job_eids = array.array("q")
+
+    def record(self, job_id, eid, state):
+        """A job or removed event: its id and the job's last state seen."""
+        if self.compact and self.after is not None:
+            if eid is not None and eid > self.after:
+                self.fingerprint.add(eid)
+                if state == "removed":
+                    self.removed_after += 1
+        else:
+            self.job_eids.append(eid if eid is not None else -1)
+        if self.compact and state == "removed":
+            self.last_state.pop(job_id, None)  # gone for good: an hour of deleted jobs would not fit
+        else:
+            self.last_state[job_id] = (eid, state)
+        if self.per_job_eids is not None and job_id in self.per_job_only:
+            self.per_job_eids.setdefault(job_id, []).append(eid)
 
     def reset_buffers(self):
         self.raw = bytearray()
@@ -484,18 +547,12 @@ class Subscriber:
                 job_id, state = job.get("id"), job.get("state")
             if self.filter is not None and job_id not in self.filter:
                 self.foreign += 1
-            self.job_eids.append(eid if eid is not None else -1)
-            self.last_state[job_id] = (eid, state)
-            if self.per_job_eids is not None:
-                self.per_job_eids.setdefault(job_id, []).append(eid)
+            self.record(job_id, eid, state)
             return
         if etype == b"removed":
             self.count_removed += 1
             job_id = json.loads(data).get("id")
-            self.job_eids.append(eid if eid is not None else -1)
-            self.last_state[job_id] = (eid, "removed")
-            if self.per_job_eids is not None:
-                self.per_job_eids.setdefault(job_id, []).append(eid)
+            self.record(job_id, eid, "removed")
             return
         if etype == b"reset":
             self.resets += 1
@@ -503,22 +560,25 @@ class Subscriber:
         self.count_other += 1
 
 
-def sse_worker(port, token, plan, conn, nice):
-    """plan: list of job-id lists (None for all jobs). Talks to the main process over `conn`."""
+def sse_worker(port, token, plan, followed, compact, conn, nice):
+    """plan: list of job-id lists (None for all jobs); followed: the jobs filtered subscribers follow (the
+    reference keeps their event ids one by one); compact: --soak records. Talks to the main process over `conn`:
+    sends {"connected"}, receives ("start", e0), then ("verify", ...) or ("abort",), and sends the report."""
     try:
         os.nice(nice)
     except OSError:
         pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     hlib.raise_nofile()
-    result = asyncio.run(_sse_main(port, token, plan, conn))
+    result = asyncio.run(_sse_main(port, token, plan, followed, compact, conn))
     conn.send(result)
     conn.close()
 
 
-async def _sse_main(port, token, plan, conn):
+async def _sse_main(port, token, plan, followed, compact, conn):
     loop = asyncio.get_running_loop()
-    subscribers = [Subscriber(i, job_filter, keep_per_job=(i == 0 or job_filter is not None))
+    subscribers = [Subscriber(i, job_filter, per_job_only=job_filter if job_filter is not None else
+                              (followed if i == 0 else None), compact=compact)
                    for i, job_filter in enumerate(plan)]
     stopping = False
 
@@ -587,17 +647,27 @@ async def _sse_main(port, token, plan, conn):
     connected = sum(1 for s in subscribers if s.connected)
     conn.send({"connected": connected})
 
-    # Wait for the main process: ("verify", e0, final_states, changed_jobs) or ("abort",)
+    # Wait for the main process: ("start", e0), then ("verify", e0, final_states, changed_jobs, deleted_jobs)
+    # or ("abort",). With compact records, final_states and changed_jobs leave out the deleted jobs.
     message = await loop.run_in_executor(None, conn.recv)
+    if message[0] == "start":
+        for sub in subscribers:
+            sub.start_after(message[1])
+        message = await loop.run_in_executor(None, conn.recv)
     report = {"connected": connected}
     if message[0] == "verify":
-        _, e0, final_states, changed = message
+        _, e0, final_states, changed, deleted = message
         changed = set(changed)
         deadline = time.monotonic() + 45
 
         def pending():
             waiting = 0
+            reference = subscribers[0]
             for sub in subscribers:
+                if compact and sub.filter is None and (sub.fingerprint.key() != reference.fingerprint.key()
+                                                       or sub.removed_after < len(deleted)):
+                    waiting += 1
+                    continue
                 jobs = sub.filter if sub.filter is not None else changed
                 for job_id in jobs:
                     seen = sub.last_state.get(job_id)
@@ -608,7 +678,7 @@ async def _sse_main(port, token, plan, conn):
 
         while time.monotonic() < deadline and pending():
             await asyncio.sleep(0.5)
-        report.update(verify(subscribers, e0, final_states, changed))
+        report.update(verify(subscribers, e0, final_states, changed, set(deleted), compact))
     stopping = True
     for task in tasks:
         task.cancel()
@@ -616,10 +686,14 @@ async def _sse_main(port, token, plan, conn):
     return report
 
 
-def verify(subscribers, e0, final_states, changed):
+def verify(subscribers, e0, final_states, changed, deleted, compact):
+    """Compact records (--soak): all-job subscribers are compared with the reference by fingerprint, each must
+    have seen a `removed` after e0 for every deleted job (counted) and hold no state for one (a removed job
+    is forgotten, so a later `job` event of it would show)."""
     reference = subscribers[0]
     ref_eids = [e for e in reference.job_eids if e > e0]
     ref_set = set(ref_eids)
+    ref_count = reference.fingerprint.count if compact else len(ref_eids)
     ref_per_job = {job: [e for e in eids if e > e0] for job, eids in reference.per_job_eids.items()}
     problems = []
     lost_subscribers = 0
@@ -627,7 +701,23 @@ def verify(subscribers, e0, final_states, changed):
     all_count = 0
     for sub in subscribers:
         lost_here = False
-        if sub.filter is None:
+        if sub.filter is None and compact:
+            all_count += 1
+            if sub.fingerprint.key() != reference.fingerprint.key() or sub.removed_after != len(deleted):
+                lost_here = True
+                if len(problems) < 15:
+                    problems.append("subscriber %d (all jobs): %d job/removed events after e0 (%d removed), the "
+                                    "reference %d, %d jobs deleted; fingerprints %s, reference %s" % (
+                                        sub.index, sub.fingerprint.count, sub.removed_after, ref_count,
+                                        len(deleted), sub.fingerprint.key(), reference.fingerprint.key()))
+            still = [job for job in deleted if job in sub.last_state]
+            if still:
+                lost_here = True
+                if len(problems) < 15:
+                    problems.append("subscriber %d: %d deleted jobs whose last event seen is not `removed`, e.g. %s" % (
+                        sub.index, len(still), [(job, sub.last_state[job]) for job in still[:3]]))
+            jobs = changed
+        elif sub.filter is None:
             all_count += 1
             mine = set(e for e in sub.job_eids if e > e0)
             missing = ref_set - mine
@@ -670,7 +760,7 @@ def verify(subscribers, e0, final_states, changed):
     return {
         "subscribers": len(subscribers),
         "all_subscribers": all_count,
-        "reference_job_events_after_e0": len(ref_eids),
+        "reference_job_events_after_e0": ref_count,
         "lost_subscribers": lost_subscribers,
         "state_mismatch_subscribers": state_mismatch_subscribers,
         "order_violations": sum(s.violations for s in subscribers),
@@ -805,6 +895,68 @@ def healthz_worker(port, stop_event, conn):
 # Main
 
 
+def parse_duration(text):
+    """Seconds in "60m", "1h", "90s" or "600"."""
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([smh]?)\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError("a duration such as 60m, 1h, 90s: %r" % text)
+    return float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+
+
+def memory_of(pid):
+    """(VmRSS, RssAnon, RssFile) of a process in KiB; None where unknown."""
+    found = {}
+    try:
+        with open("/proc/%d/status" % pid) as handle:
+            for line in handle:
+                name, _, value = line.partition(":")
+                if name in ("VmRSS", "RssAnon", "RssFile"):
+                    found[name] = int(value.split()[0])
+    except (OSError, ValueError):
+        pass
+    return found.get("VmRSS"), found.get("RssAnon"), found.get("RssFile")
+
+
+def heap_figures(client):
+    """The allocator's figures and the replay window's size from /metrics ({} when unavailable)."""
+    try:
+        r = client.get("/metrics")
+        text = r.body.decode() if r.status == 200 else ""
+    except Exception:
+        return {}
+    found = {}
+    for line in text.splitlines():
+        match = re.match(r'^ferry_heap_bytes\{kind="([a-z_]+)"\} (\d+)$', line)
+        if match:
+            found[match.group(1)] = int(match.group(2))
+        elif line.startswith("ferry_event_window_events "):
+            found["window"] = int(line.split()[1])
+        elif line.startswith("ferry_event_window_capacity "):
+            found["window_capacity"] = int(line.split()[1])
+    return found
+
+
+def describe_heap(figures):
+    if "in_use" not in figures:
+        return "n/a"
+    mapped = figures.get("mapped", 0)
+    return "%.1f+%.0f/%.1f (%s)" % ((figures["in_use"] - mapped) / 1048576.0, mapped / 1048576.0,
+                                    figures.get("free", 0) / 1048576.0, figures.get("window", "?"))
+
+
+def soak_band(rss, duration, band):
+    """The soak's RSS judgement: the warm-up is the first ten minutes, or the first sixth of a shorter soak; the
+    reference is the median of the samples in the 30 s around its end; every later sample must stay within
+    `band` (a fraction) of it."""
+    warm = min(600.0, duration / 6.0)
+    around = [v for t, v in rss if v and abs(t - warm) <= 15] or [v for t, v in rss if v][-1:]
+    reference = statistics.median(around)
+    after = [v for t, v in rss if v and t > warm] or [reference]
+    low, high = min(after) / reference - 1, max(after) / reference - 1
+    return {"warm": warm, "reference": int(reference), "min": min(after), "max": max(after), "low": low,
+            "high": high, "ok": -band <= low and high <= band}
+
+
 def list_all_jobs(client):
     jobs = []
     after = None
@@ -842,11 +994,18 @@ def main():
                         help="Ferry's --max-concurrent (default: downloads + 24, so small jobs can run beside them)")
     parser.add_argument("--client-nice", type=int, default=5, help="niceness of the load generators (not the sampler)")
     parser.add_argument("--ferry-log-level", default=None)
+    parser.add_argument("--soak", type=parse_duration, default=None, metavar="DURATION",
+                        help="soak: the same mix for DURATION (60m, 90s, 1h), RSS sampled every 10 s; after the "
+                             "first ten minutes (a sixth of a shorter soak) every sample stays within --rss-band of "
+                             "the RSS at that point")
+    parser.add_argument("--rss-band", type=float, default=0.10)
+    parser.add_argument("--rss-csv", default=None, help="write the RSS samples (seconds, VmRSS, RssAnon, RssFile KiB) here")
     parser.add_argument("--rss-growth", type=float, default=0.10)
     parser.add_argument("--healthz-p99", type=float, default=0.100)
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
-    duration = 15.0 if args.quick else args.duration
+    duration = args.soak or (15.0 if args.quick else args.duration)
+    sample_every = 10.0 if args.soak else 1.0
 
     isolated = hlib.isolate_network()
     hlib.install_cleanup()
@@ -861,16 +1020,19 @@ def main():
         log("warning: RLIMIT_NOFILE %d is low for this many connections" % nofile)
 
     rate = max(8 * 1024, min(64 * 1024, int(SLOW_FILE_SIZE / (duration + 120))))
+    # A soak longer than 6 MiB at the slowest rate lasts: a bigger file, so the downloads stay active throughout
+    # ("connections": 1, so its size does not make it segmented).
+    slow_size = max(SLOW_FILE_SIZE, ((rate * int(duration + 120)) >> 20) + 1 << 20)
     nginx = ferry = None
     workers = {}
     code = 1
     try:
-        nginx = Nginx(workdir, rate).start()
+        nginx = Nginx(workdir, rate, slow_size).start()
         max_concurrent = args.max_concurrent or args.downloads + PER_HOST * len(SMALL_HOSTS)
         ferry = hlib.Ferry(workdir, "ferry", token=TOKEN, allow_private=True, max_concurrent=max_concurrent,
                            log_level=args.ferry_log_level).start()
         log("nginx pid %d port %d (limit_rate %d B/s, %d MiB file); ferry pid %d port %d --max-concurrent %d" % (
-            nginx.process.pid, nginx.port, rate, SLOW_FILE_SIZE >> 20, ferry.pid, ferry.port, max_concurrent))
+            nginx.process.pid, nginx.port, rate, slow_size >> 20, ferry.pid, ferry.port, max_concurrent))
         api = ferry.client(timeout=60)
 
         # 200 downloads that stay active.
@@ -904,8 +1066,9 @@ def main():
             else:
                 plan.append(rng.sample(download_ids, min(5, len(download_ids))))
         sse_parent, sse_child = multiprocessing.Pipe()
-        sse = multiprocessing.Process(target=sse_worker, args=(ferry.port, TOKEN, plan, sse_child, args.client_nice),
-                                      name="sse", daemon=True)
+        followed = sorted(set(job for job_filter in plan if job_filter for job in job_filter))
+        sse = multiprocessing.Process(target=sse_worker, args=(ferry.port, TOKEN, plan, followed, bool(args.soak),
+                                                               sse_child, args.client_nice), name="sse", daemon=True)
         sse.start()
         hlib.register(sse)
         workers["sse"] = sse
@@ -917,6 +1080,7 @@ def main():
         time.sleep(1.0)
         e0 = event_id_now(api)
         log("event id before the load: %d" % e0)
+        sse_parent.send(("start", e0))
 
         # Load.
         stop_event = multiprocessing.Event()
@@ -942,15 +1106,26 @@ def main():
             "%d slowloris connections" % (duration, args.api_clients, args.downloads, args.subscribers,
                                           args.all_subscribers, args.slowloris))
         rss = []
+        detail = []  # (seconds, VmRSS, RssAnon, RssFile) in KiB
+        heap = []  # (seconds, {figure: bytes}) from /metrics: the allocator's in_use/free/mapped, the event window
         start = time.monotonic()
         next_sample = start
+        next_note = start + 60
         min_active = None
         while time.monotonic() - start < duration:
             value = ferry.rss_kib()
-            rss.append((time.monotonic() - start, value))
+            now = time.monotonic() - start
+            rss.append((now, value))
+            detail.append((now,) + memory_of(ferry.pid))
+            if (len(detail) - 1) % max(1, int(round(10 / sample_every))) == 0:
+                heap.append((now, heap_figures(api)))
+            if args.soak and time.monotonic() >= next_note:
+                next_note += 60
+                log("soak %d:%02d: RSS %s KiB (anon %s, file %s); heap %s" % (
+                    now // 60, now % 60, *detail[-1][1:], describe_heap(heap[-1][1] if heap else {})))
             if ferry.process.poll() is not None:
                 break
-            next_sample += 1.0
+            next_sample += sample_every
             time.sleep(max(0.0, next_sample - time.monotonic()))
         if ferry.process.poll() is not None:
             stop_event.set()
@@ -1006,7 +1181,12 @@ def main():
             final_states[job_id] = "removed"
         gone = [i for i in deleted_ids if any(j["id"] == i for j in final_jobs)]
         changed = list(all_small_ids | set(download_ids))
-        sse_parent.send(("verify", e0, final_states, changed))
+        if args.soak:
+            # Compact records: the subscribers forgot the deleted jobs; they are checked by count and fingerprint.
+            changed = [i for i in changed if i not in deleted_ids]
+            sse_parent.send(("verify", e0, {i: final_states.get(i) for i in changed}, changed, list(deleted_ids)))
+        else:
+            sse_parent.send(("verify", e0, final_states, changed, []))
         sse_result = sse_parent.recv() if sse_parent.poll(120) else None
         sse.join(15)
         hlib.stop(sse, grace=2)
@@ -1029,15 +1209,43 @@ def main():
                     sse_result["subscribers"], sse_result["all_subscribers"], totals["job"], totals["progress"],
                     totals["removed"], totals["other"], sse_result["reconnects"], sse_result["reconnecting_subscribers"],
                     sse_result["resets"], sse_result["reference_job_events_after_e0"], e0))
+        if heap:
+            log("Ferry heap every 10 s (MiB in use in the arenas + in mmapped chunks / free held by the arenas; replay "
+                "window events): %s" % "; ".join(
+                "%.0f s %s" % (t, describe_heap(figures)) for t, figures in heap))
+        if args.rss_csv:
+            with open(args.rss_csv, "w") as handle:
+                handle.write("seconds,vmrss_kib,rss_anon_kib,rss_file_kib\n")
+                for row in detail:
+                    handle.write("%.1f,%s,%s,%s\n" % row)
         values = [v for _, v in rss if v]
-        if values:
-            third = [v for t, v in rss if v and abs(t - load_elapsed / 3) <= 2] or values[len(values) // 3:len(values) // 3 + 1]
+        band = None
+        if values and args.soak:
+            band = soak_band(rss, duration, args.rss_band)
+            log("Ferry RSS (KiB, %d samples every %.0f s): first %d, at the end of the warm-up (%.0f s) %d, after it "
+                "min %d (%+.1f%%), max %d (%+.1f%%), end %d" % (
+                    len(values), sample_every, values[0], band["warm"], band["reference"], band["min"],
+                    band["low"] * 100, band["max"], band["high"] * 100, values[-1]))
+            log("  RSS every minute (MiB): %s" % ", ".join("%.0f" % (v / 1024.0) for v in values[::6]))
+            log("  RssAnon every minute (MiB): %s" % ", ".join(
+                "%.0f" % (row[2] / 1024.0) for row in detail[::6] if row[2] is not None))
+            growth = None
+        elif values:
+            # From a third of the run, or from when the replay window (a bounded cache, ~10 MB at this load) was
+            # first full if that came later: before it, its filling is counted as growth.
+            full = [t for t, figures in heap if figures.get("window_capacity") and
+                    figures.get("window", 0) >= figures["window_capacity"]]
+            judge_from = max(load_elapsed / 3, full[0] if full else 0)
+            if judge_from > load_elapsed * 0.75:
+                judge_from = load_elapsed / 3
+            third = [v for t, v in rss if v and abs(t - judge_from) <= 2] or values[len(values) // 3:len(values) // 3 + 1]
             end = values[-3:]
             rss_third = statistics.median(third)
             rss_end = statistics.median(end)
             growth = (rss_end - rss_third) / rss_third
-            log("Ferry RSS (KiB, %d samples): first %d, at 1/3 %d, end %d, min %d, max %d; growth from 1/3 to end %.1f%%" % (
-                len(values), values[0], rss_third, rss_end, min(values), max(values), growth * 100))
+            log("Ferry RSS (KiB, %d samples): first %d, at %.0f s (1/3, or the replay window full) %d, end %d, min %d, "
+                "max %d; growth from then to the end %.1f%%" % (
+                    len(values), values[0], judge_from, rss_third, rss_end, min(values), max(values), growth * 100))
             log("  RSS every 5 s: %s" % ", ".join("%d" % v for v in values[::5]))
         else:
             growth = None
@@ -1089,13 +1297,19 @@ def main():
         results.check("deleted jobs are gone from the list", not gone, "still listed: %s" % gone[:5])
         results.check("small jobs: every one finished (%d)" % len(small_ids), not bad_small and len(small_ids) > 0,
                       "%d not finished, e.g. %s" % (len(bad_small), bad_small[:5]))
-        if args.quick:
+        if args.soak:
+            results.check("RSS: after the first %.0f s every sample within %.0f%% of the RSS then" % (
+                band["warm"] if band else 0, args.rss_band * 100),
+                band is not None and band["ok"], "reference %s KiB, min %s, max %s" % (
+                    band and band["reference"], band and band["min"], band and band["max"]))
+        elif args.quick:
             # 15 s is still warm-up (the event window and the job table fill for the first minute): flatness is
             # judged by the full run only.
             log("RSS growth not judged in a --quick run (%s); the 60 s run checks it" % (
                 "%.1f%%" % (growth * 100) if growth is not None else "unknown"))
         else:
-            results.check("RSS: growth from 1/3 of the run to the end <= %.0f%%" % (args.rss_growth * 100),
+            results.check("RSS: growth from 1/3 of the run (or the replay window full) to the end <= %.0f%%" % (
+                args.rss_growth * 100),
                           growth is not None and growth <= args.rss_growth, "growth %s" % (
                               "%.1f%%" % (growth * 100) if growth is not None else "unknown"))
         if health_result:

@@ -93,7 +93,9 @@ struct OperationsController: Sendable {
             freeBytes: spool.freeBytes(),
             openConnections: openConnections(),
             objectStore: objects?.counts,
-            node: await supervisor.nodeGauge())
+            node: await supervisor.nodeGauge(),
+            heap: FreeMemory.figures(),
+            eventWindow: hub.windowFigures)
         var headers: HTTPHeaders = [:]
         headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
         headers["Cache-Control"] = "no-store"

@@ -10,7 +10,7 @@ extension RunningService {
     /// pipeline, engine, supervisor, routes, server), recovers interrupted jobs, and returns once the
     /// server listens.
     static func start(configuration: ServiceConfiguration, logger: Logger) async throws -> RunningService {
-        FreeMemory.limitArenas()
+        FreeMemory.configureAllocator()
         let spool = try Spool(root: configuration.spool)
         if configuration.readToken != nil, configuration.token == nil, configuration.isLoopbackHost {
             throw ServiceError.startup("--read-token needs --token: without a token the API is open to local callers, so a read-only token would restrict nothing")

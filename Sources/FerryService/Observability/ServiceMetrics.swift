@@ -80,6 +80,10 @@ final class ServiceMetrics: @unchecked Sendable {
         var objectStore: ObjectStoreClient.Counts? = nil
         /// With several nodes: this node's id and the jobs it holds leases on; nil on a single node.
         var node: (id: String, leases: Int)? = nil
+        /// The allocator's figures (`FreeMemory.figures()`); nil: not shown.
+        var heap: FreeMemory.Figures? = nil
+        /// `job`/`removed` events kept for replay (the hub's `EventLog`), and its bound; nil: not shown.
+        var eventWindow: (count: Int, capacity: Int)? = nil
     }
 
     /// Prometheus text exposition format, version 0.0.4.
@@ -121,6 +125,17 @@ final class ServiceMetrics: @unchecked Sendable {
         family("ferry_webhook_notices_total", "counter", "Webhook notice tries by result: delivered (2xx), retried, failed (given up), gone (410).")
         for result in WebhookResult.allCases {
             out += "ferry_webhook_notices_total{result=\"\(result.rawValue)\"} \(notices[result] ?? 0)\n"
+        }
+        if let heap = gauges.heap {
+            family("ferry_heap_bytes", "gauge", "The allocator's bytes: in_use (live allocations), free (held by its arenas, not returned), mapped (large allocations, part of in_use).")
+            out += "ferry_heap_bytes{kind=\"in_use\"} \(heap.inUse)\nferry_heap_bytes{kind=\"free\"} \(heap.free)\n"
+            out += "ferry_heap_bytes{kind=\"mapped\"} \(heap.mapped)\n"
+        }
+        if let window = gauges.eventWindow {
+            family("ferry_event_window_events", "gauge", "job and removed events kept for Last-Event-ID replay.")
+            out += "ferry_event_window_events \(window.count)\n"
+            family("ferry_event_window_capacity", "gauge", "The most job and removed events kept for replay.")
+            out += "ferry_event_window_capacity \(window.capacity)\n"
         }
         if let objectStore = gauges.objectStore {
             family("ferry_object_store_requests_total", "counter", "Object-store requests that ended, by S3 operation.")

@@ -17,6 +17,9 @@ final class EventFanout: Sendable {
         case write([SharedChunk], [ResponseStream], rotation: Int)
         /// Ends a stream after everything sent to it before.
         case finish(ResponseStream, @Sendable () -> Void)
+        /// Runs once the shard has handed the stream everything sent to it before (it is counted in the stream's
+        /// `bufferedByteCount` then).
+        case then(@Sendable () -> Void)
     }
 
     private final class Shard: Sendable {
@@ -77,6 +80,11 @@ final class EventFanout: Sendable {
         shards[shard(of: key)].submit(.write(chunks, [stream], rotation: 0))
     }
 
+    /// Runs `action` on the shard of subscription `key` once everything sent to it before was handed to its stream.
+    func afterWrites(key: Int, _ action: @escaping @Sendable () -> Void) {
+        shards[shard(of: key)].submit(.then(action))
+    }
+
     /// Ends a stream after everything sent to it before.
     func close(_ writer: EventStreamWriter, key: Int) {
         shards[shard(of: key)].submit(.finish(writer.stream, { writer.close() }))
@@ -95,6 +103,7 @@ final class EventFanout: Sendable {
             return
         }
         var round = FanoutRound<ResponseStream>()
+        var then: [@Sendable () -> Void] = []
         for item in work {
             switch item {
             case .write(let chunks, let streams, let rotation):
@@ -102,12 +111,15 @@ final class EventFanout: Sendable {
                 round.add(chunks, to: streams[start...] + streams[..<start])
             case .finish(let stream, let action):
                 round.finish(stream, with: action)
+            case .then(let action):
+                then.append(action)
             }
         }
         for delivery in round.deliveries {
             if !delivery.chunks.isEmpty { delivery.target.writeShared(delivery.chunks) }
             delivery.finish?()
         }
+        for action in then { action() }
     }
 
     /// Where a round over `count` streams starts for `rotation` (any integer): `rotation` modulo `count`.

@@ -59,6 +59,9 @@ final class EventHub: @unchecked Sendable {
         let writer: EventStreamWriter
         /// The job whose terminal event ends this stream (per-job streams).
         let endsWithJob: String?
+        /// Events its own queue released and not yet handed to the fan-out (a replay goes out `highWater` bytes at a
+        /// time); they share their frames with the log.
+        var outbox: ArraySlice<ServerEvent> = []
         /// The interval of the group this private stream came from (resynchronized) and may rejoin.
         var rejoins: Int?
         var waitingForDrain = false
@@ -104,8 +107,12 @@ final class EventHub: @unchecked Sendable {
     private var timerDue: Double?
     private var heartbeat: DispatchSourceTimer?
     private let clock: @Sendable () -> Double
-    /// Bytes a private stream may have unwritten in its socket buffer before the hub holds events back.
+    /// Bytes a private stream may have unwritten in its socket buffer before the hub holds events back; also the
+    /// most the hub hands such a stream at once, so that a replay of the whole log (16,384 job events, megabytes)
+    /// never sits in one stream's buffers (each resynchronized subscriber once held a copy of it, several times over).
     private let highWater = 256 * 1024
+    /// The largest chunk a private stream is handed (several events framed together; an event larger goes alone).
+    private let chunkBytes = 64 * 1024
     /// The same for a group member, lower: a member held back costs only its cursor, whereas bytes handed
     /// to its connection are copied there, and thousands of members may be slow at once.
     private let sharedHighWater = 16 * 1024
@@ -149,6 +156,11 @@ final class EventHub: @unchecked Sendable {
     var subscriberCount: Int {
         countLock.lock(); defer { countLock.unlock() }
         return count
+    }
+
+    /// The replay window's `job`/`removed` events and its bound. Waits for the hub's queue: not for hot paths.
+    var windowFigures: (count: Int, capacity: Int) {
+        queue.sync { (log.count, log.capacity) }
     }
 
     /// Streams fed by a group (the rest have queues of their own). Waits for the hub's queue: not for hot paths.
@@ -394,7 +406,7 @@ final class EventHub: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         for subscription in Array(solo.values) {
             guard let interval = subscription.rejoins, !subscription.closed, !subscription.waitingForDrain,
-                  case .own(let own) = subscription.delivery, !own.hasPending,
+                  subscription.outbox.isEmpty, case .own(let own) = subscription.delivery, !own.hasPending,
                   let group = groups[interval], !group.schedule.hasPending,
                   own.mayHandOver(to: group.schedule, now: now),
                   subscription.stream.bufferedByteCount < sharedHighWater else { continue }
@@ -405,11 +417,22 @@ final class EventHub: @unchecked Sendable {
         }
     }
 
-    private func waitForDrain(_ subscription: Subscription, threshold: Int) {
+    /// Continues `subscription` once its stream holds less than `threshold` unsent bytes; with `afterWrites`, judged
+    /// only once the fan-out has handed the stream what this queue sent it (not yet counted before).
+    private func waitForDrain(_ subscription: Subscription, threshold: Int, afterWrites: Bool = false) {
         guard !subscription.waitingForDrain else { return }
         subscription.waitingForDrain = true
         let key = subscription.key
-        subscription.stream.onDrain(threshold: threshold) { [weak self] in
+        let stream = subscription.stream
+        if afterWrites {
+            fanout.afterWrites(key: key) { [weak self] in self?.continueWhenDrained(key, stream: stream, threshold: threshold) }
+        } else {
+            continueWhenDrained(key, stream: stream, threshold: threshold)
+        }
+    }
+
+    private func continueWhenDrained(_ key: Int, stream: ResponseStream, threshold: Int) {
+        stream.onDrain(threshold: threshold) { [weak self] in
             guard let self else { return }
             self.queue.async {
                 guard let subscription = self.subscriptions[key] else { return }
@@ -430,7 +453,7 @@ final class EventHub: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !subscription.closed, case .own(var own) = subscription.delivery else { return }
         if subscription.stream.isClosed { drop(subscription.key); return }
-        guard subscription.stream.bufferedByteCount < highWater else {
+        guard !subscription.waitingForDrain, subscription.stream.bufferedByteCount < highWater else {
             if own.isTooFarBehind {
                 logger.notice("closing an event stream that fell too far behind")
                 close(subscription)
@@ -439,23 +462,43 @@ final class EventHub: @unchecked Sendable {
             waitForDrain(subscription, threshold: highWater / 4)
             return
         }
-        subscription.delivery = .own(SubscriberQueue(after: 0))   // keep `own` uniquely referenced
-        let ready = own.take(now: now, writable: true)
-        subscription.delivery = .own(own)
-        if !ready.isEmpty {
+        if subscription.outbox.isEmpty {
+            subscription.delivery = .own(SubscriberQueue(after: 0))   // keep `own` uniquely referenced
+            subscription.outbox = own.take(now: now, writable: true)[...]
+            subscription.delivery = .own(own)
+        }
+        if !subscription.outbox.isEmpty {
+            if handOutbox(subscription) { close(subscription); return }
+            if !subscription.outbox.isEmpty {
+                waitForDrain(subscription, threshold: highWater / 4, afterWrites: true)
+                return
+            }
+        }
+        if let due = own.nextDueTime { schedule(at: due) }
+    }
+
+    /// Hands the fan-out up to `highWater` bytes of the subscription's outbox, in chunks of up to `chunkBytes`.
+    /// Returns true when the stream ends after them (its job's terminal event).
+    private func handOutbox(_ subscription: Subscription) -> Bool {
+        var chunks: [SharedChunk] = []
+        var handed = 0
+        var ends = false
+        while handed < highWater, !ends, !subscription.outbox.isEmpty {
             var bytes: [UInt8] = []
-            var ends = false
-            for event in ready {
+            while let event = subscription.outbox.first, bytes.isEmpty || bytes.count + event.frame.count <= chunkBytes {
+                subscription.outbox.removeFirst()
                 bytes.append(contentsOf: event.frame)
                 if let job = subscription.endsWithJob, event.jobID == job, event.closesJobStream {
                     ends = true
                     break
                 }
             }
-            fanout.send([SharedChunk(bytes)], to: subscription.stream, key: subscription.key)
-            if ends { close(subscription); return }
+            handed += bytes.count
+            chunks.append(SharedChunk(bytes))
         }
-        if let due = own.nextDueTime { schedule(at: due) }
+        fanout.send(chunks, to: subscription.stream, key: subscription.key)
+        if ends { subscription.outbox = [] }
+        return ends
     }
 
     // MARK: Timers (on `queue`)

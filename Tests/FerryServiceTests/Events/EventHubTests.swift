@@ -113,4 +113,40 @@ import Testing
         #expect(late.events().jobs == Array(published[lateStart...]))
         hub.closeAll()
     }
+
+    /// A stream resuming far back (`Last-Event-ID`) is owed the whole log: it is handed at most 256 KiB (plus a
+    /// 64 KiB chunk) at a time, the rest only as it reads, so a replay never sits in its buffers at once.
+    @Test func aLongReplayIsHandedOutAsTheStreamReads() throws {
+        let ids = EventIDAllocator(startingAfter: 0)
+        let hub = EventHub(ids: ids, logger: Logger(label: "test"), heartbeat: 0)
+        var published: [String] = []
+        for _ in 0..<600 {   // about 1.2 MB of job events
+            let event = jobEvent(ids.next(), ids)
+            published.append(event.jobID!)
+            hub.publish([event])
+        }
+        let resumed = Sink()
+        hub.subscribe(writer: resumed.writer, stream: resumed.stream, jobs: nil, intervalMilliseconds: 500, start: .after(0))
+        settle(hub, [resumed])
+        var received: [UInt8] = []
+        var reads = 0
+        while received.count < 600 * 2_000 && reads < 100 {
+            #expect(resumed.stream.bufferedByteCount <= 256 * 1024 + 64 * 1024 + 2_100)
+            received = resumed.drain()
+            reads += 1
+            settle(hub, [resumed])
+        }
+        #expect(reads >= 4, "handed out in several pieces, not at once")
+        // Live events after the replay follow it, in order, once.
+        for _ in 0..<3 {
+            let event = jobEvent(ids.next(), ids)
+            published.append(event.jobID!)
+            hub.publish([event])
+        }
+        settle(hub, [resumed])
+        let (eventIDs, jobs) = resumed.events()
+        #expect(jobs == published)
+        #expect(eventIDs == Array(1...603))
+        hub.closeAll()
+    }
 }
