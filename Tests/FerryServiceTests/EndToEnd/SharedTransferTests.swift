@@ -90,7 +90,7 @@ struct SharedTransferTests {
             #expect(try await ferry.client.get("/api/v1/jobs/\(firstID)").json()["state"] as? String == "finished")
             #expect(try await ferry.client.get("/api/v1/jobs/\(firstID)/content").body.count == 200_000)
             // A right MD5 (another algorithm than the SHA-256 known) is checked against the shared file and passes.
-            let md5 = try Fixture.digestHex(ofFile: nginx.root + "/c.bin", algorithm: "md5")
+            let md5 = try await Fixture.digestHex(ofFile: nginx.root + "/c.bin", algorithm: "md5")
             let right = try await Self.finished(ferry, ["url": nginx.url("/c.bin"), "checksum": ["algorithm": "md5", "value": md5]])
             #expect(right["id"] as? String != firstID)
             #expect(Self.fetches(nginx, "/c.bin") == 1)
