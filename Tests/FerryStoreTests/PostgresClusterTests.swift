@@ -361,9 +361,11 @@ struct PostgresClusterTests {
         try queue.sync {
             let connection = try PostgresConnection(url: location.url, location: location.redacted, queue: queue)
             defer { connection.close() }
-            // The version before the cluster's (rows are written with today's columns, which 5 has).
+            // The version before the cluster's. Rows are written with today's insert, so the one column it names
+            // that 5 lacks is added first (schema 8 adds it only if missing).
             try PostgresSchema.migrate(connection, to: 5)
             #expect(try PostgresSchema.version(connection) == 5)
+            _ = try connection.execute("ALTER TABLE jobs ADD COLUMN follows text", [], operation: "add a later column")
             for job in [JobRecord.make("old-waiting"), .make("old-downloading", state: .downloading), .makeFull("old-failed")] {
                 try connection.execute(PostgresJobRow.insertSQL, try PostgresJobRow.parameters(job.storedForm),
                                        operation: "insert an old row")

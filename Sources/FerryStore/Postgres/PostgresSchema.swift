@@ -179,7 +179,7 @@ enum PostgresSchema {
             """),
         // Shared transfers: the id of the job whose transfer a job follows (`JobRecord.follows`), as in SQLite's
         // schema 9.
-        Migration(version: 8, sql: "ALTER TABLE jobs ADD COLUMN follows text"),
+        Migration(version: 8, sql: "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS follows text"),
         // Several nodes: the fencing token of a job's ownership (`lease_epoch`), raised each time a node other than
         // the last to take it (`lease_holder`, kept when the job is released) takes it (`claim`, `acquire`); a node's
         // writes for a job it held carry the token it got, and are refused once another node took the job since

@@ -10,15 +10,16 @@ struct FixtureWaitTests {
     /// still wakes from 10 ms sleeps. Blocking waits would hold every pool thread for the children's 1.5 s: this
     /// task could not wake once before they ended (one tick instead of dozens).
     @Test func waitingForChildrenLeavesThePoolFree() async throws {
-        // Other tests of this process may hold the pool for a moment (one blocks it on purpose for under 2 s): a
-        // measurement counts if any of three attempts shows the wake-ups. Blocking waits fail all three, each time.
+        // Other tests of this process may hold the pool for a moment (one blocks it on purpose for under 2 s), and a
+        // loaded machine slows every wake-up: a measurement counts if any of three attempts shows at least 3. Blocking
+        // waits allow exactly one (the first sleep ends only with the children, after the 1 s window), every time.
         var attempts: [Int] = []
         for _ in 0..<3 {
             let ticks = try await ticksWhileChildrenAreWaitedFor()
             attempts.append(ticks)
-            if ticks >= 10 { break }
+            if ticks >= 3 { break }
         }
-        #expect(attempts.contains { $0 >= 10 }, "wake-ups of a 10 ms sleep in 1 s while children were waited for: \(attempts)")
+        #expect(attempts.contains { $0 >= 3 }, "wake-ups of a 10 ms sleep in 1 s while children were waited for: \(attempts)")
     }
 
     private func ticksWhileChildrenAreWaitedFor() async throws -> Int {
