@@ -26,7 +26,16 @@ extension JobSupervisor {
             case .finished(let finish):
                 adopt(finish, into: &job)
                 changed.append(job)
-                notices += webhooks.notices(.finished, for: job, at: now())
+                if job.delivery == nil {
+                    notices += webhooks.notices(.finished, for: job, at: now())
+                } else {
+                    // Downloaded just before the stop, never delivered: the delivery comes before `finished`
+                    // (a kill -9 there left it `finished` with its delivery pending and nothing uploaded).
+                    job.state = .delivering
+                    job.finishedAt = nil
+                    job.delivery = job.delivery?.restarted()
+                    changed[changed.count - 1] = job
+                }
             case .partial(let bytes):
                 onDisk = bytes
             case nil:

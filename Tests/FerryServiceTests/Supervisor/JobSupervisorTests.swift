@@ -145,6 +145,23 @@ struct JobSupervisorTests {
         #expect(await store.job(id: finishing.id)?.state == .finished, "what recovery learned is saved")
     }
 
+    /// Found by the seam suite: a kill -9 right after a download with a `deliver` moved its file into place, before
+    /// the store heard of it, left the job `finished` with its delivery pending and nothing uploaded.
+    @Test func recoveryDeliversAFileFinishedJustBeforeAStopBeforeFinishing() async throws {
+        let store = MemoryJobStore()
+        let first = SupervisorHarness(store: store)
+        let job = try await first.create(url) { $0.deliver = JobDraft.DeliverBody(url: "https://target.example/up") }
+        let engine = FakeEngine()
+        engine.recovered = [job.id: .finished(FinishRecord(filename: "f.iso", size: 900, sha256: String(repeating: "b", count: 64)))]
+        let second = SupervisorHarness(engine: engine, store: store)
+        try await second.supervisor.recover()
+        let adopted = try #require(await second.job(job.id))
+        #expect(adopted.state == .delivering && adopted.filename == "f.iso" && adopted.sha256 != nil)
+        #expect(adopted.delivery?.state == .pending)
+        #expect(engine.log.contains("deliver \(job.id)"), "\(engine.log)")
+        #expect(await store.job(id: job.id)?.state == .delivering)
+    }
+
     @Test func aFullSpoolRefusesNewJobsAtSubmit() async throws {
         let h = SupervisorHarness(quota: 1_000)
         let job = try await h.create(url)
