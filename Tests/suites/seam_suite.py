@@ -78,6 +78,7 @@ class World:
         self.sequences = 0
         self.steps = 0
         self.restarts = 0
+        self.rules = {}
         self.token = 0
 
     def fresh(self):
@@ -102,6 +103,22 @@ class JobModel:
         self.deleted = False
         self.killed_while_delivering = False
         self.last = None
+        self.trail = []  # what we did to it and the states seen, in order (for failure messages)
+
+    def note(self, text):
+        if not self.trail or self.trail[-1] != text:
+            self.trail.append(text)
+
+    def describe(self):
+        return "job %s asked %s; trail: %s" % (self.id, json.dumps(self.asked), " > ".join(self.trail[-30:]))
+
+
+def with_trail(model, check, *args):
+    """Runs `check(*args)`; a failed assertion gets the model's trail appended."""
+    try:
+        return check(*args)
+    except AssertionError as error:
+        raise AssertionError("%s\n  %s" % (error, model.describe())) from None
 
 
 def delivery_of(job):
@@ -115,14 +132,23 @@ class SeamMachine(RuleBasedStateMachine):
         self.seq = WORLD.fresh()
         self.jobs = {}  # id -> JobModel
         self.order = []
+        self.handles = []  # one per create request (a dedupe match repeats a model): rules pick from these, so
+        #                    which rules can run never depends on Ferry's answers (Hypothesis replays must agree)
         self.notes = []
         if not WORLD.ferry.alive():
             WORLD.ferry.start(timeout=60)
-        first = WORLD.ferry.request("GET", "/api/v1/jobs?limit=1")
-        self.start_event_id = first.header("Ferry-Event-Id")
+        self.take_base()
         self.restarted = False
 
     # -- helpers ------------------------------------------------------------------------------------------
+
+    def take_base(self):
+        """One list and its Ferry-Event-Id: the view the event replay at the end starts from. Retaken after each
+        restart, since a new run answers `reset` to the ids of the previous one (EventIDAllocator)."""
+        response = WORLD.ferry.request("GET", "/api/v1/jobs?limit=1000")
+        assert response.status == 200, "GET /api/v1/jobs answered %r" % response
+        self.base_id = response.header("Ferry-Event-Id")
+        self.base_jobs = {j["id"]: j for j in response.json()["jobs"]}
 
     @property
     def ferry(self):
@@ -130,6 +156,8 @@ class SeamMachine(RuleBasedStateMachine):
 
     def step(self):
         WORLD.steps += 1
+        name = sys._getframe(1).f_code.co_name
+        WORLD.rules[name] = WORLD.rules.get(name, 0) + 1
 
     def live(self):
         return [m for m in (self.jobs[i] for i in self.order) if not m.deleted]
@@ -137,8 +165,9 @@ class SeamMachine(RuleBasedStateMachine):
     def listed(self):
         return {j["id"]: j for j in self.ferry.jobs()}
 
-    def act_on(self, model):
-        """We are about to act on `model`: it may leave its stable state."""
+    def act_on(self, model, what):
+        """We are about to act on `model` (`what`): it may leave its stable state."""
+        model.note(what)
         model.stable = None
         model.stable_sha = None
         model.full_since = None
@@ -166,14 +195,13 @@ class SeamMachine(RuleBasedStateMachine):
                                                                       "&no_length=1" if kind == "nolen" else ""))
         self._create(url, digest, size, connections, rate, sha, deliver, filename, tags, paused, dedupe)
 
-    @precondition(lambda self: any(not m.deleted for m in self.jobs.values()))
+    @precondition(lambda self: self.handles)
     @rule(pick=st.integers(0, 1000), connections=st.integers(1, 4), sha=st.sampled_from(["none", "right", "wrong"]),
           deliver=st.sampled_from(["none", "ok", "refuse"]), filename=st.booleans(),
           tags=st.sampled_from([None, ["a"], ["c"]]), paused=st.booleans(), dedupe=st.sampled_from([True, True, False]))
     def same_url_again(self, pick, connections, sha, deliver, filename, tags, paused, dedupe):
         self.step()
-        live = self.live()
-        model = live[pick % len(live)]
+        model = self.handles[pick % len(self.handles)]
         self._create(model.url, model.origin_sha, model.size, connections, None, sha, deliver, filename, tags,
                      paused, dedupe)
 
@@ -216,10 +244,16 @@ class SeamMachine(RuleBasedStateMachine):
             raise AssertionError("dedupe lost intent (issue 30.3): asked %s, got %s %s" % (
                 json.dumps(body), response.status, json.dumps(job)[:400]))
         if response.status == 200:
-            return  # the same job (its model already holds what it does)
+            # The same job: its model holds what it does (with --skip-dedupe-intent, what this request asked
+            # beyond that is knowingly dropped, issue 30.3).
+            self.handles.append(known)
+            known.note("matched by a request (200)")
+            return
         model = JobModel(job["id"], url, digest, size, body, target)
+        model.note("created %d as %s" % (response.status, job["state"]))
         self.jobs[job["id"]] = model
         self.order.append(job["id"])
+        self.handles.append(model)
         if paused:
             assert job["state"] == "paused", "created paused but %s" % job["state"]
 
@@ -237,20 +271,23 @@ class SeamMachine(RuleBasedStateMachine):
         return lost
 
     def _pick(self, pick):
-        live = self.live()
-        return live[pick % len(live)] if live else None
+        return self.handles[pick % len(self.handles)]
 
     def _state_now(self, model):
         job = self.ferry.job(model.id)
         return job["state"] if job else None
 
-    @precondition(lambda self: any(not m.deleted for m in self.jobs.values()))
+    @precondition(lambda self: self.handles)
     @rule(pick=st.integers(0, 1000), name=st.sampled_from(["pause", "resume", "cancel"]))
     def action(self, pick, name):
         self.step()
         model = self._pick(pick)
+        if model.deleted:
+            response = self.ferry.action(model.id, name)
+            assert response.status == 404, "%s on deleted job %s answered %r" % (name, model.id, response)
+            return
         before = self._state_now(model)
-        self.act_on(model)
+        self.act_on(model, name)
         response = self.ferry.action(model.id, name)
         after = self._state_now(model)
         got = response.json() if response.status == 200 else None
@@ -277,7 +314,7 @@ class SeamMachine(RuleBasedStateMachine):
         if name == "cancel" and response.status == 200:
             model.stable = "cancelled"
 
-    @precondition(lambda self: any(not m.deleted for m in self.jobs.values()))
+    @precondition(lambda self: self.handles)
     @rule(pick=st.integers(0, 1000), field_value=st.sampled_from([("priority", 0), ("priority", 5), ("priority", -2),
                                                                    ("maxBytesPerSecond", 1 * MiB),
                                                                    ("maxBytesPerSecond", 3 * MiB)]))
@@ -285,8 +322,12 @@ class SeamMachine(RuleBasedStateMachine):
         field, value = field_value
         self.step()
         model = self._pick(pick)
+        if model.deleted:
+            response = self.ferry.request("PATCH", "/api/v1/jobs/" + model.id, {field: value})
+            assert response.status == 404, "PATCH on deleted job %s answered %r" % (model.id, response)
+            return
         before = self._state_now(model)
-        self.act_on(model)
+        self.act_on(model, "PATCH %s=%s" % (field, value))
         response = self.ferry.request("PATCH", "/api/v1/jobs/" + model.id, {field: value})
         where = "PATCH %s=%s on a %s job %s answered %r" % (field, value, before, model.id, response)
         if before in ("finished", "cancelled"):
@@ -298,23 +339,29 @@ class SeamMachine(RuleBasedStateMachine):
             if response.status == 409:
                 assert self._state_now(model) in ("finished", "cancelled"), where
 
-    @precondition(lambda self: any(not m.deleted for m in self.jobs.values()))
+    @precondition(lambda self: self.handles)
     @rule(pick=st.integers(0, 1000))
     def delete(self, pick):
         self.step()
         model = self._pick(pick)
-        self.act_on(model)
+        if model.deleted:
+            response = self.ferry.request("DELETE", "/api/v1/jobs/" + model.id)
+            assert response.status == 404, "DELETE of deleted job %s answered %r" % (model.id, response)
+            return
+        self.act_on(model, "DELETE")
         response = self.ferry.request("DELETE", "/api/v1/jobs/" + model.id)
         assert response.status == 204, "DELETE %s answered %r" % (model.id, response)
         model.deleted = True
         gone = self.ferry.request("GET", "/api/v1/jobs/" + model.id)
         assert gone.status == 404, "GET after DELETE %s answered %r" % (model.id, gone)
 
+    @precondition(lambda self: self.handles)
     @rule(hard=st.booleans())
     def restart(self, hard):
         self.step()
         WORLD.restarts += 1
         self.restarted = True
+        before = int(self.ferry.request("GET", "/api/v1/jobs?limit=1").header("Ferry-Event-Id") or 0)
         if hard:
             for model in self.live():
                 if model.last and model.last.get("state") == "delivering":
@@ -327,9 +374,13 @@ class SeamMachine(RuleBasedStateMachine):
         else:
             status, seconds = self.ferry.stop()
             assert status == 0 and seconds <= 10, "SIGTERM: exit %s after %.1f s" % (status, seconds)
-        for model in self.live():
+        for model in self.jobs.values():
             model.full_since = None
+            model.note("kill -9" if hard else "SIGTERM")
         self.ferry.start(timeout=60)
+        self.take_base()
+        now = int(self.base_id or 0)
+        assert now >= before, "Ferry-Event-Id went back across a restart: %d -> %d" % (before, now)
 
     @rule(seconds=st.sampled_from([0.2, 0.5, 1.0]))
     def wait(self, seconds):
@@ -347,47 +398,54 @@ class SeamMachine(RuleBasedStateMachine):
     def _observe(self, listed):
         now = time.monotonic()
         for model in (self.jobs[i] for i in self.order):
-            job = listed.get(model.id)
-            if model.deleted:
-                assert job is None, "deleted job %s is listed again: %s" % (model.id, json.dumps(job)[:300])
-                continue
-            assert job is not None, "job %s vanished from the list (last seen %s)" % (
-                model.id, json.dumps(model.last)[:300])
-            state = job["state"]
-            model.last = job
-            if model.stable is not None:
-                assert state == model.stable, "job %s left %s by itself: now %s (%s)" % (
-                    model.id, model.stable, state, json.dumps(job)[:400])
-                if model.stable_sha is not None:
-                    assert job.get("sha256") == model.stable_sha, "job %s changed its sha256 %s -> %s" % (
-                        model.id, model.stable_sha, job.get("sha256"))
-            if state in STABLE:
-                model.stable = state
-                model.stable_sha = job.get("sha256") or model.stable_sha
-            if state == "finished":
-                assert not model.wrong_sha, "job %s with a wrong sha256 finished: %s" % (model.id, json.dumps(job)[:400])
-                assert not (model.target and model.target[0] == "refuse"), \
-                    "job %s delivering to a 403 target finished: %s" % (model.id, json.dumps(job)[:400])
-                if job.get("sha256"):
-                    assert job["sha256"] == model.origin_sha, "job %s finished with sha256 %s, origin %s" % (
-                        model.id, job["sha256"], model.origin_sha)
-            if state == "failed":
-                code = (job.get("error") or {}).get("code")
-                if model.wrong_sha:
-                    assert code == "checksum_mismatch", "job %s with a wrong sha256 failed with %s" % (model.id, code)
-                else:
-                    assert code != "checksum_mismatch", "job %s with no wrong sha256 failed with %s" % (model.id, code)
-                    if model.target and model.target[0] == "refuse":
-                        assert code == "delivery_failed", "job %s (403 target) failed with %s" % (model.id, code)
-            expected, received = job.get("bytesExpected"), job.get("bytesReceived")
-            if state == "downloading" and expected is not None and received == expected:
-                if model.full_since is None:
-                    model.full_since = now
-                assert now - model.full_since <= STUCK_SECONDS, \
-                    "job %s downloading with every byte in (%d) for %.1f s: %s" % (
-                        model.id, received, now - model.full_since, json.dumps(job)[:400])
+            with_trail(model, self._observe_one, model, listed.get(model.id), now)
+
+    def _observe_one(self, model, job, now):
+        if model.deleted:
+            assert job is None, "deleted job %s is listed again: %s" % (model.id, json.dumps(job)[:300])
+            return
+        assert job is not None, "job %s vanished from the list (last seen %s)" % (
+            model.id, json.dumps(model.last)[:300])
+        state = job["state"]
+        model.last = job
+        model.note("%s%s%s" % (state, "/delivery " + delivery_of(job)["state"] if delivery_of(job) else "",
+                               "/" + job["error"]["code"] if job.get("error") else ""))
+        if model.stable is not None:
+            assert state == model.stable, "job %s left %s by itself: now %s (%s)" % (
+                model.id, model.stable, state, json.dumps(job)[:400])
+            if model.stable_sha is not None:
+                assert job.get("sha256") == model.stable_sha, "job %s changed its sha256 %s -> %s" % (
+                    model.id, model.stable_sha, job.get("sha256"))
+        if state in STABLE:
+            model.stable = state
+            model.stable_sha = job.get("sha256") or model.stable_sha
+        if state == "finished":
+            assert not model.wrong_sha, "job %s with a wrong sha256 finished: %s" % (model.id, json.dumps(job)[:400])
+            assert not (model.target and model.target[0] == "refuse"), \
+                "job %s delivering to a 403 target finished: %s" % (model.id, json.dumps(job)[:400])
+            if model.target and model.target[0] == "ok":
+                assert delivery_of(job).get("state") == "delivered", \
+                    "job %s finished, its delivery %s" % (model.id, json.dumps(delivery_of(job)))
+            if job.get("sha256"):
+                assert job["sha256"] == model.origin_sha, "job %s finished with sha256 %s, origin %s" % (
+                    model.id, job["sha256"], model.origin_sha)
+        if state == "failed":
+            code = (job.get("error") or {}).get("code")
+            if model.wrong_sha:
+                assert code == "checksum_mismatch", "job %s with a wrong sha256 failed with %s" % (model.id, code)
             else:
-                model.full_since = None
+                assert code != "checksum_mismatch", "job %s with no wrong sha256 failed with %s" % (model.id, code)
+                if model.target and model.target[0] == "refuse":
+                    assert code == "delivery_failed", "job %s (403 target) failed with %s" % (model.id, code)
+        expected, received = job.get("bytesExpected"), job.get("bytesReceived")
+        if state == "downloading" and expected is not None and received == expected:
+            if model.full_since is None:
+                model.full_since = now
+            assert now - model.full_since <= STUCK_SECONDS, \
+                "job %s downloading with every byte in (%d) for %.1f s: %s" % (
+                    model.id, received, now - model.full_since, json.dumps(job)[:400])
+        else:
+            model.full_since = None
 
     # -- the end of a sequence ----------------------------------------------------------------------------
 
@@ -424,7 +482,7 @@ class SeamMachine(RuleBasedStateMachine):
                 assert status == 200 and digest == model.origin_sha, \
                     "job %s content: %s, %d bytes, sha256 %s (origin %s)" % (model.id, status, length, digest,
                                                                             model.origin_sha)
-            self._check_delivery(model, job, log)
+            with_trail(model, self._check_delivery, model, job, log)
         self._check_events(listed)
 
     def _check_delivery(self, model, job, log):
@@ -456,8 +514,8 @@ class SeamMachine(RuleBasedStateMachine):
         frames = []
         try:
             headers = {"Accept": "text/event-stream"}
-            if self.start_event_id is not None:
-                headers["Last-Event-ID"] = self.start_event_id
+            if self.base_id is not None:
+                headers["Last-Event-ID"] = self.base_id
             connection.request("GET", "/api/v1/events?interval=100", headers=headers)
             response = connection.getresponse()
             assert response.status == 200, "events answered %d" % response.status
@@ -474,7 +532,7 @@ class SeamMachine(RuleBasedStateMachine):
         assert all(a < b for a, b in zip(ids, ids[1:])), "event ids do not increase: %s" % ids[:80]
         if any(event == "reset" for event, _, _ in frames):
             assert False, "events answered `reset` to Last-Event-ID %s (restarts this sequence: %s)" % (
-                self.start_event_id, self.restarted)
+                self.base_id, self.restarted)
         last_job, removed = {}, set()
         for event, data, _ in frames:
             payload = json.loads(data) if data else {}
@@ -483,15 +541,18 @@ class SeamMachine(RuleBasedStateMachine):
                 last_job[job.get("id")] = job
             elif event == "removed":
                 removed.add(payload.get("id"))
+        # The list at base_id, then the events after it: a gapless view (API.md, "Events").
         for model in (self.jobs[i] for i in self.order):
             if model.deleted:
-                assert model.id in removed, "deleted job %s: no `removed` event in the replay" % model.id
+                assert model.id in removed or model.id not in self.base_jobs, \
+                    "deleted job %s: listed at event %s and no `removed` event after it" % (model.id, self.base_id)
                 continue
-            seen = last_job.get(model.id)
-            assert seen is not None, "job %s: no `job` event in the replay from %s (to %s)" % (
-                model.id, self.start_event_id, end_id)
+            seen = last_job.get(model.id) or self.base_jobs.get(model.id)
+            assert seen is not None, "job %s: not listed at event %s and no `job` event after it (to %s)" % (
+                model.id, self.base_id, end_id)
             assert seen["state"] == listed[model.id]["state"], \
-                "job %s: last `job` event says %s, the list %s" % (model.id, seen["state"], listed[model.id]["state"])
+                "job %s: list at %s + events say %s, the list now %s" % (
+                    model.id, self.base_id, seen["state"], listed[model.id]["state"])
 
     def _clean_up(self):
         """DELETE this sequence's jobs so the next one starts from a quiet Ferry."""
@@ -519,7 +580,7 @@ def make_sources(root, rng):
 
 
 def run_once(seed, args, database_dir):
-    examples, steps = (15, 12) if args.quick else (args.examples, args.steps)
+    examples, steps = (25, 20) if args.quick else (args.examples, args.steps)
     config = settings(max_examples=examples, stateful_step_count=steps, deadline=None,
                       suppress_health_check=list(HealthCheck), database=DirectoryBasedExampleDatabase(database_dir),
                       verbosity=Verbosity.normal, print_blob=True, report_multiple_bugs=False)
@@ -571,6 +632,7 @@ def main(suite, args):
                 "status %s after %.1f s" % (status, seconds))
     S.log("figures: %d round(s), %d sequences, %d steps, %d restarts, %d Ferry starts, %.0f s" % (
         rounds, WORLD.sequences, WORLD.steps, WORLD.restarts, ferry.starts, suite.elapsed()))
+    S.log("figures: steps by rule: %s" % ", ".join("%s %d" % kv for kv in sorted(WORLD.rules.items())))
     if suite.failed:
         S.log("replay: python3 Tests/suites/seam_suite.py --seed %d %s%s(the failing seed; Hypothesis printed the "
               "shrunk steps above)" % (seed, "--quick " if args.quick else "",
@@ -579,7 +641,7 @@ def main(suite, args):
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="CI: one round of 15 sequences of up to 12 steps")
+    parser.add_argument("--quick", action="store_true", help="CI: one round of 25 sequences of up to 20 steps")
     parser.add_argument("--seed", type=int, default=None, help="the seed (default: random, printed)")
     parser.add_argument("--minutes", type=float, default=60.0, help="long mode: rounds of new seeds until this passes")
     parser.add_argument("--examples", type=int, default=40, help="long mode: sequences per round")
