@@ -368,15 +368,19 @@ class SeamMachine(RuleBasedStateMachine):
                     model.killed_while_delivering = True
             listed = self.listed()  # a delivery may start between our last look and the kill
             for model in self.live():
-                if (listed.get(model.id) or {}).get("state") in ("downloading", "delivering"):
+                job = listed.get(model.id) or {}
+                if job.get("state") in ACTIVE:
                     model.killed_while_delivering = True
+                model.note("kill -9 (listed just before as %s/delivery %s)" % (
+                    job.get("state"), delivery_of(job).get("state")))
             self.ferry.kill9()
         else:
             status, seconds = self.ferry.stop()
             assert status == 0 and seconds <= 10, "SIGTERM: exit %s after %.1f s" % (status, seconds)
         for model in self.jobs.values():
             model.full_since = None
-            model.note("kill -9" if hard else "SIGTERM")
+            if not hard:
+                model.note("SIGTERM")
         self.ferry.start(timeout=60)
         self.take_base()
         now = int(self.base_id or 0)
