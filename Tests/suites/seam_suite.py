@@ -359,6 +359,7 @@ class SeamMachine(RuleBasedStateMachine):
     @rule(hard=st.booleans())
     def restart(self, hard):
         self.step()
+        hard = hard and not OPTIONS.no_kill9
         WORLD.restarts += 1
         self.restarted = True
         before = int(self.ferry.request("GET", "/api/v1/jobs?limit=1").header("Ferry-Event-Id") or 0)
@@ -640,7 +641,7 @@ def main(suite, args):
     if suite.failed:
         S.log("replay: python3 Tests/suites/seam_suite.py --seed %d %s%s(the failing seed; Hypothesis printed the "
               "shrunk steps above)" % (seed, "--quick " if args.quick else "",
-                                       "--skip-dedupe-intent " if args.skip_dedupe_intent else ""))
+                                       "--skip-dedupe-intent " if args.skip_dedupe_intent else "") + ("--no-kill9 " if args.no_kill9 else ""))
 
 
 if __name__ == "__main__":
@@ -652,6 +653,8 @@ if __name__ == "__main__":
     parser.add_argument("--steps", type=int, default=25, help="long mode: steps per sequence at most")
     parser.add_argument("--skip-dedupe-intent", action="store_true",
                         help="do not check that a dedupe match keeps the request's intent (issue 30.3)")
+    parser.add_argument("--no-kill9", action="store_true",
+                        help="restart with SIGTERM only (to look past the kill -9 delivery defects found by this suite)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (spool, logs, nginx log)")
     arguments = parser.parse_args()
     if arguments.seed is None:
