@@ -584,6 +584,14 @@ def make_sources(root, rng):
     return sources
 
 
+def first_line(error):
+    """The assertion behind `error` (Hypothesis wraps a flaky one in a group), one line."""
+    while getattr(error, "exceptions", None):
+        error = error.exceptions[0]
+    text = str(error).strip().splitlines()
+    return ("%s: %s" % (type(error).__name__, text[0] if text else ""))[:400]
+
+
 def run_once(seed, args, database_dir):
     examples, steps = (25, 20) if args.quick else (args.examples, args.steps)
     config = settings(max_examples=examples, stateful_step_count=steps, deadline=None,
@@ -628,7 +636,7 @@ def main(suite, args):
             traceback.print_exc(file=sys.stdout)
         suite.check("seed %d: every invariant held over the generated sequences" % seed, failure is None,
                     "%d sequences, %d steps%s" % (WORLD.sequences - before[0], WORLD.steps - before[1],
-                                                  "" if failure is None else ": %s" % str(failure).splitlines()[0][:300]))
+                                                  "" if failure is None else ": %s" % first_line(failure)))
         if failure is not None or args.quick or time.monotonic() >= ends:
             break
         seed += 1
