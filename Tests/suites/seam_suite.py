@@ -28,7 +28,7 @@ Invariants, after every step and (after the jobs settle, bounded) at the end of 
 Needs PyPI `hypothesis` (pip install hypothesis). On failure Hypothesis prints the shrunk sequence as Python
 (`state = SeamMachine()`, `state.create_job(...)`, ...): a script to replay against a running suite set-up.
 Run: FERRY_BIN=.build/debug/ferry python3 Tests/suites/seam_suite.py [--quick] [--seed N] [--minutes N]
-     [--skip-dedupe-intent] [--keep]
+     [--examples N] [--steps N] [--skip-dedupe-intent] [--no-kill9] [--keep]
 """
 
 import argparse
