@@ -38,7 +38,7 @@ release:
 test: ## Build and run every test suite (starts its own nginx and fault origin on 127.0.0.1)
 	@scripts/ensure-deps.sh test
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	scripts/swift-test.sh
 	python3 Tests/openapi/validate.py
 	python3 Tests/docker/check_image.py --binary .build/debug/ferry
 	FERRY_BIN=.build/debug/ferry scripts/browser-test.sh

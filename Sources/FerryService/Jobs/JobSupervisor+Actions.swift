@@ -81,7 +81,7 @@ extension JobSupervisor {
                 engine.stopDelivery(id: id) { continuation.resume() }
             }
             guard var latest = jobs[id] else { throw JobsError.notFound(id: id) }
-            guard latest.state == .paused else { return latest }
+            guard latest.state == .paused else { return try pauseOvertaken(latest) }
             latest.updatedAt = now()
             jobs[id] = latest
             try await commitOrUnavailable(CommitPipeline.Change(upserts: [latest], events: [jobEvent(latest)]))
@@ -98,12 +98,22 @@ extension JobSupervisor {
         }
         // Cancelled, deleted, resumed or finished meanwhile: that later action's answer and events stand.
         guard var latest = jobs[id] else { throw JobsError.notFound(id: id) }
-        guard latest.state == .paused else { return latest }
+        guard latest.state == .paused else { return try pauseOvertaken(latest) }
         if let bytesOnDisk { latest.bytesReceived = bytesOnDisk }
         latest.updatedAt = now()
         jobs[id] = latest
         try await commitOrUnavailable(CommitPipeline.Change(upserts: [latest], events: [jobEvent(latest)]))
         return jobs[id] ?? latest
+    }
+
+    /// The answer to a pause that something else overtook while it waited for the engine: a job that finished
+    /// meanwhile cannot be paused (409, as for a pause asked of a finished job: found by the seam suite, which saw
+    /// `200` with a finished job); another action's result stands.
+    private func pauseOvertaken(_ job: JobRecord) throws(JobsError) -> JobRecord {
+        guard job.state != .finished else {
+            throw JobsError.notApplicable(JobAction.pause.conflictMessage(.finished))
+        }
+        return job
     }
 
     private func resumeHere(_ id: String) async throws -> JobRecord {

@@ -89,6 +89,26 @@ struct JobSupervisorTests {
         #expect(events.count == 1 && events.first?["bytesReceived"] as? Int == 458_752)
     }
 
+    /// A job that finishes while its pause waits for the engine answers the pause with 409, as a finished job does
+    /// (the seam suite saw `200` with state `finished`).
+    @Test func aPauseOvertakenByTheFinishIsAConflict() async throws {
+        let h = SupervisorHarness()
+        let job = try await h.create(url)
+        await h.supervisor.apply(.started(id: job.id, offset: 0))
+        h.engine.pausesAnswerAtOnce = false
+        async let answer = h.supervisor.pause(job.id)
+        #expect(await h.eventually { h.engine.log.contains("pause \(job.id)") })
+        await h.supervisor.apply(.finished(id: job.id, Self.file("done.iso")))
+        h.engine.completePause(job.id, bytes: 10)
+        do {
+            let paused = try await answer
+            Issue.record("the pause answered \(paused.state) instead of a conflict")
+        } catch {
+            #expect(error as? JobsError == .notApplicable(JobAction.pause.conflictMessage(.finished)))
+        }
+        #expect(await h.job(job.id)?.state == .finished)
+    }
+
     @Test func actionsFollowTheStateTable() async throws {
         let h = SupervisorHarness()
         let job = try await h.create(url)
