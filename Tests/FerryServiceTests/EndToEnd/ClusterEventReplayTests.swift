@@ -11,20 +11,8 @@ import Testing
 @Suite("Reconnecting to another node", .enabled(if: !PostgresServer.isSkipped), .serialized)
 struct ClusterEventReplayTests {
     @Test func aReconnectToAnotherNodeSendsOnlyLaterEventsAtEveryPointOfAJob() async throws {
-        let server = try await PostgresServer.shared()
-        let database = try await server.createDatabase()
-        defer { server.dropDatabase(database) }
-        let location = try #require(PostgresLocation(server.url(database: database)))
-        var nodes: [RunningFerry] = []
-        do {
-            for index in 0..<2 {
-                nodes.append(try await RunningFerry.start { configuration in
-                    configuration.store = .postgres(location)
-                    configuration.nodeID = "node-\(index)"
-                    configuration.lease = .seconds(3)
-                    configuration.allowsNodesWithoutObjectStore = true
-                })
-            }
+        // Two nodes on a fresh database (the same set-up as the other cluster tests).
+        try await ClusterNodesTests().withNodes(2) { nodes, _ in
             try await withNginx { nginx in
                 try Fixture.writeFile(at: nginx.root + "/small.bin", size: 65_536, seed: 35)
                 var reconnects = 0
@@ -55,11 +43,7 @@ struct ClusterEventReplayTests {
                 }
                 #expect(reconnects >= 12)
             }
-        } catch {
-            for node in nodes { await node.stop() }
-            throw error
         }
-        for node in nodes { await node.stop() }
     }
 
     /// The events a stream sends within `seconds` (its pings are comments, not events).
