@@ -358,7 +358,8 @@ struct PostgresClusterTests {
         defer { server.dropDatabase(name) }
         let location = try #require(PostgresLocation(server.url(database: name)))
         let queue = DispatchQueue(label: "test.migration")
-        try queue.sync {
+        // libpq blocks: on a thread of its own, never the concurrency pool's.
+        try await offThePool { try queue.sync {
             let connection = try PostgresConnection(url: location.url, location: location.redacted, queue: queue)
             defer { connection.close() }
             // The version before the cluster's. Rows are written with today's insert, so the one column it names
@@ -372,7 +373,7 @@ struct PostgresClusterTests {
             }
             try connection.execute("INSERT INTO meta (key, value) VALUES ('event-id-high-water', '500000')",
                                    operation: "store a single node's event mark")
-        }
+        } }
         let store = try PostgresJobStore(location: location)
         #expect(try await store.schemaVersion() == PostgresSchema.currentVersion)
         let all = try await store.all()
