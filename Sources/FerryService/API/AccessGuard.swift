@@ -122,6 +122,14 @@ final class AccessGuard: @unchecked Sendable {
         throw Self.unauthorized("this request needs 'Authorization: Bearer <token>' or a session (POST /api/v1/session)")
     }
 
+    /// What a secret presented some other way than `Authorization` may do (aria2's `"token:<secret>"` parameter, the
+    /// Basic password of a `/fetch` URL's userinfo): the same decision as a bearer token's, in one place. Nil when it
+    /// is neither the token nor the read token, or when no token is configured (open mode: see `isOpen`).
+    func level(ofSecret given: String) -> AccessLevel? {
+        guard let token else { return nil }
+        return level(of: given, token: token)
+    }
+
     /// What `given` may do: `.full` for the token, `.readOnly` for the read token, nil for neither. Both are compared
     /// in constant time, always both, so the time taken says nothing about which matched.
     private func level(of given: String, token: String) -> AccessLevel? {
