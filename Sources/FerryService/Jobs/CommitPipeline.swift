@@ -49,6 +49,9 @@ final class CommitPipeline: @unchecked Sendable {
         /// With several nodes: the epoch the node held each of its jobs under when the change was made (stamped
         /// by `enqueue`), the store's proof that it may still write them (`ClusterChange.heldUnder`).
         var heldUnder: [String: Int64] = [:]
+        /// Run once the change is durable (after a failed write, once a later write took it), before its events are
+        /// published: what must follow the store, not the change (the table showing a job's end, say).
+        var onDurable: [@Sendable () -> Void] = []
     }
 
     private let store: any JobStore
@@ -216,6 +219,7 @@ final class CommitPipeline: @unchecked Sendable {
             merged.notices += change.notices
             merged.events += change.events.filter { $0.kind != .progress }
             merged.heldUnder.merge(change.heldUnder) { _, later in later }
+            merged.onDurable += change.onDurable
         }
         merged.upserts = order.compactMap { latest[$0] }
         return merged
@@ -260,7 +264,7 @@ final class CommitPipeline: @unchecked Sendable {
         let (updates, deleted, notices) = (collapsed.upserts, collapsed.deletions, collapsed.notices)
         if let cluster {
             return await write(batch, updates: updates, deletions: deleted, notices: notices, heldUnder: collapsed.heldUnder,
-                               cluster: cluster)
+                               onDurable: collapsed.onDurable, cluster: cluster)
         }
         var noticesStored = false
         do {
@@ -280,6 +284,7 @@ final class CommitPipeline: @unchecked Sendable {
             for (_, waiter) in batch { waiter?.resume(with: .failure(error)) }
             return .failed(noticesStored: noticesStored)
         }
+        collapsed.onDurable.forEach { $0() }
         let events = batch.flatMap { $0.0.events }
         if !events.isEmpty { publish(events) }
         for (_, waiter) in batch { waiter?.resume(with: .success(())) }
@@ -288,7 +293,7 @@ final class CommitPipeline: @unchecked Sendable {
 
     /// A batch as one fenced cluster commit; its events reach the hub through the feed.
     private func write(_ batch: [(Change, Ticket?)], updates: [JobRecord], deletions: [String], notices: [WebhookNotice],
-                       heldUnder: [String: Int64], cluster: Cluster) async -> Outcome {
+                       heldUnder: [String: Int64], onDurable: [@Sendable () -> Void], cluster: Cluster) async -> Outcome {
         let events = batch.flatMap { $0.0.events }
         let stored = events.compactMap { event -> NewEvent? in
             guard let jobID = event.jobID else { return nil }
@@ -311,6 +316,7 @@ final class CommitPipeline: @unchecked Sendable {
             for (_, waiter) in batch { waiter?.resume(with: .failure(error)) }
             return .failed(noticesStored: false)
         }
+        onDurable.forEach { $0() }
         await cluster.feed.publishProgress(events)
         await cluster.relay.note(events)
         if !stored.isEmpty { await cluster.feed.catchUp() }

@@ -23,7 +23,7 @@ extension JobSupervisor {
             fenceNow(fence)
             guard case .delivered = event else { return }
         }
-        let before = job.state
+        let original = job, before = job.state
         let userStopped = job.state == .paused || job.state == .cancelled || job.state == .finished
         var events: [ServerEvent] = []
         var persist = true
@@ -200,16 +200,21 @@ extension JobSupervisor {
         job.updatedAt = now()
         jobs[id] = job
         settleOwnership(job)
-        let change = CommitPipeline.Change(upserts: persist ? [job] : [], events: events,
+        var change = CommitPipeline.Change(upserts: persist ? [job] : [], events: events,
                                            notices: notices(job, leaving: before))
         if case .finished = event, job.state == .finished || job.hasDownloadedFile {
             // Once the store knows the file is finished (the job finished, or delivering it), the spool's finish
             // record has done its work: a restart must not adopt the file again as a finished job.
-            let ticket = commits.submit(change), files = self.files
-            Task { if (try? await ticket.durable()) != nil { files.finishRecorded(jobID: id) } }
-        } else {
-            commits.enqueue(change)
+            let files = self.files
+            change.onDurable.append { files.finishRecorded(jobID: id) }
         }
+        if job.state != before, job.state == .finished || job.state == .failed {
+            // An end is shown once it is durable: a reader told `finished` (or a delivery done) before that could
+            // see a crash take it back, and the delivery sent again.
+            let table = self.table, hold = table.holdBack(id, showing: original)
+            change.onDurable.append { table.release(id, hold: hold) }
+        }
+        commits.enqueue(change)
         if job.state != before { settleFollowers(of: id) }
     }
 

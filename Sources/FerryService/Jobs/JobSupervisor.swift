@@ -129,7 +129,7 @@ actor JobSupervisor {
         var page: [(JobRecord, LiveRates?)] = []
         var index = start
         while index < order.count, page.count < limit {
-            if let job = jobs[order[index]], states?.contains(job.state) ?? true {
+            if let job = table.shown(order[index]), states?.contains(job.state) ?? true {
                 page.append((job, rates[job.id]))
             }
             index += 1
@@ -137,7 +137,7 @@ actor JobSupervisor {
         var next: Int64?
         if page.count == limit, index < order.count, let last = page.last {
             // Only hand out a cursor when something may follow.
-            let rest = order[index...].contains { id in jobs[id].map { states?.contains($0.state) ?? true } ?? false }
+            let rest = order[index...].contains { id in table.shown(id).map { states?.contains($0.state) ?? true } ?? false }
             if rest { next = last.0.sequence }
         }
         return (page, next, eventID)

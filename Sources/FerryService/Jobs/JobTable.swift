@@ -15,17 +15,49 @@ final class JobTable: Sendable {
         var rates: [String: LiveRates] = [:]
         /// With several nodes, the node running each job that has one.
         var nodes: [String: String] = [:]
+        /// Jobs whose end (finished, failed) is not yet durable: the record readers see meanwhile, and the hold's
+        /// number (the latest hold of a job is the one whose release shows the table's record again).
+        var heldBack: [String: (shown: JobRecord, hold: Int)] = [:]
+        var holds = 0
     }
 
     private let contents = Mutex(Contents())
 
     init() {}
 
-    /// A job and its live rates, from any thread.
+    /// A job and its live rates as readers see them, from any thread: a job whose end is not yet durable shows as it
+    /// was before (`holdBack`), so nobody is told of an end a crash could take back.
     func entry(_ id: String) -> (JobRecord, LiveRates?)? {
         contents.withLock { contents in
             guard let job = contents.jobs[id] else { return nil }
+            if let held = contents.heldBack[id] { return (held.shown, nil) }
             return (job, contents.rates[id])
+        }
+    }
+
+    /// The record readers see (`entry`), without rates.
+    func shown(_ id: String) -> JobRecord? {
+        contents.withLock { contents in
+            guard let job = contents.jobs[id] else { return nil }
+            return contents.heldBack[id]?.shown ?? job
+        }
+    }
+
+    /// Readers go on seeing `shown` (the job before a change that ends it) until `release` with the returned hold,
+    /// called once that change is durable. A job already held keeps the record it shows (the last durable one).
+    /// Changes only from the supervisor.
+    func holdBack(_ id: String, showing shown: JobRecord) -> Int {
+        contents.withLock { contents in
+            contents.holds += 1
+            contents.heldBack[id] = (contents.heldBack[id]?.shown ?? shown, contents.holds)
+            return contents.holds
+        }
+    }
+
+    /// Ends a hold: readers see the table's record again, unless a later hold of the job is still waiting.
+    func release(_ id: String, hold: Int) {
+        contents.withLock { contents in
+            if contents.heldBack[id]?.hold == hold { contents.heldBack[id] = nil }
         }
     }
 
@@ -59,7 +91,12 @@ final class JobTable: Sendable {
 
         subscript(id: String) -> JobRecord? {
             get { table.contents.withLock { $0.jobs[id] } }
-            nonmutating set { table.contents.withLock { $0.jobs[id] = newValue } }
+            nonmutating set {
+                table.contents.withLock { contents in
+                    contents.jobs[id] = newValue
+                    if newValue == nil { contents.heldBack[id] = nil }
+                }
+            }
         }
 
         /// A copy of every record (cheap until the table next changes).
@@ -72,7 +109,10 @@ final class JobTable: Sendable {
 
         @discardableResult
         func removeValue(forKey id: String) -> JobRecord? {
-            table.contents.withLock { $0.jobs.removeValue(forKey: id) }
+            table.contents.withLock { contents in
+                contents.heldBack[id] = nil
+                return contents.jobs.removeValue(forKey: id)
+            }
         }
 
         /// Room for `count` records without growing (recovery knows how many it adds).

@@ -109,6 +109,25 @@ struct JobSupervisorTests {
         #expect(await h.job(job.id)?.state == .finished)
     }
 
+    /// Readers are told of a job's end only once the store has it (the seam suite saw a delivered job PUT again after a
+    /// kill -9: `finished` was shown before it was durable). The publish gate stands in for a slow disk.
+    @Test func aFinishIsShownOnlyOnceItIsDurable() async throws {
+        let gate = PublishGate()
+        let h = SupervisorHarness(beforePublish: { _ in await gate.pass() })
+        let job = try await h.create(url)
+        await h.supervisor.apply(.started(id: job.id, offset: 0))
+        await h.settle()
+        gate.close()
+        await h.supervisor.apply(.finished(id: job.id, Self.file("held.iso")))
+        #expect(await h.supervisor.job(job.id)?.0.state == .downloading)
+        let listed = await h.supervisor.list(states: [.finished], after: nil, limit: 10).jobs
+        #expect(listed.isEmpty)
+        gate.open()
+        await h.settle()
+        #expect(await h.job(job.id)?.state == .finished)
+        #expect(await h.supervisor.list(states: [.finished], after: nil, limit: 10).jobs.count == 1)
+    }
+
     @Test func actionsFollowTheStateTable() async throws {
         let h = SupervisorHarness()
         let job = try await h.create(url)
@@ -194,5 +213,33 @@ struct JobSupervisorTests {
     static func file(_ name: String, size: Int64 = 10) -> FinishedFile {
         FinishedFile(filename: name, path: "/nowhere/" + name, size: size, sha256: String(repeating: "a", count: 64),
                      contentType: nil, finalURL: "http://example.org/" + name, etag: nil, lastModified: nil)
+    }
+}
+
+/// Holds the commit pipeline's publishing while closed (the store has written, the pipeline not yet finished with it).
+final class PublishGate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var closed = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func close() { lock.withLock { closed = true } }
+
+    func open() {
+        let resumed = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            closed = false
+            defer { waiting.removeAll() }
+            return waiting
+        }
+        resumed.forEach { $0.resume() }
+    }
+
+    func pass() async {
+        await withCheckedContinuation { continuation in
+            let now = lock.withLock { () -> Bool in
+                if closed { waiting.append(continuation) }
+                return !closed
+            }
+            if now { continuation.resume() }
+        }
     }
 }

@@ -14,9 +14,11 @@ struct SupervisorHarness {
     let commits: CommitPipeline
 
     init(quota: Int64? = nil, engine: FakeEngine = FakeEngine(), store: MemoryJobStore = MemoryJobStore(),
-         webhookURL: String? = nil) {
+         webhookURL: String? = nil,
+         beforePublish: @escaping @Sendable ([ServerEvent]) async throws -> Void = { _ in }) {
         let published = PublishedEvents()
-        let commits = CommitPipeline(store: store, logger: Logger(label: "test"), publish: { published.append($0) })
+        let commits = CommitPipeline(store: store, logger: Logger(label: "test"), beforePublish: beforePublish,
+                                     publish: { published.append($0) })
         let table = JobTable()
         self.supervisor = JobSupervisor(.init(
             store: store, engine: engine, files: engine, ids: EventIDAllocator(startingAfter: 0), commits: commits,
@@ -45,8 +47,11 @@ struct SupervisorHarness {
         return job
     }
 
-    /// The job as the supervisor holds it now.
-    func job(_ id: String) async -> JobRecord? { await supervisor.job(id)?.0 }
+    /// The job as readers see it once what was queued so far is durable (an end is shown only then).
+    func job(_ id: String) async -> JobRecord? {
+        await commits.flush()
+        return await supervisor.job(id)?.0
+    }
 
     /// Waits until the commit pipeline has written and published what was queued so far.
     func settle() async { await commits.flush() }

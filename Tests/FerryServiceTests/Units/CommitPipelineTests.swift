@@ -43,6 +43,14 @@ private final class Outage: @unchecked Sendable {
     }
 }
 
+private final class HookCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func add() { lock.withLock { count += 1 } }
+    func set(_ value: Int) { lock.withLock { count = value } }
+}
+
 @Suite("Commit pipeline")
 struct CommitPipelineTests {
     @Test func eventsArePublishedInIdOrderWhateverAwaitsWhat() async throws {
@@ -96,6 +104,25 @@ struct CommitPipelineTests {
         #expect(published.all == [1, 3])
         #expect(commits.failure == nil)
         #expect(await store.job(id: "a")?.state == .downloading)
+    }
+
+    /// `onDurable` runs once, when a write that includes the change succeeded (a refused batch's hooks wait for the
+    /// write that takes it), and before the change's events are published.
+    @Test func durableHooksRunOnceTheWriteTakesTheChangeAndBeforeItsEvents() async throws {
+        let outage = Outage(failures: 2)
+        let runs = HookCount(), seenAtPublish = HookCount()
+        let commits = CommitPipeline(store: MemoryJobStore(), logger: Logger(label: "test"),
+                                     beforePublish: { _ in try outage.pass() },
+                                     publish: { _ in seenAtPublish.set(runs.value) })
+        var change = CommitPipeline.Change(events: [ServerEvent(id: 1, kind: .job, jobID: "a", data: Array("{}".utf8))])
+        change.onDurable = [{ runs.add() }]
+        let ticket = commits.submit(change)
+        await #expect(throws: Outage.Gone.self) { try await ticket.durable() }
+        #expect(runs.value == 0)
+        let deadline = Date().addingTimeInterval(20)
+        while runs.value == 0, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        await commits.flush()
+        #expect(runs.value == 1 && seenAtPublish.value == 1)
     }
 
     @Test func aMergedBatchKeepsEachJobsLastVersionAndEveryDeletion() {

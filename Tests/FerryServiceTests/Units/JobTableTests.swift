@@ -52,4 +52,26 @@ struct JobTableTests {
         }
         #expect(table.entry("x")?.0.bytesReceived == 1_999)
     }
+
+    @Test func anEndHeldBackShowsTheLastDurableRecordUntilItsLatestHoldEnds() throws {
+        let table = JobTable()
+        table.jobs["a"] = job("a", .downloading)
+        table.rates["a"] = LiveRates(speed: 5, eta: 1)
+        let first = table.holdBack("a", showing: job("a", .downloading))
+        table.jobs["a"] = job("a", .delivering)
+        let second = table.holdBack("a", showing: job("a", .delivering))
+        table.jobs["a"] = job("a", .finished)
+        // Readers see the record from before the first hold, without rates; the owner sees its own.
+        #expect(table.entry("a")?.0.state == .downloading && table.entry("a")?.1 == nil)
+        #expect(table.shown("a")?.state == .downloading && table.jobs["a"]?.state == .finished)
+        table.release("a", hold: first)
+        #expect(table.entry("a")?.0.state == .downloading)
+        table.release("a", hold: second)
+        #expect(table.entry("a")?.0.state == .finished && table.shown("a")?.state == .finished)
+        // A removed job takes its hold with it: a job of the same id later is shown as it is.
+        _ = table.holdBack("a", showing: job("a", .downloading))
+        #expect(table.jobs.removeValue(forKey: "a") != nil)
+        table.jobs["a"] = job("a", .waiting)
+        #expect(table.entry("a")?.0.state == .waiting)
+    }
 }
