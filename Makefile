@@ -52,6 +52,7 @@ test: ## Build and run every test suite (starts its own nginx and fault origin o
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/store_loss_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fencing_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/chaos_suite.py --quick
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/seam_suite.py --quick
 	@if [ "$$(id -u)" = 0 ]; then FERRY_BIN=.build/debug/ferry python3 Tests/suites/diskfull_suite.py; \
 	else echo "disk-full suite skipped: it mounts a tmpfs, run 'sudo make diskfull-suite'"; fi
 

