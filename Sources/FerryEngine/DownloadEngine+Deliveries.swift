@@ -180,6 +180,7 @@ extension DownloadEngine {
         if upload.fenced {
             logger.notice("delivery stopped: this node may no longer act for the job", metadata: ["id": "\(upload.id)"])
             uploads[upload.id] = nil
+            finishShutdownIfIdle()
             return
         }
         if let cause = upload.cause {
@@ -191,14 +192,33 @@ extension DownloadEngine {
             emit(.delivering(id: upload.id, upload.progress))
             emit(.delivered(id: upload.id, status: status))
             uploads[upload.id] = nil
+            finishShutdownIfIdle()
         } else {
             deliveryEnded(upload, cause: .httpStatus(status, retryAfter: upload.headReader.head?.retryAfter(now: Date())))
         }
     }
 
-    /// A failed attempt: retry after the back-off, or give up.
+    /// How long a stopping engine waits for the answer to a delivery whose body is all sent (`beginShutdown`).
+    static let answerGraceSeconds = 2.0
+
+    /// Lets a delivery whose body is all sent end by itself (its answer recorded as usual) within
+    /// `answerGraceSeconds` of the stop; ended then without an event if it has not.
+    func awaitAnswerBeforeShutdown(_ upload: Upload) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        queue.asyncAfter(deadline: .now() + Self.answerGraceSeconds) { [weak self, weak upload] in
+            guard let self, let upload, self.uploads[upload.id] === upload else { return }
+            self.end(upload)
+            self.finishShutdownIfIdle()
+        }
+    }
+
+    /// A failed attempt: retry after the back-off, or give up (while stopping: neither, the next start sends it).
     private func deliveryEnded(_ upload: Upload, cause: FailureCause) {
         closeFile(upload)
+        if shuttingDown {
+            end(upload)
+            return
+        }
         switch FailureClassifier.classifyDelivery(cause) {
         case .retry(let failure, let retryAfter):
             upload.failures += 1
@@ -238,6 +258,7 @@ extension DownloadEngine {
         }
         closeFile(upload)
         if uploads[upload.id] === upload { uploads[upload.id] = nil }
+        finishShutdownIfIdle()
     }
 
     private func closeFile(_ upload: Upload) {

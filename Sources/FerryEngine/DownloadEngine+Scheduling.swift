@@ -168,7 +168,15 @@ extension DownloadEngine {
         }
         shuttingDown = true
         shutdownDone = done
-        for upload in Array(uploads.values) { end(upload) }  // sent again from the first byte after the restart
+        for upload in Array(uploads.values) {
+            // A delivery whose body is all sent waits a moment for the target's answer: ended now, a target that took
+            // the file would be sent it again after the restart. Any other is sent again from the first byte then.
+            if upload.easy != nil, upload.bytesSent == upload.spec.size {
+                awaitAnswerBeforeShutdown(upload)
+            } else {
+                end(upload)
+            }
+        }
         for transfer in Array(transfers.values) { stop(transfer, .shutdown) }
         finishShutdownIfIdle()
     }
@@ -176,7 +184,7 @@ extension DownloadEngine {
     /// Once the last transfer is gone during shutdown: stop the ticker, clean libcurl up, wait for every source's
     /// cancel handler, then for the event queue to drain.
     func finishShutdownIfIdle() {
-        guard shuttingDown, transfers.isEmpty, let done = shutdownDone else { return }
+        guard shuttingDown, transfers.isEmpty, uploads.isEmpty, let done = shutdownDone else { return }
         shutdownDone = nil
         ticker?.cancel()
         ticker = nil

@@ -27,7 +27,8 @@ Uploads (onward delivery targets): PUT or POST to
   answered with the next status of `statuses` (a comma list, one per request to the same key; 201 once the list is
   used up), with `Retry-After: <retry_after>` on every non-2xx answer when given. The faults apply to the first
   `fault_times` requests of the key (default 1): reset_after=N reads N body bytes and resets the connection (RST);
-  stall_after=N stops reading after N body bytes for stall_secs seconds (default 10), then reads on. The key
+  stall_after=N stops reading after N body bytes for stall_secs seconds (default 10), then reads on; answer_after=S
+  waits S seconds after the whole body before answering. The key
   defaults to the path with the query minus `key`, as for /f/.
   Each upload is recorded (/_uploads): method, path, key, number (1-based per key), headers (lower-cased), body
   length and SHA-256 of the bytes received, complete (false when reset), status answered, times (arrival, body
@@ -470,6 +471,9 @@ class Handler(BaseHTTPRequestHandler):
         record["complete"] = True
         if kept is not None:
             record["parts"] = multipart_parts(bytes(kept), content_type)
+        answer_after = float_param(query, "answer_after") if faulty else None
+        if answer_after:
+            time.sleep(answer_after)
         extra = []
         if not 200 <= status < 300 and query.get("retry_after"):
             extra.append(("Retry-After", query["retry_after"]))

@@ -5,9 +5,11 @@ One `ferry serve`, one nginx (sources, WebDAV `PUT /upload/`, the refusing `/ref
 fault origin, all on 127.0.0.1, shared by every generated sequence; each sequence uses its own URLs and targets.
 
 Rules: create a job (connections 1-4, maxBytesPerSecond none or 1-4 MiB/s, sha256 right/wrong/none, deliver to
-nginx's WebDAV, to the 403 target or nowhere, filename, tags, paused, dedupe on/off; or the same URL as an earlier
-job with other options), pause, resume, cancel, DELETE, PATCH priority/maxBytesPerSecond, SIGTERM + start,
-kill -9 + start, let time pass. Files are 64 KiB to 8 MiB.
+nginx's WebDAV, to the 403 target, to a target answering 503 then 201, or nowhere, notify, mirrors (a good copy and a
+404), filename, tags, paused, dedupe on/off; origins that are fast, slow, dropping, 503 with Retry-After once, without
+a length, or changing their content between requests; or the same URL as an earlier job with other options), pause,
+resume, cancel, DELETE, PATCH priority/maxBytesPerSecond/url, PATCH the global settings, SIGTERM + start, kill -9 +
+start, let time pass. Files are 64 KiB to 8 MiB.
 
 Invariants, after every step and (after the jobs settle, bounded) at the end of each sequence:
   - actions follow the contract's table ("The job"): allowed ones answer 2xx with the right state, others 409;
@@ -22,6 +24,9 @@ Invariants, after every step and (after the jobs settle, bounded) at the end of 
   - GET /api/v1/events replayed from the Ferry-Event-Id of the list taken at the sequence's start: ids increase,
     every job created has a `job` event, every deleted one a `removed` event, and each job's last `job` event has
     the state of GET /api/v1/jobs;
+  - notices: no job has two `job.finished` notices under different webhook ids, nor a `job.finished` and a
+    `job.failed`; a finished job with `notify` gets its `job.finished` notice;
+  - an origin that changed its content mid-way yields one version whole, never a splice of two;
   - dedupe keeps intent (issue 30.3): the job answered to a request for a URL already fetched carries that
     request's `deliver`, `sha256`, `filename` and `tags`. `--skip-dedupe-intent` turns this one off.
 
@@ -67,10 +72,52 @@ WORLD = None  # the shared processes and figures, set by main()
 OPTIONS = None
 
 
+class NoticeReceiver:
+    """Records every notice POSTed to it (path, webhook-id, type, job id); answers 204."""
+
+    def __init__(self):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        self.lock = threading.Lock()
+        self.received = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    notice = json.loads(body)
+                except ValueError:
+                    notice = {}
+                with receiver.lock:
+                    receiver.received.append({"path": self.path, "id": self.headers.get("webhook-id"),
+                                              "type": notice.get("type"),
+                                              "job": (notice.get("data") or {}).get("id")})
+                self.send_response(204)
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        S.CLEANUP.push("stop the notice receiver", self.server.shutdown)
+
+    def url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def at(self, path):
+        with self.lock:
+            return [r for r in self.received if r["path"] == path]
+
+
 class World:
     """nginx, the fault origin and Ferry, shared by all sequences; counters for the figures."""
 
     def __init__(self, ferry, nginx, origin, sources):
+        self.receiver = NoticeReceiver()
+        self.settings = None  # the settings Ferry started with, restored after each sequence
         self.ferry = ferry
         self.nginx = nginx
         self.origin = origin
@@ -79,24 +126,34 @@ class World:
         self.steps = 0
         self.restarts = 0
         self.rules = {}
+        self.checked = {}  # what the end-of-sequence checks saw, by kind (the figures show they ran)
         self.token = 0
 
     def fresh(self):
         self.token += 1
         return self.token
 
+    def saw(self, what):
+        self.checked[what] = self.checked.get(what, 0) + 1
+
 
 class JobModel:
     """What we asked of one job and what we know must hold for it."""
 
-    def __init__(self, job_id, url, sha, size, asked, target):
+    def __init__(self, job_id, url, sha, size, asked, target, kind="fast", versions=None, patchable=None):
         self.id = job_id
         self.url = url
+        self.kind = kind
+        # Builds another URL for the same bytes (PATCH url), or None where there is none.
+        self.patchable = patchable
         self.origin_sha = sha
+        # Every whole version the origin served (one, or two for an origin that changed mid-way).
+        self.versions = versions or {sha}
         self.size = size
         self.asked = asked  # the request body
         self.wrong_sha = asked.get("sha256") not in (None, sha)
-        self.target = target  # ("ok"|"refuse", path under nginx) or None
+        self.target = target  # ("ok"|"refuse"|"flaky", path under nginx or the fault origin) or None
+        self.notify = asked.get("notify")
         self.stable = None  # a state the job cannot leave without us, with its sha256
         self.stable_sha = None
         self.full_since = None
@@ -174,26 +231,46 @@ class SeamMachine(RuleBasedStateMachine):
 
     # -- rules --------------------------------------------------------------------------------------------
 
-    @rule(source=st.integers(0, len(SIZES) - 1), kind=st.sampled_from(["fast", "fast", "slow", "fault", "nolen"]),
+    @rule(source=st.integers(0, len(SIZES) - 1),
+          kind=st.sampled_from(["fast", "fast", "slow", "fault", "nolen", "drop", "busy", "changing"]),
           connections=st.integers(1, 4), rate=st.sampled_from([None, None, 1 * MiB, 2 * MiB, 4 * MiB]),
-          sha=st.sampled_from(["none", "right", "wrong"]), deliver=st.sampled_from(["none", "none", "ok", "refuse"]),
+          sha=st.sampled_from(["none", "right", "wrong"]),
+          deliver=st.sampled_from(["none", "none", "ok", "refuse", "flaky"]),
           filename=st.booleans(), tags=st.sampled_from([None, ["a"], ["a", "b"]]), paused=st.booleans(),
-          dedupe=st.booleans())
-    def create_job(self, source, kind, connections, rate, sha, deliver, filename, tags, paused, dedupe):
+          dedupe=st.booleans(), notify=st.booleans(), mirrors=st.booleans())
+    def create_job(self, source, kind, connections, rate, sha, deliver, filename, tags, paused, dedupe, notify,
+                   mirrors):
         self.step()
         n = WORLD.fresh()
+        versions, extra, patchable = None, {}, None
         if kind in ("fast", "slow"):
             path, size, digest = WORLD.sources[source]
             if kind == "fast":
+                def patchable(k, path=path):
+                    return WORLD.nginx.url("/%s?s=%d&p=%d" % (path, self.seq, k))
                 url = WORLD.nginx.url("/%s?s=%d&n=%d" % (path, self.seq, n))
             else:
+                def patchable(k, path=path):
+                    return WORLD.nginx.url("/slow/%s?rate=%d&s=%d&p=%d" % (path, 6 * MiB, self.seq, k))
                 url = WORLD.nginx.url("/slow/%s?rate=%d&s=%d&n=%d" % (path, 6 * MiB, self.seq, n))
+            if mirrors:
+                extra["mirrors"] = [WORLD.nginx.url("/%s?s=%d&mirror=%d" % (path, self.seq, n)),
+                                    WORLD.origin.url("/f/s%dn%d-gone.bin?status=404" % (self.seq, n))]
         else:
             size = SIZES[source]
-            digest = S.fixture_sha256(size, source + 1)
-            url = WORLD.origin.url("/f/s%dn%d.bin?size=%d&seed=%d%s" % (self.seq, n, size, source + 1,
-                                                                      "&no_length=1" if kind == "nolen" else ""))
-        self._create(url, digest, size, connections, rate, sha, deliver, filename, tags, paused, dedupe)
+            seed = source + 1
+            digest = S.fixture_sha256(size, seed)
+            fault = {"fault": "", "nolen": "&no_length=1",
+                     "drop": "&drop_after=%d&fail_times=1" % max(1, size // 3),
+                     "busy": "&status=503&retry_after=1&fail_times=1",
+                     # The first request is cut; every later one gets the next version (other ETag and bytes).
+                     "changing": "&etag_change_after=1&drop_after=%d&fail_times=1" % max(1, size // 2)}[kind]
+            url = WORLD.origin.url("/f/s%dn%d.bin?size=%d&seed=%d%s" % (self.seq, n, size, seed, fault))
+            if kind == "changing":
+                versions = {digest, S.fixture_sha256(size, seed + 1)}
+                sha = "none" if sha == "right" else sha  # which version ends whole is the origin's timing
+        self._create(url, digest, size, connections, rate, sha, deliver, filename, tags, paused, dedupe,
+                     notify=notify, extra=extra, kind=kind, versions=versions, patchable=patchable)
 
     @precondition(lambda self: self.handles)
     @rule(pick=st.integers(0, 1000), connections=st.integers(1, 4), sha=st.sampled_from(["none", "right", "wrong"]),
@@ -202,10 +279,13 @@ class SeamMachine(RuleBasedStateMachine):
     def same_url_again(self, pick, connections, sha, deliver, filename, tags, paused, dedupe):
         self.step()
         model = self.handles[pick % len(self.handles)]
+        if model.kind == "changing" and sha == "right":
+            sha = "none"
         self._create(model.url, model.origin_sha, model.size, connections, None, sha, deliver, filename, tags,
-                     paused, dedupe)
+                     paused, dedupe, kind=model.kind, versions=model.versions, patchable=model.patchable)
 
-    def _create(self, url, digest, size, connections, rate, sha, deliver, filename, tags, paused, dedupe):
+    def _create(self, url, digest, size, connections, rate, sha, deliver, filename, tags, paused, dedupe,
+                notify=False, extra=None, kind="fast", versions=None, patchable=None):
         n = WORLD.fresh()
         body = {"url": url, "connections": connections}
         if rate:
@@ -219,8 +299,15 @@ class SeamMachine(RuleBasedStateMachine):
             target = ("ok", "/upload/seam/s%d/j%d.bin" % (self.seq, n))
         elif deliver == "refuse":
             target = ("refuse", "/refuse-upload/seam/s%d/j%d.bin" % (self.seq, n))
-        if target:
+        elif deliver == "flaky":
+            target = ("flaky", "/u/seam-s%d-j%d.bin" % (self.seq, n))
+        if target and target[0] == "flaky":
+            body["deliver"] = {"url": WORLD.origin.url(target[1] + "?statuses=503,201&retry_after=1")}
+        elif target:
             body["deliver"] = {"url": WORLD.nginx.url(target[1])}
+        if notify:
+            body["notify"] = WORLD.receiver.url("/n/s%d/j%d" % (self.seq, n))
+        body.update(extra or {})
         if filename:
             body["filename"] = "seam-%d-%d.bin" % (self.seq, n)
         if tags:
@@ -249,7 +336,8 @@ class SeamMachine(RuleBasedStateMachine):
             self.handles.append(known)
             known.note("matched by a request (200)")
             return
-        model = JobModel(job["id"], url, digest, size, body, target)
+        model = JobModel(job["id"], url, digest, size, body, target, kind=kind, versions=versions,
+                         patchable=patchable)
         model.note("created %d as %s" % (response.status, job["state"]))
         self.jobs[job["id"]] = model
         self.order.append(job["id"])
@@ -317,11 +405,13 @@ class SeamMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.handles)
     @rule(pick=st.integers(0, 1000), field_value=st.sampled_from([("priority", 0), ("priority", 5), ("priority", -2),
                                                                    ("maxBytesPerSecond", 1 * MiB),
-                                                                   ("maxBytesPerSecond", 3 * MiB)]))
+                                                                   ("maxBytesPerSecond", 3 * MiB), ("url", None)]))
     def patch(self, pick, field_value):
         field, value = field_value
         self.step()
         model = self._pick(pick)
+        if field == "url":
+            return self._patch_url(model)
         if model.deleted:
             response = self.ferry.request("PATCH", "/api/v1/jobs/" + model.id, {field: value})
             assert response.status == 404, "PATCH on deleted job %s answered %r" % (model.id, response)
@@ -338,6 +428,39 @@ class SeamMachine(RuleBasedStateMachine):
             assert response.status in (200, 409), where
             if response.status == 409:
                 assert self._state_now(model) in ("finished", "cancelled"), where
+
+    def _patch_url(self, model):
+        """PATCH url to another link to the same bytes (nginx's files; the fault origin's are left alone)."""
+        if model.deleted or model.patchable is None:
+            return
+        new_url = model.patchable(WORLD.fresh())
+        before = self._state_now(model)
+        self.act_on(model, "PATCH url")
+        response = self.ferry.request("PATCH", "/api/v1/jobs/" + model.id, {"url": new_url})
+        where = "PATCH url on a %s job %s answered %r" % (before, model.id, response)
+        if before in ("finished", "cancelled"):
+            assert response.status == 409, where
+        elif before in ("paused", "failed", "waiting"):
+            assert response.status in (200, 409) if before == "waiting" else response.status == 200, where
+        else:
+            assert response.status in (200, 409), where
+        if response.status == 200:
+            job = response.json()
+            assert job["url"] == new_url, "%s: url now %s" % (where, job["url"])
+            if before in ("paused", "failed"):
+                assert job["state"] == before, "%s: state now %s" % (where, job["state"])
+            model.url = new_url
+
+    @rule(concurrent=st.sampled_from([1, 2, 4, 8]), rate=st.sampled_from([None, None, 8 * MiB, 32 * MiB]))
+    def settings(self, concurrent, rate):
+        """PATCH the global settings; they take effect for running transfers (restored after the sequence)."""
+        self.step()
+        response = self.ferry.request("PATCH", "/api/v1/settings", {"maxConcurrent": concurrent,
+                                                                    "maxBytesPerSecond": rate})
+        assert response.status == 200, "PATCH settings answered %r" % response
+        got = self.ferry.request("GET", "/api/v1/settings").json()
+        assert got.get("maxConcurrent") == concurrent and got.get("maxBytesPerSecond") == rate, \
+            "settings after PATCH %s/%s: %s" % (concurrent, rate, got)
 
     @precondition(lambda self: self.handles)
     @rule(pick=st.integers(0, 1000))
@@ -432,8 +555,8 @@ class SeamMachine(RuleBasedStateMachine):
                 assert delivery_of(job).get("state") == "delivered", \
                     "job %s finished, its delivery %s" % (model.id, json.dumps(delivery_of(job)))
             if job.get("sha256"):
-                assert job["sha256"] == model.origin_sha, "job %s finished with sha256 %s, origin %s" % (
-                    model.id, job["sha256"], model.origin_sha)
+                assert job["sha256"] in model.versions, "job %s finished with sha256 %s, origin %s" % (
+                    model.id, job["sha256"], sorted(model.versions))
         if state == "failed":
             code = (job.get("error") or {}).get("code")
             if model.wrong_sha:
@@ -462,6 +585,9 @@ class SeamMachine(RuleBasedStateMachine):
             self._clean_up()
 
     def _settle_and_check(self):
+        if WORLD.settings is not None:
+            restored = self.ferry.request("PATCH", "/api/v1/settings", WORLD.settings)
+            assert restored.status == 200, "restoring the settings answered %r" % restored
         deadline = time.monotonic() + SETTLE_SECONDS
         while True:
             listed = self.listed()
@@ -484,16 +610,29 @@ class SeamMachine(RuleBasedStateMachine):
             job = listed[model.id]
             if job["state"] == "finished":
                 status, digest, length = S.http_stream_sha256(self.ferry.port, "/api/v1/jobs/%s/content" % model.id)
-                assert status == 200 and digest == model.origin_sha, \
-                    "job %s content: %s, %d bytes, sha256 %s (origin %s)" % (model.id, status, length, digest,
-                                                                            model.origin_sha)
+                assert status == 200 and digest in model.versions and digest == job.get("sha256"), \
+                    "job %s content: %s, %d bytes, sha256 %s (job %s, origin %s)" % (
+                        model.id, status, length, digest, job.get("sha256"), sorted(model.versions))
+                WORLD.saw("finished from a %s origin%s" % (model.kind, " with mirrors" if "mirrors" in model.asked else ""))
             with_trail(model, self._check_delivery, model, job, log)
+        self._check_notices(listed)
         self._check_events(listed)
 
     def _check_delivery(self, model, job, log):
         if not model.target:
             return
         kind, path = model.target
+        if kind == "flaky":
+            uploads = [u for u in WORLD.origin.uploads() if u.get("path", "").split("?")[0] == path]
+            puts = [u.get("status") for u in uploads]
+            ok = [u for u in uploads if u.get("complete") and 200 <= (u.get("status") or 0) < 300]
+            limit = 2 if model.killed_while_delivering else 1
+            assert len(ok) <= limit, "job %s: target %s took %d complete uploads %s" % (model.id, path, len(ok), puts)
+            if job["state"] == "finished":
+                assert len(ok) >= 1 and all(u.get("sha256") in model.versions for u in ok), \
+                    "job %s finished delivered; the 503-then-201 target got %s" % (model.id, json.dumps(uploads)[:600])
+                WORLD.saw("delivered after a 503")
+            return
         puts = [e["status"] for e in log if e["method"] == "PUT" and e["path"] == path]
         ok = [s for s in puts if 200 <= s < 300]
         if kind == "refuse":
@@ -508,8 +647,31 @@ class SeamMachine(RuleBasedStateMachine):
                 model.id, path, puts)
             stored = os.path.join(WORLD.nginx.root, path.lstrip("/"))
             got = S.file_sha256(stored) if os.path.exists(stored) else None
-            assert got == model.origin_sha, "job %s: the target holds sha256 %s, origin %s" % (
-                model.id, got, model.origin_sha)
+            assert got == job.get("sha256") and got in model.versions, \
+                "job %s: the target holds sha256 %s, job %s, origin %s" % (
+                    model.id, got, job.get("sha256"), sorted(model.versions))
+
+    def _check_notices(self, listed):
+        """Each job's notices: one `job.finished` id at most, never beside a `job.failed` id for an ended job; a
+        finished job with `notify` gets its notice (at least once, within a few seconds)."""
+        deadline = time.monotonic() + 15
+        for model in self.live():
+            if not model.notify:
+                continue
+            path = model.notify.split(str(WORLD.receiver.port), 1)[1]
+            state = listed[model.id]["state"]
+            while True:
+                got = WORLD.receiver.at(path)
+                finished = {r["id"] for r in got if r["type"] == "job.finished"}
+                if state != "finished" or finished or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+            where = "job %s (%s): notices %s" % (model.id, state, [(r["type"], r["id"]) for r in got])
+            assert len(finished) <= 1, "two job.finished notices under different ids: " + where
+            assert all(r["job"] == model.id for r in got), "a notice for another job: " + where
+            if state == "finished":
+                assert len(finished) == 1, "no job.finished notice: " + where
+                WORLD.saw("finished with its notice")
 
     def _check_events(self, listed):
         """Replay /api/v1/events from the start's Ferry-Event-Id; compare with the list."""
@@ -618,6 +780,7 @@ def main(suite, args):
     ferry = S.Ferry(binary, os.path.join(workdir, "spool"), logs)
     ferry.start(timeout=60)
     WORLD = World(ferry, nginx, origin, make_sources(root, random.Random(args.seed)))
+    WORLD.settings = ferry.request("GET", "/api/v1/settings").json()
     database_dir = tempfile.mkdtemp(prefix="ferry-seam-hypothesis")
     S.CLEANUP.push("remove hypothesis database", lambda: __import__("shutil").rmtree(database_dir, ignore_errors=True))
     S.log("seam: seed %d, %s, Ferry on port %d, work dir %s" % (
@@ -646,6 +809,7 @@ def main(suite, args):
     S.log("figures: %d round(s), %d sequences, %d steps, %d restarts, %d Ferry starts, %.0f s" % (
         rounds, WORLD.sequences, WORLD.steps, WORLD.restarts, ferry.starts, suite.elapsed()))
     S.log("figures: steps by rule: %s" % ", ".join("%s %d" % kv for kv in sorted(WORLD.rules.items())))
+    S.log("figures: checked at the end: %s" % ", ".join("%s %d" % kv for kv in sorted(WORLD.checked.items())))
     if suite.failed:
         S.log("replay: python3 Tests/suites/seam_suite.py --seed %d %s%s(the failing seed; Hypothesis printed the "
               "shrunk steps above)" % (seed, "--quick " if args.quick else "",

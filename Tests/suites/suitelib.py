@@ -695,6 +695,10 @@ class FaultOrigin:
     def requests(self):
         return http(self.port, "GET", "/_requests").json()
 
+    def uploads(self):
+        """Every upload received (PUT or POST to /u/...), in the order they ended."""
+        return http(self.port, "GET", "/_uploads").json()
+
     def stop(self):
         if self.process is not None:
             stop_pid(self.process, signal.SIGTERM, 5)

@@ -301,6 +301,46 @@ struct DeliveryRestartTests {
             await second.stop()
         }
     }
+    /// A stop that comes while the target is taking its time to answer a delivery whose body is all sent waits for
+    /// that answer: the delivery is recorded and not sent again after the restart (the seam suite saw a 503-then-201
+    /// target take the file twice across a SIGTERM).
+    @Test func aStopWaitsForTheAnswerToADeliveryAlreadySent() async throws {
+        try await withFaultOrigin { origin in
+            let size = 200_000
+            let key = "answer-\(UUID().uuidString)"
+            let source = origin.url("/f/\(key).bin?size=\(size)&seed=57")
+            let target = origin.url("/u/\(key).bin?answer_after=1")
+            let spool = try Fixture.tempDirectory("ferry-delivery-answer")
+            defer { Fixture.removeTree(spool) }
+            let first = try await RunningFerry.start(spool: spool)
+            let id: String
+            do {
+                let created = try await first.client.json("POST", "/api/v1/jobs", ["url": source, "deliver": ["url": target]])
+                id = try #require(try created.json()["id"] as? String)
+                // The body is all read once the target logs nothing yet but the job has sent every byte.
+                try await first.client.waitForJob(id) {
+                    (($0["delivery"] as? [String: Any])?["bytesSent"] as? Int ?? 0) == size
+                }
+            } catch {
+                await first.stop()
+                throw error
+            }
+            await first.stop()
+            let second = try await RunningFerry.start(spool: spool)
+            do {
+                let job = try await second.client.waitForJob(id, timeout: 20) { $0["state"] as? String == "finished" }
+                #expect((job["delivery"] as? [String: Any])?["state"] as? String == "delivered")
+                try await Task.sleep(nanoseconds: 1_500_000_000)  // a second PUT would have begun by now
+                let uploads = await origin.uploads().filter { $0.path.hasPrefix("/u/\(key)") }
+                #expect(uploads.count == 1, "\(uploads.map { ($0.status ?? 0, $0.complete) })")
+            } catch {
+                await second.stop()
+                throw error
+            }
+            await second.stop()
+        }
+    }
+
     /// A failed delivery keeps its file and stays `failed` across a restart: the spool's finish record of its
     /// download is not taken for a file finished just before the stop (it was turned into `finished` once).
     @Test func aFailedDeliveryStaysFailedAcrossARestart() async throws {
