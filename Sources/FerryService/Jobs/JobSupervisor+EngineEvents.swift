@@ -112,6 +112,7 @@ extension JobSupervisor {
             events.append(jobEvent(job))
         case .finished(_, let file):
             guard job.state != .cancelled else { return }
+            let pausedMeanwhile = job.state == .paused
             markFinished(&job, filename: file.filename, size: file.size, sha256: file.sha256)
             job.contentType = file.contentType ?? job.contentType
             job.finalURL = file.finalURL
@@ -123,11 +124,16 @@ extension JobSupervisor {
             }
             rates[id] = nil
             if job.delivery != nil {
-                // Downloaded and verified: the upload comes before `finished`.
-                job.state = .delivering
+                // Downloaded and verified: the upload comes before `finished`. A job paused while its last bytes came
+                // in stays paused with its file (its pause, allowed while delivering, stands): resume delivers it.
                 job.finishedAt = nil
                 job.delivery = job.delivery?.restarted()
-                startDelivery(job)
+                if pausedMeanwhile {
+                    job.state = .paused
+                } else {
+                    job.state = .delivering
+                    startDelivery(job)
+                }
             }
             events.append(jobEvent(job))
         case .failed(_, let failure):

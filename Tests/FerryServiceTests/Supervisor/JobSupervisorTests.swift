@@ -109,6 +109,26 @@ struct JobSupervisorTests {
         #expect(await h.job(job.id)?.state == .finished)
     }
 
+    /// A job with a delivery paused while its last bytes came in stays paused with its file (pause is allowed while
+    /// delivering), and resume delivers it; the seam suite saw the pause answer `200` with the job `delivering`.
+    @Test func aPauseOvertakenByTheDownloadOfAJobWithADeliveryStandsAndResumeDelivers() async throws {
+        let h = SupervisorHarness()
+        let job = try await h.create(url) { $0.deliver = JobDraft.DeliverBody(url: "https://target.example/up", deleteAfter: false) }
+        await h.supervisor.apply(.started(id: job.id, offset: 0))
+        h.engine.pausesAnswerAtOnce = false
+        async let answer = h.supervisor.pause(job.id)
+        #expect(await h.eventually { h.engine.log.contains("pause \(job.id)") })
+        await h.supervisor.apply(.finished(id: job.id, Self.file("kept.iso")))
+        h.engine.completePause(job.id, bytes: nil)
+        let paused = try await answer
+        #expect(paused.state == .paused && paused.sha256 != nil && paused.filename == "kept.iso")
+        #expect(!h.engine.log.contains("deliver \(job.id)"))
+        h.engine.finishedFiles.insert("kept.iso")
+        let resumed = try await h.supervisor.resume(job.id)
+        #expect(resumed.state == .delivering)
+        #expect(h.engine.log.contains("deliver \(job.id)"))
+    }
+
     /// Readers are told of a job's end only once the store has it (the seam suite saw a delivered job PUT again after a
     /// kill -9: `finished` was shown before it was durable). The publish gate stands in for a slow disk.
     @Test func aFinishIsShownOnlyOnceItIsDurable() async throws {
