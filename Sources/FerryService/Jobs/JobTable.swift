@@ -15,6 +15,21 @@ final class JobTable: Sendable {
         var rates: [String: LiveRates] = [:]
         /// With several nodes, the node running each job that has one.
         var nodes: [String: String] = [:]
+        /// Job ids by `gid` (`JobGID`), kept with `jobs`: aria2's RPC names jobs by gid.
+        var idsByGID: [String: String] = [:]
+
+        mutating func set(_ job: JobRecord?, for id: String, gid: String) -> JobRecord? {
+            guard let job else { return remove(id, gid: gid) }
+            let old = jobs.updateValue(job, forKey: id)
+            if old == nil { idsByGID[gid] = id }
+            return old
+        }
+
+        mutating func remove(_ id: String, gid: String) -> JobRecord? {
+            guard let old = jobs.removeValue(forKey: id) else { return nil }
+            idsByGID[gid] = nil
+            return old
+        }
     }
 
     private let contents = Mutex(Contents())
@@ -27,6 +42,11 @@ final class JobTable: Sendable {
             guard let job = contents.jobs[id] else { return nil }
             return (job, contents.rates[id])
         }
+    }
+
+    /// The id of the job whose gid is `gid` (lower case), from any thread.
+    func id(ofGID gid: String) -> String? {
+        contents.withLock { $0.idsByGID[gid] }
     }
 
     /// The node running a job (several nodes), from any thread.
@@ -59,7 +79,10 @@ final class JobTable: Sendable {
 
         subscript(id: String) -> JobRecord? {
             get { table.contents.withLock { $0.jobs[id] } }
-            nonmutating set { table.contents.withLock { $0.jobs[id] = newValue } }
+            nonmutating set {
+                let gid = JobGID.of(id)  // hashed outside the lock
+                _ = table.contents.withLock { $0.set(newValue, for: id, gid: gid) }
+            }
         }
 
         /// A copy of every record (cheap until the table next changes).
@@ -67,12 +90,14 @@ final class JobTable: Sendable {
 
         @discardableResult
         func updateValue(_ job: JobRecord, forKey id: String) -> JobRecord? {
-            table.contents.withLock { $0.jobs.updateValue(job, forKey: id) }
+            let gid = JobGID.of(id)
+            return table.contents.withLock { $0.set(job, for: id, gid: gid) }
         }
 
         @discardableResult
         func removeValue(forKey id: String) -> JobRecord? {
-            table.contents.withLock { $0.jobs.removeValue(forKey: id) }
+            let gid = JobGID.of(id)
+            return table.contents.withLock { $0.remove(id, gid: gid) }
         }
 
         /// Room for `count` records without growing (recovery knows how many it adds).
