@@ -1,0 +1,72 @@
+import FerryCore
+import FerryHTTP
+import Foundation
+
+/// `/jsonrpc`: aria2's JSON-RPC over HTTP (`POST` with one call or a batch, `GET` with base64 params), an adapter over
+/// the job operations the REST API uses (`Aria2Dispatcher`). Credentials are judged per call (`Aria2Authorization`),
+/// so `AccessGuard.check` lets `/jsonrpc` through; an open service still answers loopback `Host`s only.
+/// Stateless.
+struct Aria2Controller: Sendable {
+    static let path = "/jsonrpc"
+
+    let dispatcher: Aria2Dispatcher
+    let access: AccessGuard
+
+    init(supervisor: JobSupervisor, settings: LiveSettings, access: AccessGuard, destinations: AddressPolicy,
+         directory: String) {
+        let queries = Aria2Queries(supervisor: supervisor, settings: settings, status: Aria2Status(directory: directory),
+                                   sessionID: Aria2Dispatcher.newSessionID())
+        dispatcher = Aria2Dispatcher(queries: queries, actions: Aria2Actions(queries: queries, destinations: destinations))
+        self.access = access
+    }
+
+    func register(_ routes: RouteTable) {
+        routes.add(.POST, Self.path, post)
+        routes.add(.GET, Self.path, get)
+    }
+
+    func post(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let authorization = try authorization(for: request)
+        let (outcome, bytes) = await dispatcher.respond(to: request.body, authorization: authorization)
+        let status: HTTPStatus = switch outcome {
+        case .parseError: .internalServerError
+        case .single(succeeded: false): .badRequest
+        case .single(succeeded: true), .batch: .ok
+        }
+        return Self.answer(status, bytes)
+    }
+
+    func get(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let authorization = try authorization(for: request)
+        var json = JSONWriter()
+        guard let call = Aria2Dispatcher.call(method: request.queryValue("method"), id: request.queryValue("id"),
+                                              params: request.queryValue("params")) else {
+            Aria2Dispatcher.write(id: .null, .failure(.invalidRequest), into: &json)
+            return Self.answer(.badRequest, json.bytes)
+        }
+        let result = await dispatcher.answer(call, authorization: authorization)
+        Aria2Dispatcher.write(id: call.id, result, into: &json)
+        return Self.answer((try? result.get()) == nil ? .badRequest : .ok, json.bytes)
+    }
+
+    /// What the request's credentials allow its calls; an open service refuses a `Host` that is not this machine
+    /// (`403`, as the REST API does, against DNS rebinding).
+    func authorization(for request: HTTPRequest) throws(APIError) -> Aria2Authorization {
+        if access.isOpen { try access.checkLoopbackHost(request) }
+        var bearer: AccessLevel?
+        if let header = request.headers["Authorization"] {
+            let parts = header.split(separator: " ", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "bearer" {
+                bearer = access.level(ofSecret: parts[1].trimmingCharacters(in: .whitespaces))
+            }
+        }
+        return Aria2Authorization(isOpen: access.isOpen, crossSite: AccessGuard.isCrossSite(request), bearer: bearer,
+                                  levelOfSecret: { [access] in access.level(ofSecret: $0) })
+    }
+
+    /// aria2's answers are `application/json-rpc`, never cached.
+    static func answer(_ status: HTTPStatus, _ bytes: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json-rpc", "Cache-Control": "no-store"],
+                     body: .bytes(bytes))
+    }
+}
