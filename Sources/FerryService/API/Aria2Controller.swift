@@ -11,13 +11,15 @@ struct Aria2Controller: Sendable {
 
     let dispatcher: Aria2Dispatcher
     let access: AccessGuard
+    let notifier: Aria2Notifier
 
     init(supervisor: JobSupervisor, settings: LiveSettings, access: AccessGuard, destinations: AddressPolicy,
-         directory: String) {
+         directory: String, hub: EventHub) {
         let queries = Aria2Queries(supervisor: supervisor, settings: settings, status: Aria2Status(directory: directory),
                                    sessionID: Aria2Dispatcher.newSessionID())
         dispatcher = Aria2Dispatcher(queries: queries, actions: Aria2Actions(queries: queries, destinations: destinations))
         self.access = access
+        notifier = Aria2Notifier(hub: hub)
     }
 
     func register(_ routes: RouteTable) {
@@ -38,6 +40,7 @@ struct Aria2Controller: Sendable {
 
     func get(_ request: HTTPRequest) async throws -> HTTPResponse {
         let authorization = try authorization(for: request)
+        if WebSocketHandshake.isUpgrade(request) { return try socket(request, authorization: authorization) }
         var json = JSONWriter()
         guard let call = Aria2Dispatcher.call(method: request.queryValue("method"), id: request.queryValue("id"),
                                               params: request.queryValue("params")) else {
@@ -47,6 +50,16 @@ struct Aria2Controller: Sendable {
         let result = await dispatcher.answer(call, authorization: authorization)
         Aria2Dispatcher.write(id: call.id, result, into: &json)
         return Self.answer((try? result.get()) == nil ? .badRequest : .ok, json.bytes)
+    }
+
+    /// A WebSocket of calls and notifications (`Aria2Socket`). Refused with `403` from another site's page when no
+    /// token is configured (no secret could show the caller may).
+    func socket(_ request: HTTPRequest, authorization: Aria2Authorization) throws(APIError) -> HTTPResponse {
+        if let refusal = WebSocketHandshake.refusal(request) { throw APIError(.invalidRequest, refusal) }
+        if authorization.isOpen, authorization.crossSite {
+            throw APIError(.forbidden, "cross-site WebSockets are refused while no token is configured")
+        }
+        return Aria2Socket(dispatcher: dispatcher, notifier: notifier, authorization: authorization).response(for: request)
     }
 
     /// What the request's credentials allow its calls; an open service refuses a `Host` that is not this machine

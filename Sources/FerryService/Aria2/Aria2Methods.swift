@@ -58,3 +58,16 @@ struct Aria2Authorization: Sendable {
         if level == .readOnly, !Aria2Methods.reading.contains(call.method) { throw .unauthorized }
     }
 }
+
+extension Aria2Authorization {
+    /// Whether a message of calls (one or a batch) holds a call with a valid secret (a cross-site WebSocket then gets
+    /// notifications).
+    func provesSecret(in body: [UInt8]) -> Bool {
+        guard let value = RPCValue.parse(body) else { return false }
+        let objects = value.array ?? [value]
+        return objects.contains { object in
+            guard let call = try? Aria2Call.parse(object), let secret = call.secret else { return false }
+            return levelOfSecret(secret) != nil
+        }
+    }
+}

@@ -170,7 +170,7 @@ extension RunningService {
         SessionController(access: access).register(routes)
         SettingsController(settings: settings).register(routes)
         Aria2Controller(supervisor: supervisor, settings: settings, access: access, destinations: configuration.destinations,
-                        directory: String(spool.finishedPath(for: "").dropLast())).register(routes)
+                        directory: String(spool.finishedPath(for: "").dropLast()), hub: hub).register(routes)
         OperationsController(supervisor: supervisor, store: store, spool: spool, commits: commits, hub: hub,
                              metrics: metrics, minFreeSpace: configuration.minFreeSpace, objects: engine.objectStore,
                              openConnections: { server.openConnectionCount }).register(routes)
