@@ -109,3 +109,31 @@ struct Aria2ShapesTests {
         #expect(throws: Aria2Error("Illegal argument.")) { try Aria2Jobs.position(0, how: "BAD", current: 0, others: 1) }
     }
 }
+
+@Suite("aria2 notifications")
+struct Aria2NotificationTests {
+    @Test func stateChangesBecomeAria2sNotifications() {
+        #expect(Aria2Notifications.method(from: .waiting, to: .downloading) == "aria2.onDownloadStart")
+        #expect(Aria2Notifications.method(from: nil, to: .downloading) == "aria2.onDownloadStart")
+        #expect(Aria2Notifications.method(from: .delivering, to: .downloading) == nil)
+        #expect(Aria2Notifications.method(from: .downloading, to: .paused) == "aria2.onDownloadPause")
+        #expect(Aria2Notifications.method(from: nil, to: .paused) == nil)
+        #expect(Aria2Notifications.method(from: .paused, to: .cancelled) == "aria2.onDownloadStop")
+        #expect(Aria2Notifications.method(from: .delivering, to: .finished) == "aria2.onDownloadComplete")
+        #expect(Aria2Notifications.method(from: .downloading, to: .failed) == "aria2.onDownloadError")
+        #expect(Aria2Notifications.method(from: .downloading, to: .downloading) == nil)
+        #expect(Aria2Notifications.method(from: .downloading, to: .delivering) == nil)
+        #expect(Aria2Notifications.method(from: .paused, to: .waiting) == nil)
+        #expect(Aria2Notifications.message("aria2.onDownloadStart", gid: "0123456789abcdef")
+            == #"{"jsonrpc":"2.0","method":"aria2.onDownloadStart","params":[{"gid":"0123456789abcdef"}]}"#)
+    }
+
+    @Test func theJobsOwnStateIsReadFromItsEvent() {
+        var job = JobRecord(id: "a", url: "https://o.example/\"state\":\"failed\"", state: .downloading, dedupeKey: "a",
+                            createdAt: Date())
+        job.delivery = nil
+        let data = JobView.render(job, rates: nil)
+        #expect(Aria2Notifications.state(inJobEvent: data[...]) == .downloading)
+        #expect(Aria2Notifications.state(inJobEvent: Array("{\"id\":\"a\"}".utf8)[...]) == nil)
+    }
+}
