@@ -30,12 +30,11 @@ struct Aria2Controller: Sendable {
     func post(_ request: HTTPRequest) async throws -> HTTPResponse {
         let authorization = try authorization(for: request)
         let (outcome, bytes) = await dispatcher.respond(to: request.body, authorization: authorization)
-        let status: HTTPStatus = switch outcome {
-        case .parseError: .internalServerError
-        case .single(succeeded: false): .badRequest
-        case .single(succeeded: true), .batch: .ok
+        switch outcome {
+        case .parseError: return Self.answer(.internalServerError, bytes)
+        case .single(failure: let error?): return Self.answer(Self.status(of: error), bytes)
+        case .single(failure: nil), .batch: return Self.answer(.ok, bytes)
         }
-        return Self.answer(status, bytes)
     }
 
     func get(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -49,7 +48,13 @@ struct Aria2Controller: Sendable {
         }
         let result = await dispatcher.answer(call, authorization: authorization)
         Aria2Dispatcher.write(id: call.id, result, into: &json)
-        return Self.answer((try? result.get()) == nil ? .badRequest : .ok, json.bytes)
+        if case .failure(let error) = result { return Self.answer(Self.status(of: error), json.bytes) }
+        return Self.answer(.ok, json.bytes)
+    }
+
+    /// The status aria2 1.36 answers a failed call with: 500 for a parse error or invalid params, else 400.
+    static func status(of error: Aria2Error) -> HTTPStatus {
+        error == .parse || error == .invalidParams ? .internalServerError : .badRequest
     }
 
     /// A WebSocket of calls and notifications (`Aria2Socket`). Refused with `403` from another site's page when no

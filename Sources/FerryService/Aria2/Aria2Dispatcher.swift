@@ -108,8 +108,8 @@ extension Aria2Dispatcher {
     enum Outcome: Equatable {
         /// Not JSON at all.
         case parseError
-        /// One call, answered with a result (`true`) or an error.
-        case single(succeeded: Bool)
+        /// One call, answered with a result (nil) or this error.
+        case single(failure: Aria2Error?)
         /// An array of calls.
         case batch
     }
@@ -125,7 +125,8 @@ extension Aria2Dispatcher {
         guard let items = value.array else {
             let outcome = await respond(toCall: value, authorization: authorization)
             Self.write(id: outcome.id, outcome.result, into: &json)
-            return (.single(succeeded: (try? outcome.result.get()) != nil), json.bytes)
+            if case .failure(let error) = outcome.result { return (.single(failure: error), json.bytes) }
+            return (.single(failure: nil), json.bytes)
         }
         json.beginArray()
         for item in items where item.object != nil {
