@@ -44,6 +44,7 @@ test: ## Build and run every test suite (starts its own nginx and fault origin o
 	FERRY_BIN=.build/debug/ferry scripts/browser-test.sh
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fault_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/hostile_suite.py
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/aria2_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/crash_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/load_suite.py --quick
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/webhook_suite.py
