@@ -66,7 +66,14 @@ public final class WebSocketSession: @unchecked Sendable {
             switch event {
             case .text(let text): onText(self, text)
             case .binary: close(.unsupportedData, reason: "text messages only")
-            case .ping(let payload): stream.write(WebSocketFrameEncoder.frame(.pong, payload))
+            case .ping(let payload):
+                // A client that pings without reading the pongs is as far behind as one that reads nothing.
+                guard stream.bufferedByteCount <= Self.maxOutbound else {
+                    closing.store(true, ordering: .releasing)
+                    stream.abort()
+                    return
+                }
+                stream.write(WebSocketFrameEncoder.frame(.pong, payload))
             case .pong: continue
             case .close(let code, _):
                 // Echo the peer's code (an empty close frame is answered with an empty one).
