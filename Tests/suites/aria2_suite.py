@@ -229,6 +229,17 @@ def ariang_checks(suite, ferry, nginx):
                 str(page))
     for name in ("getUris", "getFiles", "getPeers", "getOption"):
         suite.check("the task page's %s answers" % name, "result" in call(ferry.port, "aria2." + name, waiting[0]["gid"]))
+    gid = waiting[0]["gid"]
+    changed = call(ferry.port, "aria2.changeOption", gid, {"out": "renamed.bin", "split": "2", "dir": "/ignored"})
+    options = call(ferry.port, "aria2.getOption", gid).get("result", {})
+    suite.check("changeOption before the first start: out and split", changed.get("result") == "OK"
+                and options.get("out") == "renamed.bin" and options.get("split") == "2", "%s %s" % (changed, options))
+    call(ferry.port, "aria2.unpause", gid)
+    finished = S.wait_until(lambda: call(ferry.port, "aria2.tellStatus", gid, ["status"])["result"]["status"] == "complete", 20)
+    path = call(ferry.port, "aria2.getFiles", gid)["result"][0]["path"]
+    suite.check("the renamed job downloads under its new name", finished and path.endswith("/renamed.bin"), path)
+    late = call(ferry.port, "aria2.changeOption", gid, {"out": "again.bin"})
+    suite.check("changeOption of out after the start is refused", late.get("error", {}).get("code") == 1, str(late))
 
 
 # -- Errors compared with aria2c ----------------------------------------------------------------------

@@ -117,17 +117,30 @@ struct Aria2Actions: Sendable {
         return .array([.int(1), .int(1)])
     }
 
-    /// `changeOption(gid, options)`: `max-download-limit` is the job's `maxBytesPerSecond`; options aria2 would not
-    /// change, or Ferry has no use for, are ignored as aria2 ignores options it cannot change.
+    /// `changeOption(gid, options)`: `max-download-limit` is the job's `maxBytesPerSecond`; `out` and `split` (or
+    /// `max-connection-per-server`) change a paused job before it first starts, checked as `addUri`'s; options Ferry
+    /// has no use for are ignored, as aria2 ignores options it cannot change.
     func changeOption(_ params: Aria2Params) async throws(Aria2Error) -> RPCValue {
         let gid = try params.gid(0)
         guard let options = try params.options(1) else { throw .missing(at: 1) }
         let found = try queries.job(gid)
+        let asked = try Aria2Options.jobBody(uris: [found.job.url], options: options.filter { Self.beforeStart.contains($0.key) })
+        if asked.filename != nil || asked.connections != nil {
+            do {
+                let draft = try JobDraft.validate(asked, destinations: destinations)
+                _ = try await supervisor.changeBeforeStart(found.id, filename: draft.filename, connections: draft.connections)
+            } catch {
+                throw Self.refusal(error, gid: gid)
+            }
+        }
         if let rate = try Aria2Options.rateChange(options) {
             try await update(found.id, gid: gid, JobPatch(maxBytesPerSecond: rate))
         }
         return .string("OK")
     }
+
+    /// The options `changeOption` applies before a job first starts.
+    static let beforeStart: Set<String> = ["out", "split", "max-connection-per-server"]
 
     func changeGlobalOption(_ params: Aria2Params) async throws(Aria2Error) -> RPCValue {
         guard let options = try params.options(0) else { throw .missing(at: 0) }
