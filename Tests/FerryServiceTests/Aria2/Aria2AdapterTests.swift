@@ -63,4 +63,28 @@ struct Aria2AdapterTests {
         let again = try await call(d, "aria2.addUri", [.array([.string("http://example.org/b.iso")])]).get()
         #expect(first == again)
     }
+
+    @Test func positionsAndURIChangesAreQueuePrioritiesAndPatches() async throws {
+        let d = dispatcher()
+        func add(_ name: String, position: Int64? = nil) async throws -> String {
+            var params: [RPCValue] = [.array([.string("http://example.org/\(name)")]), .object(["pause": .string("true")])]
+            if let position { params.append(.int(position)) }
+            return try #require(try await call(d, "aria2.addUri", params).get().string)
+        }
+        let a = try await add("a"), b = try await add("b"), c = try await add("c", position: 0)
+        func queue() async throws -> [RPCValue] {
+            try #require(try await call(d, "aria2.tellWaiting", [.int(0), .int(10), .array([.string("gid")])]).get().array)
+        }
+        #expect(try await queue() == [c, a, b].map { .object(["gid": .string($0)]) })
+        #expect(try await call(d, "aria2.changePosition", [.string(c), .int(0), .string("POS_END")]).get() == .int(2))
+        #expect(try await queue() == [a, b, c].map { .object(["gid": .string($0)]) })
+        let reversed = try await call(d, "aria2.tellWaiting", [.int(-1), .int(2), .array([.string("gid")])]).get()
+        #expect(reversed == .array([c, b].map { .object(["gid": .string($0)]) }))
+        let changed = try await call(d, "aria2.changeUri", [.string(a), .int(1), .array([.string("http://example.org/a")]),
+                                                           .array([.string("http://example.org/a2")])]).get()
+        #expect(changed == .array([.int(1), .int(1)]))
+        let id = try #require(h.supervisor.peekID(gid: a))
+        #expect(await h.job(id)?.url == "http://example.org/a2")
+        #expect(Self.code(await call(d, "aria2.changeUri", [.string(a), .int(2), .array([]), .array([])])) == 1)
+    }
 }
