@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build release install uninstall test busy-test docker-check browser-test crash-suite fault-suite diskfull-suite webhook-suite delivery-suite hostile-suite load-suite cluster-suite fuzz bench clean
+.PHONY: run build release install uninstall test busy-test docker-check browser-test crash-suite fault-suite diskfull-suite webhook-suite delivery-suite hostile-suite aria2-suite load-suite cluster-suite fuzz bench clean
 
 run: release ## Run the service with embedded defaults (127.0.0.1:8080, ./spool)
 	./.build/release/ferry serve $(ARGS)
@@ -44,6 +44,7 @@ test: ## Build and run every test suite (starts its own nginx and fault origin o
 	FERRY_BIN=.build/debug/ferry scripts/browser-test.sh
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fault_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/hostile_suite.py
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/aria2_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/crash_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/load_suite.py --quick
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/webhook_suite.py
@@ -66,7 +67,7 @@ browser-test: build ## The page in headless Chromium (installs chromium, chromiu
 	FERRY_BIN=.build/debug/ferry scripts/browser-test.sh
 
 # The robustness suites (Tests/suites; each ends with "N passed, N failed"). make test runs the
-# fault, hostile-input, webhook, store-loss and disk-full suites and the quick crash, load, delivery and cluster runs; the full
+# fault, hostile-input, aria2, webhook, store-loss and disk-full suites and the quick crash, load, delivery and cluster runs; the full
 # crash, load and cluster runs take longer or need a quiet machine.
 crash-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/crash_suite.py $(ARGS)
@@ -80,6 +81,8 @@ delivery-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/delivery_suite.py $(ARGS)
 hostile-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/hostile_suite.py $(ARGS)
+aria2-suite: build
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/aria2_suite.py $(ARGS)
 cluster-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/cluster_suite.py $(ARGS)
 store-loss-suite: build

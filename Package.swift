@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "FerryCore"),
         // The HTTP/1.1 server on Dispatch sources, and the vocabulary only the server needs (ETags,
         // `Range` requests, multipart answers).
-        .target(name: "FerryHTTP", dependencies: ["FerryCore", logging]),
+        .target(name: "FerryHTTP", dependencies: ["CCrypto", "FerryCore", logging]),
         // The download engine: libcurl multi-socket on Dispatch, the spool, digests.
         .target(name: "FerryEngine", dependencies: ["CCurl", "CCrypto", "CLinux", "FerryCore", logging]),
         // The job store protocol and its SQLite and PostgreSQL implementations.

@@ -44,7 +44,9 @@ OPERATION_IDS = [
 # AccessGuard.isPublic: /healthz, /readyz, /api/v1/session and everything outside /api/ and /metrics; but
 # GET /api/v1/session authenticates the request itself (SessionController.show), so it needs a token.
 UNAUTHENTICATED = [("GET", "/healthz"), ("GET", "/readyz"), ("GET", "/"), ("POST", "/api/v1/session"),
-                   ("DELETE", "/api/v1/session")]
+                   ("DELETE", "/api/v1/session"),
+                   # aria2's RPC: the secret travels inside each call (`"token:<secret>"`), judged per call.
+                   ("POST", "/jsonrpc"), ("GET", "/jsonrpc")]
 OPERATIONS_CONTROLLER = os.path.join(REPO, "Sources", "FerryService", "API", "OperationsController.swift")
 
 

@@ -1013,6 +1013,76 @@ def test_fuzz(results, seconds, workdir):
     results.check("parser fuzzer ran %d s without a finding" % seconds, code == 0, "exit %s; tail:\n%s" % (code, text[-2500:]))
 
 
+def ws_frame(opcode, payload, fin=True, masked=True, length=None, rsv=0):
+    """A client WebSocket frame (RFC 6455), masked unless told otherwise; `length` may lie about the payload."""
+    size = len(payload) if length is None else length
+    bit = 0x80 if masked else 0
+    out = bytes([(0x80 if fin else 0) | rsv << 4 | opcode])
+    if size <= 125:
+        out += bytes([bit | size])
+    elif size <= 0xFFFF:
+        out += bytes([bit | 126]) + size.to_bytes(2, "big")
+    else:
+        out += bytes([bit | 127]) + size.to_bytes(8, "big")
+    if not masked:
+        return out + payload
+    mask = b"\x5a\x13\xc7\x02"
+    return out + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def test_websocket(results, ferry):
+    """Hostile frames on aria2's WebSocket (`/jsonrpc`): each closes its own socket with the right code (RFC 6455,
+    7.4.1) and nothing else; Ferry answers afterwards."""
+    port = ferry.port
+    handshake = (b"GET /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n" % port)
+    text = b'{"jsonrpc":"2.0","id":1,"method":"system.listMethods"}'
+    cases = [
+        ("unmasked client frame", ws_frame(1, text, masked=False), 1002),
+        ("reserved bit set", ws_frame(1, text, rsv=4), 1002),
+        ("reserved data opcode 3", ws_frame(3, text), 1002),
+        ("reserved control opcode 0xB", ws_frame(0xB, b""), 1002),
+        ("fragmented close", ws_frame(8, b"\x03\xe8", fin=False), 1002),
+        ("ping of 126 bytes", ws_frame(9, b"p" * 126), 1002),
+        ("continuation with nothing to continue", ws_frame(0, text), 1002),
+        ("new message inside a fragmented one", ws_frame(1, text[:5], fin=False) + ws_frame(1, text), 1002),
+        ("close frame of one byte", ws_frame(8, b"\x03"), 1002),
+        ("close code 1005 sent", ws_frame(8, b"\x03\xed"), 1002),
+        ("close reason not UTF-8", ws_frame(8, b"\x03\xe8\xff"), 1007),
+        ("text not UTF-8", ws_frame(1, b"\xc3\x28"), 1007),
+        ("text with a surrogate", ws_frame(1, b"\xed\xa0\x80"), 1007),
+        ("text split inside a character, bad end", ws_frame(1, b"\xe2\x82", fin=False) + ws_frame(0, b"A"), 1007),
+        ("length 2^63", ws_frame(1, b"", length=1 << 63), 1002),
+        ("length 2^62", ws_frame(1, b"", length=1 << 62), 1009),
+        ("message of 1 MiB + 1 in one frame", ws_frame(1, b"", length=(1 << 20) + 1), 1009),
+        ("message over 1 MiB in fragments",
+         ws_frame(1, b"a" * 60000, fin=False) + b"".join(ws_frame(0, b"a" * 60000, fin=False) for _ in range(18)), 1009),
+    ]
+    for name, frames, expected in cases:
+        try:
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+            sock.sendall(handshake)
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                head += chunk
+            sock.sendall(frames)
+            data = head.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in head else b""
+            while len(data) < 4:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+            code = int.from_bytes(data[2:4], "big") if len(data) >= 4 and data[0] == 0x88 else None
+            sock.close()
+        except OSError as error:
+            code = "error %s" % error
+        results.check("websocket: %s -> close %d" % (name, expected), code == expected, "got %s" % code)
+    results.check("websocket: Ferry answers after the hostile frames", ferry.healthy())
+
+
 # --------------------------------------------------------------------------------------------------
 
 
@@ -1022,14 +1092,14 @@ def main():
                         help="also run scripts/fuzz-parser.sh SECONDS (default 300)")
     parser.add_argument("--max-examples", type=int, default=50)
     parser.add_argument("--st-seed", type=int, default=20261122)
-    parser.add_argument("--only", default="", help="comma list of groups: ssrf,names,http,slowloris,burst,schemathesis,fuzz")
+    parser.add_argument("--only", default="", help="comma list of groups: ssrf,names,http,websocket,slowloris,burst,schemathesis,fuzz")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     args = parser.parse_args()
 
     net_isolated, hosts_name = isolate()
     hlib.install_cleanup()
     hlib.raise_nofile()
-    groups = set(g for g in args.only.split(",") if g) or {"ssrf", "names", "http", "slowloris", "burst",
+    groups = set(g for g in args.only.split(",") if g) or {"ssrf", "names", "http", "websocket", "slowloris", "burst",
                                                             "schemathesis"}
     if args.with_fuzz is not None:
         groups.add("fuzz")
@@ -1058,6 +1128,8 @@ def main():
             test_filenames(results, permissive, origin)
         if "http" in groups:
             test_malformed_http(results, strict)
+        if "websocket" in groups:
+            test_websocket(results, strict)
         if "slowloris" in groups:
             test_slowloris(results, strict)
         if "burst" in groups:

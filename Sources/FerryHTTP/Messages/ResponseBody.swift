@@ -8,6 +8,10 @@ public enum ResponseBody: Sendable {
     case parts([BodyPart])
     /// Bytes produced later through a `ResponseStream`; chunked when `length` is nil.
     case stream(length: Int64?, start: @Sendable (ResponseStream) -> Void)
+    /// A `101 Switching Protocols` answer: the connection then carries another protocol (WebSocket). The closure is
+    /// called on the connection's queue with the stream its own bytes go to (written as they are, no framing; its
+    /// `finish` closes the connection), and returns what receives the client's bytes.
+    case upgrade(@Sendable (ResponseStream) -> UpgradeReader)
 
     /// The body length when known in advance.
     public var knownLength: Int64? {
@@ -17,6 +21,11 @@ public enum ResponseBody: Sendable {
         case .file(let file): return file.length
         case .parts(let parts): return parts.reduce(0) { $0 + $1.length }
         case .stream(let length, _): return length
+        case .upgrade: return nil
         }
     }
 }
+
+/// What receives a client's bytes on a connection that switched protocols (`ResponseBody.upgrade`): called on the
+/// connection's queue, in order, until the connection closes (the stream's close handlers say when).
+public typealias UpgradeReader = @Sendable ([UInt8]) -> Void

@@ -63,6 +63,17 @@ public struct RequestParser: Sendable {
     /// Bytes received and not consumed yet.
     public var bufferedByteCount: Int { buffer.count - position }
 
+    /// Hands over the bytes received beyond the last request (a connection that switched protocols reads them as
+    /// the other protocol's).
+    mutating func takeBuffered() -> [UInt8] {
+        defer {
+            buffer.removeAll()
+            position = 0
+            scanFrom = 0
+        }
+        return Array(buffer[position...])
+    }
+
     /// True while a request head is being received (some bytes of it arrived, the header block has not ended).
     public var isReadingHead: Bool {
         switch state {

@@ -143,6 +143,10 @@ extension Connection: ResponseStreamSink {
     // MARK: - Starting a response
 
     private func beginResponse(_ exchange: Exchange, _ original: HTTPResponse) {
+        if case .upgrade(let start) = original.body {
+            beginUpgrade(exchange, original, start)
+            return
+        }
         var response = original
         var fileFD: Int32 = -1
         if case .file(let file) = response.body, exchange.method != .HEAD, response.status.allowsBody {
@@ -217,6 +221,26 @@ extension Connection: ResponseStreamSink {
         default:
             break
         }
+    }
+
+    /// Sends the `101` head, then the connection carries the other protocol until either side closes: the stream's
+    /// bytes go out as they are, the client's go to the reader, and the stream's `finish` closes the connection.
+    private func beginUpgrade(_ exchange: Exchange, _ response: HTTPResponse,
+                              _ start: @Sendable (ResponseStream) -> UpgradeReader) {
+        responseInProgress = exchange
+        responseBytes = 0
+        exchange.status = response.status.code
+        exchange.closeAfter = true
+        ResponseHead.serialize(response, framing: .none, keepAlive: true, requestVersion: exchange.version,
+                               date: home.dateHeaderLine(), into: &output)
+        let stream = ResponseStream(queue: queue)
+        stream.sink = self
+        activeStream = stream
+        body = .stream(stream, chunked: false, remaining: nil)
+        upgradeReader = start(stream)
+        awaitingUpgrade = false
+        resumeReading()
+        if parser.bufferedByteCount > 0 { upgradeReader?(parser.takeBuffered()) }
     }
 
     // MARK: - Producing body bytes (called only when the output buffer is empty)
@@ -318,6 +342,7 @@ extension Connection: ResponseStreamSink {
 
     private func finishResponse(_ exchange: Exchange) {
         responseInProgress = nil
+        upgradeReader = nil
         pendingParts = []
         if let stream = activeStream {
             activeStream = nil

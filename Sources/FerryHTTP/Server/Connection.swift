@@ -48,6 +48,10 @@ final class Connection: @unchecked Sendable {
     var exchanges: [Exchange] = []
     /// The exchange whose body is being read, with its head.
     var reading: (exchange: Exchange, head: RequestHead)?
+    /// A request asked to switch protocols: nothing more is parsed until its answer says whether it did.
+    var awaitingUpgrade = false
+    /// After a `101`: what receives the client's bytes instead of the parser.
+    var upgradeReader: UpgradeReader?
 
     private var headStartedAt: UInt64?
     private var lastReadAt: UInt64
@@ -134,6 +138,15 @@ final class Connection: @unchecked Sendable {
             return
         }
         guard phase == .open else { suspendReading(); return }
+        if let upgradeReader {
+            if n > 0 {
+                lastReadAt = Connection.now()
+                upgradeReader(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<n])))
+            } else if n == 0 || (errno != EAGAIN && errno != EINTR) {
+                closeNow()
+            }
+            return
+        }
         if n > 0 {
             lastReadAt = Connection.now()
             parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
@@ -148,7 +161,7 @@ final class Connection: @unchecked Sendable {
     /// Turns buffered bytes into exchanges while the pipeline has room.
     func processInput() {
         dispatchPrecondition(condition: .onQueue(queue))
-        while phase == .open && exchanges.count < Connection.maxPipelinedRequests {
+        while phase == .open && !awaitingUpgrade && exchanges.count < Connection.maxPipelinedRequests {
             guard let event = parser.next() else {
                 if parser.isReadingHead && headStartedAt == nil { headStartedAt = Connection.now() }
                 break
@@ -166,12 +179,14 @@ final class Connection: @unchecked Sendable {
                 reading = nil
                 let request = HTTPRequest(method: head.method, target: head.target, version: head.version,
                                           headers: head.headers, body: requestBody, remoteAddress: remoteAddress)
+                // The bytes after a request to switch protocols may be the other protocol's: wait for the answer.
+                if head.headers["Upgrade"] != nil { awaitingUpgrade = true }
                 run(request, for: exchange)
             case .error(let error):
                 reject(errorResponse(HTTPStatus(code: error.statusCode), code: error.code, message: error.message))
             }
         }
-        if phase != .open || exchanges.count >= Connection.maxPipelinedRequests {
+        if phase != .open || awaitingUpgrade || exchanges.count >= Connection.maxPipelinedRequests {
             suspendReading()
         }
         pump()
@@ -235,6 +250,7 @@ final class Connection: @unchecked Sendable {
 
     /// After a response: read on if the pipeline had paused reading.
     func continueReading() {
+        awaitingUpgrade = false
         guard phase == .open else { return }
         resumeReading()
         if parser.bufferedByteCount > 0 { processInput() }
@@ -267,6 +283,7 @@ final class Connection: @unchecked Sendable {
         }
         exchanges.removeAll()
         reading = nil
+        upgradeReader = nil
         responseInProgress = nil
         output = []
         if let readSource {

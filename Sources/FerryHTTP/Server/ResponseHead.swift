@@ -38,7 +38,9 @@ enum ResponseHead {
         case .chunked:
             out.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8)
         }
-        if !keepAlive {
+        if code == 101 {
+            out.append(contentsOf: "Connection: Upgrade\r\n".utf8)
+        } else if !keepAlive {
             out.append(contentsOf: "Connection: close\r\n".utf8)
         } else if requestVersion == .http1_0 {
             out.append(contentsOf: "Connection: keep-alive\r\n".utf8)

@@ -21,7 +21,7 @@ enum ObjectBody {
             response.body = stream([.file(file)], key: key, client: client)
         case .parts(let parts):
             response.body = stream(parts, key: key, client: client)
-        case .empty, .bytes, .stream:
+        case .empty, .bytes, .stream, .upgrade:
             break
         }
         return response

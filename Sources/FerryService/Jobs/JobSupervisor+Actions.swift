@@ -254,6 +254,24 @@ extension JobSupervisor {
         return chosen.map(\.id)
     }
 
+    /// Another file name (reserved as at creation) or number of connections for a paused job that never started
+    /// (aria2's `changeOption` of `out` and `split`): nothing of the old choice exists yet, and the transfer is made
+    /// from the record when the job resumes. Any other job is refused.
+    func changeBeforeStart(_ id: String, filename: String?, connections: Int?) async throws -> JobRecord {
+        guard let current = jobs[id] else { throw JobsError.notFound(id: id) }
+        guard current.state == .paused, current.startedAt == nil, current.bytesReceived == 0, current.follows == nil else {
+            throw JobsError.notApplicable("the file name and connections change only before a paused job first starts")
+        }
+        return try await act(.changeSettings, on: id) { job in
+            if let filename, filename != job.requestedFilename {
+                self.files.releaseFilename(for: id)
+                job.requestedFilename = filename
+                job.filename = self.files.reserveFilename(filename, for: id)
+            }
+            if let connections { job.connections = connections }
+        }
+    }
+
     /// Applies an action by API.md's table: a no-op answers the job unchanged, a conflict throws 409.
     func act(_ action: JobAction, on id: String, _ body: (inout JobRecord) -> Void) async throws -> JobRecord {
         try requireWritableStore()

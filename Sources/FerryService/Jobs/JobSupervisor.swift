@@ -114,6 +114,11 @@ actor JobSupervisor {
         table.node(of: id)
     }
 
+    /// The id of the job with this `gid` (`JobGID`), read from any thread: aria2's RPC names jobs by gid.
+    nonisolated func peekID(gid: String) -> String? {
+        table.id(ofGID: gid.lowercased())
+    }
+
     /// The job as the supervisor last left it, read from any thread without waiting for the actor.
     nonisolated func peek(_ id: String) -> (JobRecord, LiveRates?)? {
         table.entry(id)

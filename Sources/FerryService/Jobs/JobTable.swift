@@ -19,6 +19,22 @@ final class JobTable: Sendable {
         /// number (the latest hold of a job is the one whose release shows the table's record again).
         var heldBack: [String: (shown: JobRecord, hold: Int)] = [:]
         var holds = 0
+        /// Job ids by `gid` (`JobGID`), kept with `jobs`: aria2's RPC names jobs by gid.
+        var idsByGID: [String: String] = [:]
+
+        mutating func set(_ job: JobRecord?, for id: String, gid: String) -> JobRecord? {
+            guard let job else { return remove(id, gid: gid) }
+            let old = jobs.updateValue(job, forKey: id)
+            if old == nil { idsByGID[gid] = id }
+            return old
+        }
+
+        mutating func remove(_ id: String, gid: String) -> JobRecord? {
+            heldBack[id] = nil
+            guard let old = jobs.removeValue(forKey: id) else { return nil }
+            idsByGID[gid] = nil
+            return old
+        }
     }
 
     private let contents = Mutex(Contents())
@@ -61,6 +77,11 @@ final class JobTable: Sendable {
         }
     }
 
+    /// The id of the job whose gid is `gid` (lower case), from any thread.
+    func id(ofGID gid: String) -> String? {
+        contents.withLock { $0.idsByGID[gid] }
+    }
+
     /// The node running a job (several nodes), from any thread.
     func node(of id: String) -> String? {
         contents.withLock { $0.nodes[id] }
@@ -92,10 +113,8 @@ final class JobTable: Sendable {
         subscript(id: String) -> JobRecord? {
             get { table.contents.withLock { $0.jobs[id] } }
             nonmutating set {
-                table.contents.withLock { contents in
-                    contents.jobs[id] = newValue
-                    if newValue == nil { contents.heldBack[id] = nil }
-                }
+                let gid = JobGID.of(id)  // hashed outside the lock
+                _ = table.contents.withLock { $0.set(newValue, for: id, gid: gid) }
             }
         }
 
@@ -104,15 +123,14 @@ final class JobTable: Sendable {
 
         @discardableResult
         func updateValue(_ job: JobRecord, forKey id: String) -> JobRecord? {
-            table.contents.withLock { $0.jobs.updateValue(job, forKey: id) }
+            let gid = JobGID.of(id)
+            return table.contents.withLock { $0.set(job, for: id, gid: gid) }
         }
 
         @discardableResult
         func removeValue(forKey id: String) -> JobRecord? {
-            table.contents.withLock { contents in
-                contents.heldBack[id] = nil
-                return contents.jobs.removeValue(forKey: id)
-            }
+            let gid = JobGID.of(id)
+            return table.contents.withLock { $0.remove(id, gid: gid) }
         }
 
         /// Room for `count` records without growing (recovery knows how many it adds).

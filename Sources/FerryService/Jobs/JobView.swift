@@ -20,6 +20,7 @@ enum JobView {
         let downloading = job.state == .downloading
         json.beginObject()
         json.field("id", job.id)
+        json.field("gid", JobGID.of(job.id))
         // Userinfo is kept for the requests to the origin only: whatever shows a URL shows it as `***@`.
         json.field("url", SubmittedURL.redacting(job.url))
         json.field("finalUrl", job.finalURL.map(SubmittedURL.redacting))

@@ -169,6 +169,8 @@ extension RunningService {
         EventsController(supervisor: supervisor, hub: hub, clusterFeed: feed).register(routes)
         SessionController(access: access).register(routes)
         SettingsController(settings: settings).register(routes)
+        Aria2Controller(supervisor: supervisor, settings: settings, access: access, destinations: configuration.destinations,
+                        directory: String(spool.finishedPath(for: "").dropLast()), hub: hub).register(routes)
         OperationsController(supervisor: supervisor, store: store, spool: spool, commits: commits, hub: hub,
                              metrics: metrics, minFreeSpace: configuration.minFreeSpace, objects: engine.objectStore,
                              openConnections: { server.openConnectionCount }).register(routes)

@@ -103,6 +103,8 @@ final class EventHub: @unchecked Sendable {
     private var solo: [Int: Subscription] = [:]
     private var groups: [Int: Group] = [:]
     private var nextKey = 0
+    /// Listeners given every published event, in order, on this queue (aria2's notifications, `Aria2Notifier`).
+    private var taps: [@Sendable ([ServerEvent]) -> Void] = []
     private var timer: DispatchSourceTimer?
     private var timerDue: Double?
     private var heartbeat: DispatchSourceTimer?
@@ -168,9 +170,15 @@ final class EventHub: @unchecked Sendable {
         queue.sync { groups.values.reduce(0) { $0 + $1.members.count } }
     }
 
+    /// Adds a listener given every event published from now on, in order, on the hub's queue; it must not block.
+    func tap(_ listener: @escaping @Sendable ([ServerEvent]) -> Void) {
+        queue.async { self.taps.append(listener) }
+    }
+
     /// Appends events (in id order) to the log and offers them to every group and private stream.
     func publish(_ events: [ServerEvent]) {
         queue.async {
+            for tap in self.taps { tap(events) }
             let now = self.clock()
             for event in events {
                 self.log.append(event)

@@ -1,0 +1,100 @@
+import FerryStore
+import Foundation
+
+/// aria2's reading methods, answered from the supervisor's table (`peek` for one job, one `list` for the lists).
+/// Stateless; the supervisor owns the jobs and `LiveSettings` the settings.
+struct Aria2Queries: Sendable {
+    let supervisor: JobSupervisor
+    let settings: LiveSettings
+    let status: Aria2Status
+    /// This process's `getSessionInfo` id.
+    let sessionID: String
+
+    static let version: RPCValue = .object([
+        "version": .string("1.37.0"),
+        "enabledFeatures": .array(["Async DNS", "GZip", "HTTPS", "Message Digest", "SFTP"].map(RPCValue.string)),
+    ])
+
+    /// The job whose gid is `gid`, as the table has it now.
+    func job(_ gid: String) throws(Aria2Error) -> (id: String, job: JobRecord, rates: LiveRates?) {
+        guard let id = supervisor.peekID(gid: gid), let (job, rates) = supervisor.peek(id) else { throw .notFound(gid: gid) }
+        return (id, job, rates)
+    }
+
+    func jobs() async -> Aria2Jobs {
+        Aria2Jobs(await supervisor.list(states: nil, after: nil, limit: Int.max).jobs)
+    }
+
+    func tellStatus(_ params: Aria2Params) throws(Aria2Error) -> RPCValue {
+        let gid = try params.gid(0)
+        let found = try job(gid)
+        return status.render(found.job, rates: found.rates, keys: try params.strings(1))
+    }
+
+    func tellActive(_ params: Aria2Params) async throws(Aria2Error) -> RPCValue {
+        let keys = try params.strings(0)
+        return .array(await jobs().active.map { status.render($0.job, rates: $0.rates, keys: keys) })
+    }
+
+    /// `tellWaiting` (`stopped` false) and `tellStopped`: aria2's offset rules (`Aria2Page`).
+    func tellPage(_ params: Aria2Params, stopped: Bool) async throws(Aria2Error) -> RPCValue {
+        let offset = try params.int(0)
+        let num = try params.int(1)
+        guard num >= 0 else { throw .negative(at: 1) }
+        let keys = try params.strings(2)
+        let all = await jobs()
+        let list = stopped ? all.stopped : all.waiting
+        let page = Aria2Page(offset: offset, num: num, count: list.count)
+        return .array(page.select(list).map { status.render($0.job, rates: $0.rates, keys: keys) })
+    }
+
+    func getUris(_ params: Aria2Params) throws(Aria2Error) -> RPCValue {
+        .array(status.uris(try job(try params.gid(0)).job))
+    }
+
+    func getFiles(_ params: Aria2Params) throws(Aria2Error) -> RPCValue {
+        .array([status.file(try job(try params.gid(0)).job)])
+    }
+
+    func getServers(_ params: Aria2Params) throws(Aria2Error) -> RPCValue {
+        let gid = try params.gid(0)
+        let found = try job(gid)
+        guard found.job.state == .downloading else { throw Aria2Error("No active download for GID#\(gid)") }
+        let speed = RPCValue.decimal(Int64((found.rates?.speed ?? 0).rounded()))
+        let servers = status.uris(found.job).compactMap { entry -> RPCValue? in
+            guard entry.object?["status"] == .string("used"), let uri = entry.object?["uri"] else { return nil }
+            return .object(["uri": uri, "currentUri": uri, "downloadSpeed": speed])
+        }
+        return .array([.object(["index": .string("1"), "servers": .array(servers)])])
+    }
+
+    func getPeers(_ params: Aria2Params) throws(Aria2Error) -> RPCValue {
+        _ = try job(try params.gid(0))
+        return .array([])
+    }
+
+    func getOption(_ params: Aria2Params) throws(Aria2Error) -> RPCValue {
+        Aria2Options.of(try job(try params.gid(0)).job, directory: status.directory)
+    }
+
+    func getGlobalOption() async -> RPCValue {
+        let current = await settings.current
+        return Aria2Options.global(maxBytesPerSecond: current.maxBytesPerSecond, maxConcurrent: current.maxConcurrent,
+                                   directory: status.directory)
+    }
+
+    func getGlobalStat() async -> RPCValue {
+        let all = await jobs()
+        let speed = all.active.reduce(0.0) { $0 + ($1.job.state == .downloading ? $1.rates?.speed ?? 0 : 0) }
+        return .object([
+            "downloadSpeed": .decimal(Int64(speed.rounded())),
+            "uploadSpeed": .string("0"),
+            "numActive": .decimal(all.active.count),
+            "numWaiting": .decimal(all.waiting.count),
+            "numStopped": .decimal(all.stopped.count),
+            "numStoppedTotal": .decimal(all.stopped.count),
+        ])
+    }
+
+    var sessionInfo: RPCValue { .object(["sessionId": .string(sessionID)]) }
+}
