@@ -37,6 +37,7 @@ extension JobSupervisor {
     /// `checking`: the action's rule, applied first to the table's view (a conflict or no-op is not forwarded).
     private func onOwner(_ action: ForwardedAction, checking rule: JobAction?, _ id: String,
                          _ local: () async throws -> JobRecord?) async throws -> JobRecord {
+        await settleHeldEnd(id)
         guard let role, let current = jobs[id] else {
             guard let job = try await local() else { throw JobsError.notFound(id: id) }
             return job
@@ -106,6 +107,14 @@ extension JobSupervisor {
         return jobs[id] ?? latest
     }
 
+    /// Waits until a job's end that readers do not see yet (`JobTable.holdBack`) is durable, so that an action is
+    /// decided on the state the caller can see: a cancel of a job shown `downloading` whose finish is being written
+    /// answers after it, with the `409` of a finished job that a `GET` then shows (the seam suite saw the `409` while
+    /// the job still showed `downloading`).
+    private func settleHeldEnd(_ id: String) async {
+        if table.isHeldBack(id) { await commits.flush() }
+    }
+
     /// The answer to a pause that something else overtook while it waited for the engine: a job that finished
     /// meanwhile cannot be paused (409, as for a pause asked of a finished job: found by the seam suite, which saw
     /// `200` with a finished job); another action's result stands.
@@ -153,6 +162,7 @@ extension JobSupervisor {
     /// patch is checked against the job's state here first (a conflict is not forwarded), then forwarded.
     func update(_ id: String, _ patch: JobPatch) async throws -> JobRecord {
         try requireWritableStore()
+        await settleHeldEnd(id)
         guard let current = jobs[id] else { throw JobsError.notFound(id: id) }
         guard role != nil, !owned.contains(id) else { return try await updateHere(id, patch) }
         if let refusal = Self.refusal(of: patch, in: current.state) { throw refusal }

@@ -70,6 +70,11 @@ final class JobTable: Sendable {
         }
     }
 
+    /// Whether readers see an earlier record of the job than the table's (an end not yet durable).
+    func isHeldBack(_ id: String) -> Bool {
+        contents.withLock { $0.heldBack[id] != nil }
+    }
+
     /// Ends a hold: readers see the table's record again, unless a later hold of the job is still waiting.
     func release(_ id: String, hold: Int) {
         contents.withLock { contents in

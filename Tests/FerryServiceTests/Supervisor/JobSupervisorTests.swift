@@ -148,6 +148,35 @@ struct JobSupervisorTests {
         #expect(await h.supervisor.list(states: [.finished], after: nil, limit: 10).jobs.count == 1)
     }
 
+    /// An action on a job whose end is not yet shown waits for it, and is decided on the state then shown: a cancel
+    /// of a job still shown `downloading` answers the `409` of a finished job only once a reader sees `finished`.
+    @Test func anActionOnAJobWhoseEndIsHeldBackWaitsForIt() async throws {
+        let gate = PublishGate()
+        let h = SupervisorHarness(beforePublish: { _ in await gate.pass() })
+        let job = try await h.create(url)
+        await h.supervisor.apply(.started(id: job.id, offset: 0))
+        await h.settle()
+        gate.close()
+        await h.supervisor.apply(.finished(id: job.id, Self.file("held2.iso")))
+        let answered = PublishGate()
+        answered.close()
+        let cancelled = Task {
+            defer { answered.open() }
+            return try await h.supervisor.cancel(job.id)
+        }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        #expect(answered.isClosed, "the cancel answered while the job was still shown downloading")
+        #expect(await h.supervisor.job(job.id)?.0.state == .downloading)
+        gate.open()
+        do {
+            _ = try await cancelled.value
+            Issue.record("cancelling a finished job succeeded")
+        } catch {
+            #expect(error as? JobsError == .notApplicable(JobAction.cancel.conflictMessage(.finished)))
+        }
+        #expect(await h.supervisor.job(job.id)?.0.state == .finished)
+    }
+
     @Test func actionsFollowTheStateTable() async throws {
         let h = SupervisorHarness()
         let job = try await h.create(url)
@@ -243,6 +272,8 @@ final class PublishGate: @unchecked Sendable {
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
     func close() { lock.withLock { closed = true } }
+
+    var isClosed: Bool { lock.withLock { closed } }
 
     func open() {
         let resumed = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
