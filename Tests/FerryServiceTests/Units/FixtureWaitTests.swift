@@ -11,15 +11,16 @@ struct FixtureWaitTests {
     /// task could not wake once before they ended (one tick instead of dozens).
     @Test func waitingForChildrenLeavesThePoolFree() async throws {
         // Other tests of this process may hold the pool for a moment (one blocks it on purpose for under 2 s), and a
-        // loaded machine slows every wake-up: a measurement counts if any of three attempts shows at least 3. Blocking
-        // waits allow exactly one (the first sleep ends only with the children, after the 1 s window), every time.
+        // loaded machine slows every wake-up (a full parallel run beside three builds, load 8 on 2 cores, saw 1-2 a
+        // second): a measurement counts if any of three attempts shows more than one. Blocking waits allow exactly
+        // one (the first sleep ends only with the children, after the 1 s window), every time.
         var attempts: [Int] = []
         for _ in 0..<3 {
             let ticks = try await ticksWhileChildrenAreWaitedFor()
             attempts.append(ticks)
-            if ticks >= 3 { break }
+            if ticks >= 2 { break }
         }
-        #expect(attempts.contains { $0 >= 3 }, "wake-ups of a 10 ms sleep in 1 s while children were waited for: \(attempts)")
+        #expect(attempts.contains { $0 >= 2 }, "wake-ups of a 10 ms sleep in 1 s while children were waited for: \(attempts)")
     }
 
     private func ticksWhileChildrenAreWaitedFor() async throws -> Int {
