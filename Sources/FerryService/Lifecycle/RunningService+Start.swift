@@ -164,7 +164,7 @@ extension RunningService {
         let server = makeServer(configuration: configuration, logger: logger, router: router, access: access, metrics: metrics)
         let routes = RouteTable(router: router, metrics: metrics)
         JobsController(supervisor: supervisor, store: store, idempotency: IdempotencyGate(),
-                       destinations: configuration.destinations).register(routes)
+                       destinations: configuration.destinations, keyRule: configuration.fetch.keyRule).register(routes)
         ContentController(supervisor: supervisor, spool: spool, objects: engine.objectStore).register(routes)
         EventsController(supervisor: supervisor, hub: hub, clusterFeed: feed).register(routes)
         SessionController(access: access).register(routes)
