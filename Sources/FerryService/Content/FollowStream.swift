@@ -32,13 +32,14 @@ final class FollowStream: @unchecked Sendable {
         self.spool = spool
     }
 
-    static func response(job: JobRecord, supervisor: JobSupervisor, spool: Spool) -> HTTPResponse {
+    /// - Parameter length: the file's size when known for sure (sent as `Content-Length`); nil: chunked.
+    static func response(job: JobRecord, supervisor: JobSupervisor, spool: Spool, length: Int64? = nil) -> HTTPResponse {
         var headers: HTTPHeaders = [:]
         headers["Content-Type"] = job.contentType ?? "application/octet-stream"
         headers["Cache-Control"] = "no-store"
         if let name = job.filename { headers["Content-Disposition"] = ContentDisposition.attachment(filename: name) }
         let follower = FollowStream(jobID: job.id, supervisor: supervisor, spool: spool)
-        return HTTPResponse(status: .ok, headers: headers, body: .stream(length: nil) { stream in
+        return HTTPResponse(status: .ok, headers: headers, body: .stream(length: length) { stream in
             follower.start(stream)
         })
     }

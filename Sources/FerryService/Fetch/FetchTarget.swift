@@ -1,4 +1,5 @@
 import FerryCore
+import Foundation
 
 /// The origin URL a fetch-through request names: `/fetch/<scheme>/<host>[:<port>]/<path>[?<query>]` becomes
 /// `<scheme>://<host>[:<port>]/<path>[?<query>]` (API.md, "Fetch-through").
@@ -6,7 +7,8 @@ import FerryCore
 /// Pure. Stricter than a submitted `url` where a prefix could be abused, then parsed by `SubmittedURL` (the one
 /// parser of hosts, ports and IDN), so the host means to the guard what it means to libcurl:
 /// - the scheme is `http` or `https` (any other is `unsupportedScheme`);
-/// - the authority carries no userinfo (`@`), no percent-encoding and no `\`;
+/// - the authority carries no userinfo (`@`), no `\` and no percent-encoding but of `:`, `[` and `]` (tools that
+///   resolve relative links encode the port's colon);
 /// - the path has no percent-encoded `/`, `\` or `.` (`%2F`, `%5C`, `%2E`), no `\`, and no `.` or `..` segment, so
 ///   what the origin is asked is what the request's path says.
 enum FetchTarget {
@@ -23,7 +25,9 @@ enum FetchTarget {
         }
         let scheme = parts[0].lowercased()
         guard SubmittedURL.webSchemes.contains(scheme) else { throw .unsupportedScheme(scheme) }
-        let authority = parts[1]
+        // Tools resolving relative links percent-encode the port's colon (pip: `127.0.0.1%3A8081`), and may the
+        // brackets of an IPv6 address: those three, and nothing else, are decoded in the authority.
+        let authority = decodingDelimiters(parts[1])
         guard !authority.isEmpty else { throw .invalid("the host is missing") }
         if authority.contains("@") { throw .invalid("credentials for the origin are not accepted in a fetch-through path") }
         if authority.contains("%") || authority.contains("\\") {
@@ -38,6 +42,16 @@ enum FetchTarget {
         let url = try SubmittedURL.parse(text, schemes: SubmittedURL.webSchemes)
         guard url.userinfo == nil else { throw .invalid("credentials for the origin are not accepted in a fetch-through path") }
         return url
+    }
+
+    /// `%3A`, `%5B` and `%5D` (either case) as `:`, `[` and `]`.
+    private static func decodingDelimiters(_ authority: Substring) -> String {
+        guard authority.contains("%") else { return String(authority) }
+        var text = String(authority)
+        for (encoded, plain) in [("%3A", ":"), ("%3a", ":"), ("%5B", "["), ("%5b", "["), ("%5D", "]"), ("%5d", "]")] {
+            text = text.replacingOccurrences(of: encoded, with: plain)
+        }
+        return text
     }
 
     /// Refuses encoded separators and dots, backslashes and dot segments.

@@ -131,9 +131,11 @@ extension RunningService {
             }
         }
 
+        let fetchCache = FetchCache(settings: configuration.fetch)
         var dependencies = JobSupervisor.Dependencies(
             store: store, engine: engine, files: engine, ids: ids, commits: commits, metrics: metrics,
             logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL))
+        if configuration.fetch.isOn { dependencies.onResponded = { job, metadata in fetchCache.responded(job, metadata) } }
         if let cluster {
             dependencies.role = NodeRole(store: cluster.store, node: configuration.nodeID, lease: configuration.lease,
                                          wantsWork: wantsWork, fence: fence, held: held)
@@ -165,7 +167,10 @@ extension RunningService {
         let routes = RouteTable(router: router, metrics: metrics)
         JobsController(supervisor: supervisor, store: store, idempotency: IdempotencyGate(),
                        destinations: configuration.destinations, keyRule: configuration.fetch.keyRule).register(routes)
-        ContentController(supervisor: supervisor, spool: spool, objects: engine.objectStore).register(routes)
+        let content = ContentController(supervisor: supervisor, spool: spool, objects: engine.objectStore)
+        content.register(routes)
+        FetchController(supervisor: supervisor, content: content, spool: spool, access: access, cache: fetchCache,
+                        destinations: configuration.destinations).register(routes)
         EventsController(supervisor: supervisor, hub: hub, clusterFeed: feed).register(routes)
         SessionController(access: access).register(routes)
         SettingsController(settings: settings).register(routes)

@@ -18,6 +18,9 @@ struct FetchTargetTests {
         #expect(try parse("/fetch/http/127.0.0.1:8081/simple/demo/", "x=1&y=%20").normalized
                 == "http://127.0.0.1:8081/simple/demo/?x=1&y=%20")
         #expect(try parse("/fetch/HTTPS/Example.ORG/").normalized == "https://example.org/")
+        // pip encodes the port's colon when it resolves a relative link.
+        #expect(try parse("/fetch/http/127.0.0.1%3A8081/p/x.whl").normalized == "http://127.0.0.1:8081/p/x.whl")
+        #expect(try parse("/fetch/http/%5B::1%5D%3a8081/x").normalized == "http://[::1]:8081/x")
         #expect(try parse("/fetch/http/example.org").normalized == "http://example.org/")
         // The default port is dropped, as for any URL; percent-encoded characters other than separators stay.
         #expect(try parse("/fetch/https/example.org:443/a%20b").normalized == "https://example.org/a%20b")

@@ -1,0 +1,117 @@
+import FerryCore
+import FerryEngine
+import FerryStore
+import Foundation
+import Synchronization
+
+/// Fetch-through's entries: which job holds the current file of each cache key, what its origin said about caching
+/// it (when it stops being fresh, whether it may be kept), and when it was last served.
+///
+/// Owner: its `Mutex`, held only to copy a value in or out; told of origins' responses by the supervisor (on its
+/// actor, `JobSupervisor.Dependencies.onResponded`) and asked by `FetchController` from any task. Kept in memory: after
+/// a restart an entry found through job dedupe has no record here and counts as stale, so it is revalidated.
+final class FetchCache: Sendable {
+    /// The tag of jobs fetch-through creates (API.md).
+    static let tag = "fetch"
+
+    struct Entry: Sendable, Equatable {
+        var jobID: String
+        var freshness: Freshness
+        var policy: OriginCachePolicy
+        var lastUsed: Date
+    }
+
+    private struct Contents {
+        /// The job whose file answers each key.
+        var current: [String: String] = [:]
+        /// By job id: the origin's policy and when it answered, recorded as it responds.
+        var responses: [String: (policy: OriginCachePolicy, at: Date)] = [:]
+        var entries: [String: Entry] = [:]
+    }
+
+    let settings: FetchSettings
+    private let now: @Sendable () -> Date
+    private let contents = Mutex(Contents())
+
+    init(settings: FetchSettings, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.settings = settings
+        self.now = now
+    }
+
+    /// A fetch job's origin answered (other jobs are not recorded).
+    func responded(_ job: JobRecord, _ metadata: TransferMetadata) {
+        guard job.tags.contains(Self.tag) else { return }
+        let at = now()
+        let policy = OriginCachePolicy.parse(cacheControl: metadata.caching.cacheControl, expires: metadata.caching.expires,
+                                             date: metadata.caching.date, receivedAt: at)
+        contents.withLock { $0.responses[job.id] = (policy, at) }
+    }
+
+    /// Whether the origin allowed keeping the job's response (`no-store` and `private` do not).
+    func mayKeep(jobID: String) -> Bool {
+        contents.withLock { $0.responses[jobID]?.policy.noStore != true }
+    }
+
+    /// The job holding the current file of `key`, if any was recorded.
+    func currentJob(forKey key: String) -> String? {
+        contents.withLock { $0.current[key] }
+    }
+
+    /// The entry of a finished job (`job`) serving `key`, made current; one not recorded (found through job dedupe,
+    /// after a restart, or created through the API) is stale from now, so it is revalidated before it is served.
+    func entry(for job: JobRecord, key: String) -> Entry {
+        let at = now()
+        return contents.withLock { contents in
+            contents.current[key] = job.id
+            if let entry = contents.entries[job.id] { return entry }
+            let (policy, received) = contents.responses[job.id] ?? (OriginCachePolicy(), at)
+            var freshness = Freshness(policy: policy, receivedAt: received, settings: settings)
+            if contents.responses[job.id] == nil {
+                freshness = Freshness(freshUntil: at, staleIfErrorUntil: at.addingTimeInterval(settings.staleIfError))
+            }
+            let entry = Entry(jobID: job.id, freshness: freshness, policy: policy, lastUsed: at)
+            contents.entries[job.id] = entry
+            return entry
+        }
+    }
+
+    /// The entry was served now.
+    func used(jobID: String) {
+        let at = now()
+        contents.withLock { $0.entries[jobID]?.lastUsed = at }
+    }
+
+    /// The origin confirmed the entry (`304`): fresh again from now, under its policy as first given.
+    func refreshed(jobID: String) {
+        let at = now()
+        contents.withLock { contents in
+            guard var entry = contents.entries[jobID] else { return }
+            entry.freshness = Freshness(policy: entry.policy, receivedAt: at, settings: settings)
+            entry.lastUsed = at
+            contents.entries[jobID] = entry
+        }
+    }
+
+    /// `jobID` now holds `key`'s file (a revalidation brought a new body); returns the job it replaces, if another.
+    func replace(key: String, with jobID: String) -> String? {
+        contents.withLock { contents in
+            let old = contents.current[key]
+            contents.current[key] = jobID
+            return old == jobID ? nil : old
+        }
+    }
+
+    /// Forgets a job (deleted, failed, evicted, or not to be kept).
+    func forget(jobID: String) {
+        contents.withLock { contents in
+            contents.responses.removeValue(forKey: jobID)
+            contents.entries.removeValue(forKey: jobID)
+            for (key, id) in contents.current where id == jobID { contents.current.removeValue(forKey: key) }
+        }
+    }
+
+    /// The ids of entries, least recently used first (for eviction under the spool quota).
+    func leastRecentlyUsed() -> [String] {
+        contents.withLock { $0.entries.values.sorted { $0.lastUsed < $1.lastUsed }.map(\.jobID) }
+    }
+}
