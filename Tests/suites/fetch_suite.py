@@ -88,6 +88,15 @@ def finished(ferry, job_id):
     return S.wait_until(lambda: job_of(ferry, job_id).get("state") == "finished", 10)
 
 
+def job_of_url(ferry, name):
+    """The id of the fetch job whose URL ends with /name."""
+    answer = S.http(ferry.port, "GET", "/api/v1/jobs?tag=fetch", headers={"Authorization": "Bearer " + TOKEN})
+    for job in (answer.json() or {}).get("jobs", []):
+        if job["url"].endswith("/" + name):
+            return job["id"]
+    return "x"
+
+
 def origin_gets(nginx, path):
     return [entry for entry in nginx.access_log() if entry["path"] == path]
 
@@ -126,6 +135,7 @@ def body(suite, ferry, nginx, files):
     result = run(["wget", "-q", "-O", out, target])
     suite.check("wget fetches through the prefix with the token as its password",
                 result.returncode == 0 and open(out, "rb").read() == files["two.bin"], result.stderr.decode()[-300:])
+    finished(ferry, job_of_url(ferry, "two.bin"))
     code, status, headers, data = curl_head([target])
     suite.check("curl with the token in the URL gets a hit", status == 200 and headers.get("ferry-cache") == "hit", str(headers))
     code, status, headers, _ = curl_head(["http://token:wrong@127.0.0.1:%d/fetch/http/%s/two.bin" % (ferry.port, origin)])
@@ -249,6 +259,39 @@ def origin_stops(suite, ferry, nginx, files, root):
     back.stop()
 
 
+def eviction(suite, binary, nginx, files):
+    """Under --spool-quota a new file evicts the least recently used fetch entries; API jobs are never evicted."""
+    ferry = S.Ferry(binary, S.temp_dir("ferry-fetch-spool-quota"), S.temp_dir("ferry-fetch-logs-quota"),
+                    extra=["--fetch-allow", "127.0.0.1:%d" % nginx.port, "--token", TOKEN, "--spool-quota", "1000K"])
+    ferry.start()
+    bearer = {"Authorization": "Bearer " + TOKEN}
+    api = S.http(ferry.port, "POST", "/api/v1/jobs", {"url": nginx.url("/e0.bin")}, headers=bearer)
+    api_id = (api.json() or {}).get("id", "x")
+    finished(ferry, api_id)
+    ids = {}
+    for name in ["e1.bin", "e2.bin"]:
+        answer = S.http(ferry.port, "GET", "/fetch/http/127.0.0.1:%d/%s" % (nginx.port, name), headers=bearer)
+        ids[name] = answer.header("Ferry-Job") or "x"
+        finished(ferry, ids[name])
+    time.sleep(0.05)
+    S.http(ferry.port, "GET", "/fetch/http/127.0.0.1:%d/e1.bin" % nginx.port, headers=bearer)
+    third = S.http(ferry.port, "GET", "/fetch/http/127.0.0.1:%d/e3.bin" % nginx.port, headers=bearer, timeout=30)
+    suite.check("a file that needs room is served once entries are evicted", third.status == 200
+                and third.body == files["e3.bin"], repr(third)[:200])
+    gone = S.wait_until(lambda: not job_of(ferry, ids["e2.bin"]), 5)
+    suite.check("the least recently used fetch entry was evicted (its job deleted)", gone, str(job_of(ferry, ids["e2.bin"]))[:200])
+    suite.check("a more recently used entry stays", job_of(ferry, ids["e1.bin"]).get("state") == "finished")
+    suite.check("a job created through the API is never evicted", job_of(ferry, api_id).get("state") == "finished")
+    metrics = S.http(ferry.port, "GET", "/metrics", headers=bearer).body.decode()
+    suite.check("/metrics counts fetch answers by result", 'ferry_fetch_requests_total{result="hit"} 1' in metrics
+                and 'ferry_fetch_requests_total{result="miss"} 3' in metrics,
+                "\n".join(line for line in metrics.splitlines() if "fetch" in line))
+    suite.check("/metrics counts bytes from the cache and from origins",
+                'ferry_fetch_served_bytes_total{source="cache"} %d' % len(files["e1.bin"]) in metrics
+                and 'ferry_fetch_served_bytes_total{source="origin"} ' in metrics)
+    ferry.stop()
+
+
 def pip_download(suite, ferry, nginx, wheel):
     name, data = wheel
     index = "http://token:%s@127.0.0.1:%d/fetch/http/127.0.0.1:%d/simple/" % (TOKEN, ferry.port, nginx.port)
@@ -305,7 +348,8 @@ def main(suite):
     rng = S.rng_for(28)
     files = {}
     for name, size in [("one.bin", 300_000), ("two.bin", 50_000), ("three.bin", 1000), ("four.bin", 20_000),
-                       ("big.bin", 4_000_000)]:
+                       ("big.bin", 4_000_000), ("e0.bin", 200_000), ("e1.bin", 300_000), ("e2.bin", 300_000),
+                       ("e3.bin", 300_000)]:
         files[name] = bytes(rng.getrandbits(8) for _ in range(size)) if size < 400_000 else os.urandom(size)
         with open(os.path.join(root, name), "wb") as handle:
             handle.write(files[name])
@@ -325,6 +369,7 @@ def main(suite):
     body(suite, ferry, nginx, files)
     pip_download(suite, ferry, nginx, wheel)
     concurrent_clients(suite, ferry, nginx, files)
+    eviction(suite, binary, nginx, files)
     revalidation(suite, ferry, nginx, files)
     nginx = start_nginx(root, "ferry-fetch-nginx-2")
     allow_second = ["--fetch-allow", "127.0.0.1:%d" % nginx.port, "--token", TOKEN]

@@ -21,6 +21,8 @@ struct FetchController: Sendable {
     var responseTimeout: Double = 300
 
     var settings: FetchSettings { cache.settings }
+    var counters: FetchCounters
+    var eviction: FetchEviction { FetchEviction(supervisor: supervisor, cache: cache) }
 
     func register(_ routes: RouteTable) {
         routes.add(.GET, "/fetch/*target", serve)
@@ -29,7 +31,19 @@ struct FetchController: Sendable {
     /// What a request may do with the cache.
     enum Permission { case fetch, cachedOnly }
 
+    /// Every answer, counted (`FetchCounters`).
     func serve(_ request: HTTPRequest) async throws -> HTTPResponse {
+        do {
+            let response = try await respond(request)
+            count(response, request: request)
+            return response
+        } catch {
+            counters.answered("refused", bytes: 0, fromCache: false)
+            throw error
+        }
+    }
+
+    private func respond(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard settings.isOn else {
             throw APIError(.notFound, "fetch-through is off: start Ferry with --fetch-allow naming the origins it may reach")
         }
@@ -62,8 +76,25 @@ struct FetchController: Sendable {
         guard permission == .fetch else {
             throw APIError(.forbidden, "this token may only read: it may fetch only what is already cached")
         }
+        await eviction.makeRoom(for: 1)
         let job = try await create(draft)
-        return try await answer(request, following: job.id, key: key)
+        return try await answer(request, following: job.id, key: key, retrying: draft)
+    }
+
+    private func count(_ response: HTTPResponse, request: HTTPRequest) {
+        let result = response.headers["Ferry-Cache"] ?? "refused"
+        var bytes: Int64 = 0
+        if request.method != .HEAD, response.status.allowsBody {
+            switch response.body {
+            case .file(let file): bytes = file.length
+            case .stream(let length, _): bytes = length ?? 0
+            case .bytes(let data): bytes = Int64(data.count)
+            case .parts(let parts): bytes = parts.reduce(0) { $0 + $1.length }
+            case .empty: bytes = 0
+            }
+        }
+        // A miss's bytes came from the origin (even when its file finished before the answer); the rest from the cache.
+        counters.answered(result, bytes: bytes, fromCache: result != "miss")
     }
 
     // MARK: Answers
@@ -82,7 +113,10 @@ struct FetchController: Sendable {
     /// origin's status when it refused.
     /// - Parameter claimsKey: the job's file answers `key` from now (a miss); false for a revalidation's new body,
     ///   which takes the key only once complete (`FetchRevalidation`).
-    func answer(_ request: HTTPRequest, following jobID: String, key: String, claimsKey: Bool = true) async throws -> HTTPResponse {
+    /// - Parameter retrying: the draft to create again, once, when the file did not fit under the spool quota and
+    ///   evicting entries made room for it.
+    func answer(_ request: HTTPRequest, following jobID: String, key: String, claimsKey: Bool = true,
+                retrying draft: JobDraft? = nil, evictions: Int = 0) async throws -> HTTPResponse {
         let progress = await FetchProgress.await(jobID, in: supervisor, deadline: Date().addingTimeInterval(responseTimeout))
         switch progress {
         case .pending:
@@ -90,6 +124,15 @@ struct FetchController: Sendable {
                                                message: "the origin did not answer within \(Int(responseTimeout)) s"), job: jobID, result: .miss)
         case .gone:
             throw APIError(.conflict, "the download of this URL was removed while waiting; ask again")
+        case .failed(let job, let failure) where failure.code == .quotaExceeded && draft != nil && evictions < 16:
+            // The size is not on the job (the engine refused before announcing it): one more entry at a time.
+            settle(jobID)
+            guard await eviction.makeRoom(for: job.bytesExpected, sparing: [job.id]) > 0, let draft else {
+                return Self.labelled(Self.originFailure(failure), job: job.id, result: .miss)
+            }
+            let again = try await create(draft)
+            return try await answer(request, following: again.id, key: key, claimsKey: claimsKey, retrying: draft,
+                                    evictions: evictions + 1)
         case .failed(let job, let failure):
             settle(jobID)
             return Self.labelled(Self.originFailure(failure), job: job.id, result: .miss)
@@ -163,6 +206,9 @@ struct FetchController: Sendable {
     static func originFailure(_ failure: JobFailure) -> HTTPResponse {
         if failure.code == .forbiddenDestination {
             return APIError(.forbiddenDestination, failure.message).response(for: HTTPRequest(target: "/"))
+        }
+        if failure.code == .quotaExceeded {
+            return APIError(.quotaExceeded, failure.message).response(for: HTTPRequest(target: "/"))
         }
         if let status = failure.httpStatus, (400..<600).contains(status) {
             return errorResponse(HTTPStatus(code: status), code: FailureCode.httpError.rawValue, message: failure.message)

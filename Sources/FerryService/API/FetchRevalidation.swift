@@ -31,6 +31,7 @@ struct FetchRevalidation {
     }
 
     func answer(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let asked = Date()
         let job: JobRecord
         do {
             job = try await fetch.create(conditionalDraft)
@@ -59,7 +60,9 @@ struct FetchRevalidation {
             throw APIError(.conflict, "the revalidation of this URL was removed while waiting; ask again")
         case .finished(let job) where fetch.cache.mayKeep(jobID: job.id):
             replace(with: job.id)
-            return try await fetch.hit(request, job, result: .miss)
+            // Another client's revalidation brought this body before this request: it is a hit now.
+            let before = (job.finishedAt ?? .distantFuture) < asked
+            return try await fetch.hit(request, job, result: before ? .hit : .miss)
         case .finished, .responded, .failed, .pending:
             replaceWhenComplete(job.id)
             return try await fetch.answer(request, following: job.id, key: key, claimsKey: false)
@@ -89,7 +92,7 @@ struct FetchRevalidation {
         Task {
             var job = supervisor.table.entry(jobID)?.0
             while let current = job, [.waiting, .downloading, .paused].contains(current.state) {
-                try? await Task.sleep(nanoseconds: 100_000_000)
+                try? await Task.sleep(nanoseconds: 20_000_000)
                 job = supervisor.table.entry(jobID)?.0
             }
             guard let job, job.state == .finished, cache.mayKeep(jobID: jobID) else { return }

@@ -75,6 +75,11 @@ final class FetchCache: Sendable {
         }
     }
 
+    /// When the job's entry was last served; nil when it has no entry here.
+    func lastUsed(jobID: String) -> Date? {
+        contents.withLock { $0.entries[jobID]?.lastUsed }
+    }
+
     /// The entry was served now.
     func used(jobID: String) {
         let at = now()

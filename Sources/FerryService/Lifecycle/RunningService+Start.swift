@@ -170,7 +170,7 @@ extension RunningService {
         let content = ContentController(supervisor: supervisor, spool: spool, objects: engine.objectStore)
         content.register(routes)
         FetchController(supervisor: supervisor, content: content, spool: spool, access: access, cache: fetchCache,
-                        destinations: configuration.destinations).register(routes)
+                        destinations: configuration.destinations, counters: metrics.fetch).register(routes)
         EventsController(supervisor: supervisor, hub: hub, clusterFeed: feed).register(routes)
         SessionController(access: access).register(routes)
         SettingsController(settings: settings).register(routes)
