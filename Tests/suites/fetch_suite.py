@@ -289,6 +289,13 @@ def eviction(suite, binary, nginx, files):
     suite.check("/metrics counts bytes from the cache and from origins",
                 'ferry_fetch_served_bytes_total{source="cache"} %d' % len(files["e1.bin"]) in metrics
                 and 'ferry_fetch_served_bytes_total{source="origin"} ' in metrics)
+    before = len(origin_gets(nginx, "/e1.bin"))
+    ferry.stop()
+    ferry.start()
+    again = S.http(ferry.port, "GET", "/fetch/http/127.0.0.1:%d/e1.bin" % nginx.port, headers=bearer)
+    suite.check("after a restart a fresh entry is still a hit, the origin not asked",
+                again.status == 200 and again.header("Ferry-Cache") == "hit" and again.body == files["e1.bin"]
+                and len(origin_gets(nginx, "/e1.bin")) == before, "%r %s" % (again, again.header("Ferry-Cache")))
     ferry.stop()
 
 

@@ -8,17 +8,27 @@ import Synchronization
 /// it (when it stops being fresh, whether it may be kept), and when it was last served.
 ///
 /// Owner: its `Mutex`, held only to copy a value in or out; told of origins' responses by the supervisor (on its
-/// actor, `JobSupervisor.Dependencies.onResponded`) and asked by `FetchController` from any task. Kept in memory: after
-/// a restart an entry found through job dedupe has no record here and counts as stale, so it is revalidated.
+/// actor, `JobSupervisor.Dependencies.onResponded`) and asked by `FetchController` from any task. Entries are written
+/// to the store (`FetchEntryWriter`, schema 10) and loaded at start (`load`); a finished fetch job found through dedupe
+/// with no entry counts as stale, so it is revalidated before it is served.
 final class FetchCache: Sendable {
     /// The tag of jobs fetch-through creates (API.md).
     static let tag = "fetch"
 
     struct Entry: Sendable, Equatable {
         var jobID: String
+        var key: String
         var freshness: Freshness
-        var policy: OriginCachePolicy
+        /// Seconds fresh after each answer of the origin.
+        var lifetime: Double
         var lastUsed: Date
+        /// The last use written to the store (uses are written at most a minute apart).
+        var storedUse: Date
+
+        var record: FetchEntryRecord {
+            FetchEntryRecord(jobID: jobID, cacheKey: key, freshUntil: freshness.freshUntil,
+                             staleIfErrorUntil: freshness.staleIfErrorUntil, lifetime: lifetime, lastUsed: lastUsed)
+        }
     }
 
     private struct Contents {
@@ -32,10 +42,26 @@ final class FetchCache: Sendable {
     let settings: FetchSettings
     private let now: @Sendable () -> Date
     private let contents = Mutex(Contents())
+    /// Where entries are kept; nil: memory only (tests).
+    private let writer: FetchEntryWriter?
 
-    init(settings: FetchSettings, now: @escaping @Sendable () -> Date = { Date() }) {
+    init(settings: FetchSettings, store: (any JobStore)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.settings = settings
         self.now = now
+        writer = store.map(FetchEntryWriter.init(store:))
+    }
+
+    /// The entries the store kept, at start, for the jobs still there.
+    func load(_ records: [FetchEntryRecord], jobs: Set<String>) {
+        contents.withLock { contents in
+            for record in records where jobs.contains(record.jobID) {
+                contents.current[record.cacheKey] = record.jobID
+                contents.entries[record.jobID] = Entry(
+                    jobID: record.jobID, key: record.cacheKey,
+                    freshness: Freshness(freshUntil: record.freshUntil, staleIfErrorUntil: record.staleIfErrorUntil),
+                    lifetime: record.lifetime, lastUsed: record.lastUsed, storedUse: record.lastUsed)
+            }
+        }
     }
 
     /// A fetch job's origin answered (other jobs are not recorded).
@@ -61,18 +87,21 @@ final class FetchCache: Sendable {
     /// after a restart, or created through the API) is stale from now, so it is revalidated before it is served.
     func entry(for job: JobRecord, key: String) -> Entry {
         let at = now()
-        return contents.withLock { contents in
+        let (entry, made) = contents.withLock { contents in
             contents.current[key] = job.id
-            if let entry = contents.entries[job.id] { return entry }
+            if let entry = contents.entries[job.id] { return (entry, false) }
             let (policy, received) = contents.responses[job.id] ?? (OriginCachePolicy(), at)
             var freshness = Freshness(policy: policy, receivedAt: received, settings: settings)
             if contents.responses[job.id] == nil {
                 freshness = Freshness(freshUntil: at, staleIfErrorUntil: at.addingTimeInterval(settings.staleIfError))
             }
-            let entry = Entry(jobID: job.id, freshness: freshness, policy: policy, lastUsed: at)
+            let entry = Entry(jobID: job.id, key: key, freshness: freshness,
+                              lifetime: policy.lifetime(defaultMaxAge: settings.maxAge), lastUsed: at, storedUse: at)
             contents.entries[job.id] = entry
-            return entry
+            return (entry, true)
         }
+        if made { writer?.save(entry.record) }
+        return entry
     }
 
     /// When the job's entry was last served; nil when it has no entry here.
@@ -83,18 +112,29 @@ final class FetchCache: Sendable {
     /// The entry was served now.
     func used(jobID: String) {
         let at = now()
-        contents.withLock { $0.entries[jobID]?.lastUsed = at }
+        let changed: Entry? = contents.withLock { contents in
+            guard var entry = contents.entries[jobID] else { return nil }
+            entry.lastUsed = at
+            let due = at.timeIntervalSince(entry.storedUse) >= 60
+            if due { entry.storedUse = at }
+            contents.entries[jobID] = entry
+            return due ? entry : nil
+        }
+        if let changed { writer?.save(changed.record) }
     }
 
     /// The origin confirmed the entry (`304`): fresh again from now, under its policy as first given.
     func refreshed(jobID: String) {
         let at = now()
-        contents.withLock { contents in
-            guard var entry = contents.entries[jobID] else { return }
-            entry.freshness = Freshness(policy: entry.policy, receivedAt: at, settings: settings)
+        let changed: Entry? = contents.withLock { contents in
+            guard var entry = contents.entries[jobID] else { return nil }
+            entry.freshness = Freshness(policy: OriginCachePolicy(maxAge: entry.lifetime), receivedAt: at, settings: settings)
             entry.lastUsed = at
+            entry.storedUse = at
             contents.entries[jobID] = entry
+            return entry
         }
+        if let changed { writer?.save(changed.record) }
     }
 
     /// `jobID` now holds `key`'s file (a revalidation brought a new body); returns the job it replaces, if another.
@@ -108,11 +148,17 @@ final class FetchCache: Sendable {
 
     /// Forgets a job (deleted, failed, evicted, or not to be kept).
     func forget(jobID: String) {
-        contents.withLock { contents in
+        let had = contents.withLock { contents in
             contents.responses.removeValue(forKey: jobID)
-            contents.entries.removeValue(forKey: jobID)
             for (key, id) in contents.current where id == jobID { contents.current.removeValue(forKey: key) }
+            return contents.entries.removeValue(forKey: jobID) != nil
         }
+        if had { writer?.delete(jobID: jobID) }
+    }
+
+    /// Returns once every entry change so far is in the store.
+    func flush() async {
+        await writer?.finish()
     }
 
     /// The ids of entries, least recently used first (for eviction under the spool quota).

@@ -131,7 +131,7 @@ extension RunningService {
             }
         }
 
-        let fetchCache = FetchCache(settings: configuration.fetch)
+        let fetchCache = FetchCache(settings: configuration.fetch, store: configuration.fetch.isOn ? store : nil)
         var dependencies = JobSupervisor.Dependencies(
             store: store, engine: engine, files: engine, ids: ids, commits: commits, metrics: metrics,
             logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL))
@@ -149,6 +149,9 @@ extension RunningService {
             for await event in events { await supervisor.apply(event) }
         }
         try await supervisor.recover()
+        if configuration.fetch.isOn {
+            fetchCache.load(try await store.fetchEntries(), jobs: Set(supervisor.table.jobs.values.map(\.id)))
+        }
         await feed?.catchUp()
         let access = try await AccessGuard.open(token: token, readToken: configuration.readToken, port: configuration.port,
                                                 spool: spool.root, store: store, shared: cluster?.store, logger: logger)
@@ -202,7 +205,8 @@ extension RunningService {
         return RunningService(store: store, engine: engine, hub: hub, commits: commits, server: server,
                               engineEvents: engineEvents, eventPump: eventPump, chores: chores, membership: membership,
                               webhooks: webhooks, requests: requests,
-                              leaseSeconds: Double(configuration.lease.components.seconds) + Double(configuration.lease.components.attoseconds) / 1e18)
+                              leaseSeconds: Double(configuration.lease.components.seconds) + Double(configuration.lease.components.attoseconds) / 1e18,
+                              fetchCache: configuration.fetch.isOn ? fetchCache : nil)
     }
 
     /// The bucket and keys of `--object-store` (the value was checked when resolved; the keys are read here).
