@@ -317,13 +317,18 @@ def pip_download(suite, ferry, nginx, wheel):
 
 
 def kill_nginx(nginx):
-    """Stops nginx at once (SIGKILL to its workers and master, by pid): its transfers end mid-way."""
-    for pid in S.child_pids(nginx.process.pid):
+    """Stops nginx at once, by pid: SIGKILL to the master first (so it cannot start a new worker), then to its
+    workers, waiting until each is gone; its transfers end mid-way."""
+    workers = S.child_pids(nginx.process.pid)
+    S.stop_pid(nginx.process, signal.SIGKILL, 5)
+    for pid in workers + S.child_pids(nginx.process.pid):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
-            pass
-    S.stop_pid(nginx.process, signal.SIGKILL, 5)
+            continue
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(os.path.exists("/proc/%d" % pid) for pid in workers):
+        time.sleep(0.02)
 
 
 class PortNginx(S.Nginx):

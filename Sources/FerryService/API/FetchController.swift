@@ -77,7 +77,13 @@ struct FetchController: Sendable {
             throw APIError(.forbidden, "this token may only read: it may fetch only what is already cached")
         }
         await eviction.makeRoom(for: 1)
-        let job = try await create(draft)
+        var job = try await create(draft)
+        if job.state == .finished, !cache.mayKeep(jobID: job.id) {
+            // Dedupe found a finished file its origin said not to keep (`no-store`, `private`): fetch it again.
+            cache.forget(jobID: job.id)
+            try? await supervisor.delete(job.id)
+            job = try await create(draft)
+        }
         return try await answer(request, following: job.id, key: key, retrying: draft)
     }
 
@@ -172,7 +178,9 @@ struct FetchController: Sendable {
            let name = job.filename, FileManager.default.fileExists(atPath: spool.finishedPath(for: name)) || content.objects != nil {
             return job
         }
-        return await supervisor.dedupeMatches(key).first { $0.state == .finished && $0.delivery == nil }
+        return await supervisor.dedupeMatches(key).first {
+            $0.state == .finished && $0.delivery == nil && cache.mayKeep(jobID: $0.id)
+        }
     }
 
     /// Once the job ends: a failed one, or a finished one the origin said not to keep, is deleted (a while later,
