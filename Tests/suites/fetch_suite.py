@@ -374,6 +374,20 @@ def main(suite):
     suite.check("fetch-through is off (404) without --fetch-allow", answer.status == 404, repr(answer))
     off.stop()
 
+    # The destination guard holds under --fetch-allow '*': loopback is refused without --allow-private-networks.
+    guarded = S.Ferry(binary, S.temp_dir("ferry-fetch-spool-guard"), S.temp_dir("ferry-fetch-logs-guard"))
+    guarded.command = lambda: [binary, "serve", "--host", "127.0.0.1", "--port", str(guarded.port), "--spool",
+                               guarded.spool, "--min-free-space", "0", "--public", S.PUBLIC_DIR, "--fetch-allow", "*"]
+    guarded.start()
+    for path in ["/fetch/http/127.0.0.1:%d/one.bin" % nginx.port, "/fetch/http/127.1:%d/one.bin" % nginx.port,
+                 "/fetch/http/localhost:%d/one.bin" % nginx.port]:
+        answer = S.http(guarded.port, "GET", path)
+        code = (answer.json() or {}).get("error", {}).get("code") if answer.body.startswith(b"{") else None
+        suite.check("a loopback origin is 403 forbidden_destination under --fetch-allow '*' (%s)" % path.split("/")[3],
+                    answer.status == 403 and code == "forbidden_destination", repr(answer))
+    suite.check("a refused destination never reaches the origin", not origin_gets(nginx, "/one.bin"))
+    guarded.stop()
+
     allow = ["--fetch-allow", "127.0.0.1:%d" % nginx.port, "--token", TOKEN, "--read-token", READ_TOKEN,
              "--fetch-max-age", "1s", "--max-concurrent", "8"]
     ferry = S.Ferry(binary, S.temp_dir("ferry-fetch-spool"), S.temp_dir("ferry-fetch-logs"), extra=allow)
