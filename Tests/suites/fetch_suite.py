@@ -185,6 +185,19 @@ def body(suite, ferry, nginx, files):
                     answer.status == expected and got == error_code, repr(answer))
 
 
+def origin_server_errors(suite, ferry, fault):
+    """An origin answering 503 gets 503 here at once, and the job stops: Ferry does not keep retrying for no one."""
+    path = "/fetch/http/127.0.0.1:%d/f/down.bin?size=1000&status=503" % fault.port
+    answer = S.http(ferry.port, "GET", path, headers={"Authorization": "Bearer " + TOKEN}, timeout=30)
+    suite.check("an origin's 503 is answered 503 with Ferry's error body", answer.status == 503
+                and b'"error"' in answer.body and answer.header("Ferry-Job"), repr(answer))
+    time.sleep(3)
+    asked = [r for r in fault.requests() if r.get("path", "").startswith("/f/down.bin")]
+    suite.check("the job is stopped, not retried for no one", len(asked) == 1
+                and job_of(ferry, answer.header("Ferry-Job") or "x").get("state") in (None, "cancelled"),
+                "%d requests at the origin, job %s" % (len(asked), job_of(ferry, answer.header("Ferry-Job") or "x").get("state")))
+
+
 def concurrent_clients(suite, ferry, nginx, files):
     base = "http://127.0.0.1:%d" % ferry.port
     url = base + "/fetch/http/127.0.0.1:%d/slow/big.bin?rate=2000000" % nginx.port
@@ -388,12 +401,15 @@ def main(suite):
     suite.check("a refused destination never reaches the origin", not origin_gets(nginx, "/one.bin"))
     guarded.stop()
 
-    allow = ["--fetch-allow", "127.0.0.1:%d" % nginx.port, "--token", TOKEN, "--read-token", READ_TOKEN,
+    fault = S.FaultOrigin(S.temp_dir("ferry-fetch-fault")).start()
+    S.CLEANUP.push("stop fault origin", fault.stop)
+    allow = ["--fetch-allow", "127.0.0.1:%d" % nginx.port, "--fetch-allow", "127.0.0.1:%d" % fault.port, "--token", TOKEN, "--read-token", READ_TOKEN,
              "--fetch-max-age", "1s", "--max-concurrent", "8"]
     ferry = S.Ferry(binary, S.temp_dir("ferry-fetch-spool"), S.temp_dir("ferry-fetch-logs"), extra=allow)
     ferry.start()
     body(suite, ferry, nginx, files)
     pip_download(suite, ferry, nginx, wheel)
+    origin_server_errors(suite, ferry, fault)
     concurrent_clients(suite, ferry, nginx, files)
     eviction(suite, binary, nginx, files)
     revalidation(suite, ferry, nginx, files)

@@ -140,6 +140,8 @@ struct FetchController: Sendable {
             return try await answer(request, following: again.id, key: key, claimsKey: claimsKey, retrying: draft,
                                     evictions: evictions + 1)
         case .failed(let job, let failure):
+            // A job waiting out a back-off (5xx, unreachable) would keep asking the origin for no one: it is stopped.
+            if job.state != .failed, job.tags.contains(FetchCache.tag) { _ = try? await supervisor.cancel(job.id) }
             settle(jobID)
             return Self.labelled(Self.originFailure(failure), job: job.id, result: .miss)
         case .finished(let job):
@@ -149,10 +151,9 @@ struct FetchController: Sendable {
         case .responded(let job):
             settle(jobID)
             if claimsKey, cache.mayKeep(jobID: job.id) { _ = cache.replace(key: key, with: job.id) }
-            var response = FollowStream.response(job: job, supervisor: supervisor, spool: spool,
-                                                 length: job.bytesReceived == 0 ? job.bytesExpected : nil)
+            // The stream sends the file from its first byte whoever joins when, so its length is the file's.
+            var response = FollowStream.response(job: job, supervisor: supervisor, spool: spool, length: job.bytesExpected)
             response.headers["Content-Disposition"] = nil
-            if let length = job.bytesExpected { response.headers["Content-Length"] = String(length) }
             return Self.labelled(response, job: job.id, result: .miss)
         }
     }
@@ -194,7 +195,8 @@ struct FetchController: Sendable {
                 job = supervisor.table.entry(jobID)?.0
             }
             guard let job, job.tags.contains(FetchCache.tag) else { cache.forget(jobID: jobID); return }
-            let keep = job.state == .finished && cache.mayKeep(jobID: jobID)
+            // A job that may be kept, or one the API created or asked more of (deliveries), stays.
+            let keep = job.state == .finished && cache.mayKeep(jobID: jobID) || job.delivery != nil
             guard !keep else { return }
             try? await Task.sleep(nanoseconds: 30_000_000_000)
             cache.forget(jobID: jobID)
@@ -219,7 +221,9 @@ struct FetchController: Sendable {
             return APIError(.quotaExceeded, failure.message).response(for: HTTPRequest(target: "/"))
         }
         if let status = failure.httpStatus, (400..<600).contains(status) {
-            return errorResponse(HTTPStatus(code: status), code: FailureCode.httpError.rawValue, message: failure.message)
+            // A `retrying` wait's sentence names a retry this answer gives up: the origin's answer is what counts.
+            let message = failure.code == .retrying ? "the origin answered \(status)" : failure.message
+            return errorResponse(HTTPStatus(code: status), code: FailureCode.httpError.rawValue, message: message)
         }
         return errorResponse(.badGateway, code: failure.code.rawValue, message: "the origin cannot be reached: \(failure.message)")
     }

@@ -45,6 +45,10 @@ struct FetchEvictionTests {
     @Test func originFailuresKeepTheirStatus() {
         let notFound = FetchController.originFailure(JobFailure(code: .httpError, message: "404", httpStatus: 404))
         #expect(notFound.status.code == 404)
+        let retried = FetchController.originFailure(JobFailure(code: .retrying, message: "attempt 1 failed; retrying at …", httpStatus: 503))
+        #expect(retried.status.code == 503)
+        guard case .bytes(let body) = retried.body else { Issue.record("no JSON body"); return }
+        #expect(String(decoding: body, as: UTF8.self).contains("the origin answered 503"))
         let refused = FetchController.originFailure(JobFailure(code: .forbiddenDestination, message: "loopback"))
         #expect(refused.status.code == 403)
         let down = FetchController.originFailure(JobFailure(code: .networkError, message: "connection refused"))
