@@ -26,7 +26,7 @@ final class FollowStream: @unchecked Sendable {
     /// A drain handler is registered on the stream (`pump`).
     private var awaitingDrain = false
     private var done = false
-    private let chunk = 256 * 1024
+    private let chunk = 1 << 20
 
     private init(jobID: String, supervisor: JobSupervisor, spool: Spool) {
         self.jobID = jobID

@@ -5,7 +5,7 @@ import Foundation
 /// Where a fetch's job stands for its waiting client: the answer's head can be written once the origin responded.
 ///
 /// `classify` is pure; `await` polls the supervisor's table (readable from any thread) until the job leaves the
-/// states that say nothing yet, 5 ms apart at first, then up to 50 ms.
+/// states that say nothing yet (`await`).
 enum FetchProgress: Equatable {
     /// Nothing known yet: queued, or connecting.
     case pending
@@ -36,14 +36,16 @@ enum FetchProgress: Equatable {
         }
     }
 
-    /// Polls `jobID` until it is past `.pending`, or `deadline` passes (then `.pending`).
+    /// Polls `jobID` until it is past `.pending`, or `deadline` passes (then `.pending`): every millisecond for the
+    /// first 100 ms (a loopback origin answers within a few; the first byte should not wait on the poll), then every
+    /// 20 ms.
     static func await(_ jobID: String, in supervisor: JobSupervisor, deadline: Date) async -> FetchProgress {
-        var pause: UInt64 = 5
+        let started = Date()
         while true {
             let progress = classify(supervisor.table.entry(jobID)?.0)
             if progress != .pending || Date() >= deadline { return progress }
+            let pause: UInt64 = Date().timeIntervalSince(started) < 0.1 ? 1 : 20
             try? await Task.sleep(nanoseconds: pause * 1_000_000)
-            pause = min(50, pause * 2)
         }
     }
 }
