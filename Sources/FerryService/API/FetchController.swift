@@ -58,6 +58,9 @@ struct FetchController: Sendable {
         var body = JobDraft.Body()
         body.url = url.normalized
         body.tags = [FetchCache.tag]
+        // One connection: the file grows in order, so clients streaming it get each byte once it is written (a split
+        // download's gapless prefix is known only when its segment state is saved).
+        body.connections = 1
         var draft = try JobDraft.validate(body, destinations: destinations)
         draft.keyRule = settings.keyRule
         let key = draft.dedupeKey
