@@ -2,7 +2,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run build release install uninstall test busy-test docker-check browser-test crash-suite fault-suite diskfull-suite webhook-suite delivery-suite hostile-suite aria2-suite load-suite cluster-suite fuzz bench clean
+.PHONY: run build release install uninstall test busy-test docker-check browser-test crash-suite fault-suite diskfull-suite webhook-suite delivery-suite hostile-suite aria2-suite fetch-suite load-suite cluster-suite fuzz bench clean
 
 run: release ## Run the service with embedded defaults (127.0.0.1:8080, ./spool)
 	./.build/release/ferry serve $(ARGS)
@@ -54,6 +54,7 @@ test: ## Build and run every test suite (starts its own nginx and fault origin o
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fencing_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/chaos_suite.py --quick
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/seam_suite.py --quick
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fetch_suite.py
 	@if [ "$$(id -u)" = 0 ]; then FERRY_BIN=.build/debug/ferry python3 Tests/suites/diskfull_suite.py; \
 	else echo "disk-full suite skipped: it mounts a tmpfs, run 'sudo make diskfull-suite'"; fi
 
@@ -67,7 +68,7 @@ browser-test: build ## The page in headless Chromium (installs chromium, chromiu
 	FERRY_BIN=.build/debug/ferry scripts/browser-test.sh
 
 # The robustness suites (Tests/suites; each ends with "N passed, N failed"). make test runs the
-# fault, hostile-input, aria2, webhook, store-loss and disk-full suites and the quick crash, load, delivery and cluster runs; the full
+# fault, hostile-input, aria2, webhook, fetch-through, store-loss and disk-full suites and the quick crash, load, delivery and cluster runs; the full
 # crash, load and cluster runs take longer or need a quiet machine.
 crash-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/crash_suite.py $(ARGS)
@@ -91,6 +92,8 @@ fencing-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fencing_suite.py $(ARGS)
 chaos-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/chaos_suite.py $(ARGS)
+fetch-suite: build
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fetch_suite.py $(ARGS)
 load-suite: release
 	FERRY_BIN=.build/release/ferry python3 Tests/suites/load_suite.py $(ARGS)
 

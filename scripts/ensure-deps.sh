@@ -7,7 +7,7 @@ set -euo pipefail
 mode=${1:-build}
 pkgs=(pkg-config libcurl4-openssl-dev libssl-dev libsqlite3-dev libpq-dev ca-certificates)
 if [ "$mode" = test ] || [ "$mode" = all ]; then
-  pkgs+=(nginx-light tinyproxy postgresql python3 python3-pip python3-yaml curl chromium chromium-driver util-linux iproute2 openssh-server openssh-client openssl)
+  pkgs+=(nginx-light tinyproxy postgresql python3 python3-pip python3-yaml curl wget chromium chromium-driver util-linux iproute2 openssh-server openssh-client openssl)
 fi
 if [ "$mode" = browser ] || [ "$mode" = all ]; then
   pkgs+=(chromium chromium-driver python3-pip)

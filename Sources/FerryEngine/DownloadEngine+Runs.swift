@@ -134,9 +134,13 @@ extension DownloadEngine {
             let name = Filename.resolve(requested: nil, contentDisposition: head?.contentDisposition, finalURL: finalURL)
             transfer.filename = storage.reserve(filename: name, for: transfer.id)
         }
-        emit(.responded(id: transfer.id, TransferMetadata(
+        var metadata = TransferMetadata(
             finalURL: finalURL, filename: transfer.filename ?? "download", contentType: transfer.contentType,
-            bytesExpected: total, etag: transfer.etag, lastModified: transfer.lastModified, offset: offset)))
+            bytesExpected: total, etag: transfer.etag, lastModified: transfer.lastModified, offset: offset)
+        if let head {
+            metadata.caching = .init(cacheControl: head["cache-control"], expires: head["expires"], date: head["date"])
+        }
+        emit(.responded(id: transfer.id, metadata))
     }
 
     // MARK: the end of a run

@@ -97,6 +97,12 @@ public protocol JobStore: Sendable {
     /// Saves the fields of `settings` that are set, in one transaction, leaving the others as stored
     /// (`maxBytesPerSecond` `.some(nil)` saves "no limit").
     func saveSettings(_ settings: StoredSettings) async throws
+    /// Saves (or replaces) fetch-through's entry of a job (`FetchEntryRecord`, keyed by its job id).
+    func saveFetchEntry(_ entry: FetchEntryRecord) async throws
+    /// Every fetch-through entry, by job id.
+    func fetchEntries() async throws -> [FetchEntryRecord]
+    /// Removes a job's fetch-through entry, if it has one.
+    func deleteFetchEntry(jobID: String) async throws
     /// The webhook outbox: up to `limit` notices, soonest due first (then oldest, then by id).
     func pendingNotices(limit: Int) async throws -> [WebhookNotice]
     /// Sets a notice's next due time and tries made; a notice no longer stored is skipped.

@@ -63,6 +63,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("ssh-known-hosts"),
             help: "Known-hosts file SFTP servers' host keys must be in; an unknown or changed key fails the job with host_key_unknown (FERRY_SSH_KNOWN_HOSTS; default ~/.ssh/known_hosts).")
     var sshKnownHosts: String?
+    @Option(name: .customLong("fetch-allow"),
+            help: "Turn on fetch-through (GET /fetch/<scheme>/<host>[:<port>]/<path>) for an origin: a host, *.domain, either with :port, or *; repeatable (FERRY_FETCH_ALLOW, a comma list; default none: /fetch is off).")
+    var fetchAllow: [String] = []
+    @Option(name: .customLong("fetch-max-age"),
+            help: "How long a fetched file is fresh when its origin says nothing (FERRY_FETCH_MAX_AGE; default 1h).")
+    var fetchMaxAge: String?
+    @Option(name: .customLong("fetch-stale-if-error"),
+            help: "How long past its freshness a fetched file is still served when its origin cannot be reached (FERRY_FETCH_STALE_IF_ERROR; default 1d).")
+    var fetchStaleIfError: String?
+    @Option(name: .customLong("cache-key-ignore"),
+            help: "A query parameter left out of fetch-through's cache key and job dedupe, beside the presigning ones; repeatable (FERRY_CACHE_KEY_IGNORE, a comma list).")
+    var cacheKeyIgnore: [String] = []
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (FERRY_LOG_LEVEL; default info).")
     var logLevel: String?
 
@@ -91,6 +103,10 @@ struct ServeCommand: AsyncParsableCommand {
         flags[.webhookURL] = webhookURL
         flags[.webhookSecret] = webhookSecret
         flags[.sshKnownHosts] = sshKnownHosts
+        if !fetchAllow.isEmpty { flags[.fetchAllow] = fetchAllow.joined(separator: ",") }
+        flags[.fetchMaxAge] = fetchMaxAge
+        flags[.fetchStaleIfError] = fetchStaleIfError
+        if !cacheKeyIgnore.isEmpty { flags[.cacheKeyIgnore] = cacheKeyIgnore.joined(separator: ",") }
         let environment = ProcessInfo.processInfo.environment
         let configuration: ServiceConfiguration
         do {

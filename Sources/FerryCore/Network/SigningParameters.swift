@@ -13,12 +13,19 @@ public enum SigningParameters {
     /// `pathAndQuery` (a path, then `?` and the query, no fragment) without the signing parameters; without the `?`
     /// when none other is left. Other parameters keep their order and spelling.
     public static func removed(from pathAndQuery: String) -> String {
+        removed(from: pathAndQuery, also: [])
+    }
+
+    /// `pathAndQuery` without the signing parameters nor the parameters named in `also` (lower-cased: the
+    /// `--cache-key-ignore` names, `CacheKeyRule`).
+    public static func removed(from pathAndQuery: String, also: Set<String>) -> String {
         guard let mark = pathAndQuery.firstIndex(of: "?") else { return pathAndQuery }
         let query = pathAndQuery[pathAndQuery.index(after: mark)...]
         let pairs = query.split(separator: "&", omittingEmptySubsequences: false)
         let kept = pairs.filter { pair in
             let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            return !names.contains(name.lowercased())
+            let lowered = name.lowercased()
+            return !names.contains(lowered) && !also.contains(lowered)
         }
         guard kept.count != pairs.count else { return pathAndQuery }
         let path = pathAndQuery[..<mark]

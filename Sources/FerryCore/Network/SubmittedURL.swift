@@ -99,9 +99,12 @@ public struct SubmittedURL: Sendable, Equatable {
     /// The key under which identical downloads are found: ``normalized`` (scheme and host already
     /// canonical, default port dropped) without the query parameters that sign or expire a link
     /// (`SigningParameters`).
-    public var dedupeKey: String {
+    public var dedupeKey: String { dedupeKey(ignoring: []) }
+
+    /// ``dedupeKey`` without the query parameters named in `extra` either (lower-cased; `CacheKeyRule`).
+    public func dedupeKey(ignoring extra: Set<String>) -> String {
         let text = normalized
-        let query = SigningParameters.removed(from: pathAndQuery)
+        let query = SigningParameters.removed(from: pathAndQuery, also: extra)
         guard query != pathAndQuery, text.hasSuffix(pathAndQuery) else { return text }
         return String(text.dropLast(pathAndQuery.count)) + query
     }

@@ -29,6 +29,11 @@ struct ContentController: Sendable {
             }
             throw APIError(.conflict, Self.notFinishedMessage(job))
         }
+        return try await finishedFile(request, job: job)
+    }
+
+    /// The answer to `request` from a finished job's file (ranges and validators), from the spool or the object store.
+    func finishedFile(_ request: HTTPRequest, job: JobRecord) async throws -> HTTPResponse {
         guard let filename = job.filename, let digest = job.sha256 else {
             throw APIError(.internal, "the finished job has no file recorded")
         }

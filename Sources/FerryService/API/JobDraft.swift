@@ -25,6 +25,9 @@ struct JobDraft: Sendable, Equatable {
     /// More URLs for the same file (API `mirrors`), each checked like `url`; not part of `dedupeKey`.
     var mirrors: [SubmittedURL] = []
 
+    /// Which query parameters the key leaves out (`--cache-key-ignore`; the same rule as fetch-through's cache key).
+    var keyRule: CacheKeyRule = .standard
+
     /// Mirrors a job may have: with `url`, one connection each at most 16.
     static let maxMirrors = 15
 
@@ -35,7 +38,8 @@ struct JobDraft: Sendable, Equatable {
             .map { "\($0.name.lowercased()):\($0.value)" }
             .sorted()
             .joined(separator: "\n")
-        return headerPart.isEmpty ? url.dedupeKey : url.dedupeKey + "\n" + headerPart
+        let urlKey = keyRule.key(for: url)
+        return headerPart.isEmpty ? urlKey : urlKey + "\n" + headerPart
     }
 
     /// Request headers a job may not set: the engine owns them (API.md: Host, Range, hop-by-hop).

@@ -55,7 +55,9 @@ extension JobsController {
             for item in items {
                 do {
                     let body = try item.result.get()
-                    valid.append(try JobDraft.validate(body, destinations: destinations))
+                    var draft = try JobDraft.validate(body, destinations: destinations)
+                    draft.keyRule = keyRule
+                    valid.append(draft)
                     slots.append(.success(valid.count - 1))
                 } catch {
                     slots.append(.failure(error))
@@ -66,7 +68,9 @@ extension JobsController {
             render = { answers in Self.batchResponse(slots: outcomes, answers: answers) }
         } else {
             let body = try RequestDecoding.decode(JobDraft.Body.self, from: request.body)
-            drafts = [try JobDraft.validate(body, destinations: destinations)]
+            var draft = try JobDraft.validate(body, destinations: destinations)
+            draft.keyRule = keyRule
+            drafts = [draft]
             render = { answers in Self.singleResponse(answers[0], for: request) }
         }
         var makeRecord: (@Sendable ([JobSupervisor.Created]) -> IdempotencyRecord?)?

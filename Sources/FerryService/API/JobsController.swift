@@ -10,6 +10,8 @@ struct JobsController: Sendable {
     let store: any JobStore
     let idempotency: IdempotencyGate
     let destinations: AddressPolicy
+    /// The dedupe key's rule (`--cache-key-ignore`), shared with fetch-through.
+    var keyRule: CacheKeyRule = .standard
 
     static let maxBatch = 5_000
 

@@ -33,6 +33,12 @@ extension ServiceConfiguration {
         case webhookURL = "webhook-url"
         case webhookSecret = "webhook-secret"
         case sshKnownHosts = "ssh-known-hosts"
+        /// Repeatable on the command line (its values joined with commas); a comma list in `FERRY_FETCH_ALLOW`.
+        case fetchAllow = "fetch-allow"
+        case fetchMaxAge = "fetch-max-age"
+        case fetchStaleIfError = "fetch-stale-if-error"
+        /// Repeatable on the command line (joined with commas); a comma list in `FERRY_CACHE_KEY_IGNORE`.
+        case cacheKeyIgnore = "cache-key-ignore"
 
         /// `FERRY_MAX_CONCURRENT` for `--max-concurrent`.
         public var environmentName: String {
@@ -177,6 +183,7 @@ extension ServiceConfiguration {
             }
             configuration.webhookSecret = text
         }
+        try resolveFetch(&configuration, value: value)
         // Test-only: the first retry's delay, in seconds.
         if let text = environment["FERRY_WEBHOOK_RETRY_BASE"], let seconds = Double(text), seconds > 0 {
             configuration.webhookRetryBase = seconds

@@ -73,6 +73,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
         if let home = ProcessInfo.processInfo.environment["HOME"], !home.isEmpty { return home }
         return NSHomeDirectory()
     }
+    /// Fetch-through (`--fetch-allow`, `--fetch-max-age`, `--fetch-stale-if-error`, `--cache-key-ignore`): off until
+    /// an origin is allowed.
+    public var fetch = FetchSettings()
     /// Longest a graceful stop may take before remaining work is abandoned (API.md: exit within 10 s).
     public var shutdownGrace: Double = 8
 

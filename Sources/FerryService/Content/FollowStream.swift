@@ -23,8 +23,10 @@ final class FollowStream: @unchecked Sendable {
     private var finalSize: Int64?
     private var timer: DispatchSourceTimer?
     private var asking = false
+    /// A drain handler is registered on the stream (`pump`).
+    private var awaitingDrain = false
     private var done = false
-    private let chunk = 256 * 1024
+    private let chunk = 1 << 20
 
     private init(jobID: String, supervisor: JobSupervisor, spool: Spool) {
         self.jobID = jobID
@@ -32,13 +34,14 @@ final class FollowStream: @unchecked Sendable {
         self.spool = spool
     }
 
-    static func response(job: JobRecord, supervisor: JobSupervisor, spool: Spool) -> HTTPResponse {
+    /// - Parameter length: the file's size when known for sure (sent as `Content-Length`); nil: chunked.
+    static func response(job: JobRecord, supervisor: JobSupervisor, spool: Spool, length: Int64? = nil) -> HTTPResponse {
         var headers: HTTPHeaders = [:]
         headers["Content-Type"] = job.contentType ?? "application/octet-stream"
         headers["Cache-Control"] = "no-store"
         if let name = job.filename { headers["Content-Disposition"] = ContentDisposition.attachment(filename: name) }
         let follower = FollowStream(jobID: job.id, supervisor: supervisor, spool: spool)
-        return HTTPResponse(status: .ok, headers: headers, body: .stream(length: nil) { stream in
+        return HTTPResponse(status: .ok, headers: headers, body: .stream(length: length) { stream in
             follower.start(stream)
         })
     }
@@ -51,38 +54,51 @@ final class FollowStream: @unchecked Sendable {
                 self.queue.async { self.stop() }
             }
             let timer = DispatchSource.makeTimerSource(queue: self.queue)
-            timer.setEventHandler { [weak self] in self?.pump() }
+            timer.setEventHandler { [weak self] in
+                self?.pump()
+                self?.askSupervisor()
+            }
             timer.schedule(deadline: .now(), repeating: .milliseconds(100), leeway: .milliseconds(20))
             timer.activate()
             self.timer = timer
         }
     }
 
-    /// Sends what is on disk (while the socket keeps up) and checks on the job.
+    /// Sends what is on disk while the socket keeps up; when the socket is what stops it, it goes on as soon as the
+    /// socket drains (not at the next tick, which would cap a stream at two chunks per tick). The timer's ticks
+    /// also check on the job.
     private func pump() {
         guard !done, let stream else { return }
         if stream.isClosed { stop(); return }
         if fd < 0 { openFile() }
-        if fd >= 0 {
-            var buffer = [UInt8](repeating: 0, count: chunk)
-            // Until the job finishes, only the gapless prefix may be sent: a segmented download's
-            // partial file is preallocated to full size, with ranges not yet written in between.
-            let readable = finalSize ?? spool.partialPrefix(jobID: jobID)
-            while stream.bufferedByteCount < 2 * chunk {
-                let limit = Int(min(Int64(chunk), readable - sent))
-                guard limit > 0 else { break }
-                let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, limit, off_t(sent)) }
-                guard count > 0 else { break }
-                stream.write(Array(buffer[0..<count]))
-                sent += Int64(count)
-            }
-            if let finalSize, sent >= finalSize {
-                stream.finish()
-                stop()
-                return
+        guard fd >= 0 else { return }
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        // Until the job finishes, only the gapless prefix may be sent: a segmented download's
+        // partial file is preallocated to full size, with ranges not yet written in between.
+        let readable = finalSize ?? spool.partialPrefix(jobID: jobID)
+        while stream.bufferedByteCount < 2 * chunk {
+            let limit = Int(min(Int64(chunk), readable - sent))
+            guard limit > 0 else { break }
+            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, limit, off_t(sent)) }
+            guard count > 0 else { break }
+            stream.write(Array(buffer[0..<count]))
+            sent += Int64(count)
+        }
+        if let finalSize, sent >= finalSize {
+            stream.finish()
+            stop()
+            return
+        }
+        if stream.bufferedByteCount >= 2 * chunk, !awaitingDrain {
+            awaitingDrain = true
+            stream.onDrain(threshold: chunk) { [weak self] in
+                guard let self else { return }
+                self.queue.async {
+                    self.awaitingDrain = false
+                    self.pump()
+                }
             }
         }
-        askSupervisor()
     }
 
     private func openFile() {
@@ -112,8 +128,9 @@ final class FollowStream: @unchecked Sendable {
             finalSize = status.bytesOnDisk
             if fd < 0, let name = status.filename {
                 fd = open(spool.finishedPath(for: name), O_RDONLY | O_CLOEXEC)
-                if fd < 0 { abort() }
+                if fd < 0 { abort(); return }
             }
+            if !awaitingDrain { pump() }  // the rest at once, not at the next tick
         case .waiting, .downloading, .paused:
             break
         }

@@ -36,6 +36,9 @@ actor JobSupervisor {
         /// The id of the newest event published here, for lists and snapshots; nil: `ids.lastAllocated` (a single
         /// node; with several, `ids` only numbers placeholders and the `ClusterEventFeed` publishes).
         var publishedMark: (@Sendable () -> Int64)?
+        /// Told each response an origin gave a job's transfer, with the job as changed by it (fetch-through's
+        /// `FetchCache` keeps what the origin said about caching); called on the actor, so it must not block.
+        var onResponded: (@Sendable (JobRecord, TransferMetadata) -> Void)?
     }
 
     /// The answer to one item of a create request.
@@ -59,6 +62,7 @@ actor JobSupervisor {
     let now: @Sendable () -> Date
     let role: NodeRole?
     let publishedMark: (@Sendable () -> Int64)?
+    let onResponded: (@Sendable (JobRecord, TransferMetadata) -> Void)?
     /// With several nodes: the jobs this node runs, when each became its own (`ownershipEpoch` then), and actions
     /// forwarded to another node waiting for their job to change (`JobSupervisor+Cluster`).
     var owned: Set<String> = []
@@ -98,6 +102,7 @@ actor JobSupervisor {
         now = dependencies.now
         role = dependencies.role
         publishedMark = dependencies.publishedMark
+        onResponded = dependencies.onResponded
     }
 
     /// The id of the newest event already reflected in the table.

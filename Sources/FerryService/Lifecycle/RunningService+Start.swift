@@ -131,9 +131,11 @@ extension RunningService {
             }
         }
 
+        let fetchCache = FetchCache(settings: configuration.fetch, store: configuration.fetch.isOn ? store : nil)
         var dependencies = JobSupervisor.Dependencies(
             store: store, engine: engine, files: engine, ids: ids, commits: commits, metrics: metrics,
             logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL))
+        if configuration.fetch.isOn { dependencies.onResponded = { job, metadata in fetchCache.responded(job, metadata) } }
         if let cluster {
             dependencies.role = NodeRole(store: cluster.store, node: configuration.nodeID, lease: configuration.lease,
                                          wantsWork: wantsWork, fence: fence, held: held)
@@ -147,6 +149,9 @@ extension RunningService {
             for await event in events { await supervisor.apply(event) }
         }
         try await supervisor.recover()
+        if configuration.fetch.isOn {
+            fetchCache.load(try await store.fetchEntries(), jobs: Set(supervisor.table.jobs.values.map(\.id)))
+        }
         await feed?.catchUp()
         let access = try await AccessGuard.open(token: token, readToken: configuration.readToken, port: configuration.port,
                                                 spool: spool.root, store: store, shared: cluster?.store, logger: logger)
@@ -164,8 +169,11 @@ extension RunningService {
         let server = makeServer(configuration: configuration, logger: logger, router: router, access: access, metrics: metrics)
         let routes = RouteTable(router: router, metrics: metrics)
         JobsController(supervisor: supervisor, store: store, idempotency: IdempotencyGate(),
-                       destinations: configuration.destinations).register(routes)
-        ContentController(supervisor: supervisor, spool: spool, objects: engine.objectStore).register(routes)
+                       destinations: configuration.destinations, keyRule: configuration.fetch.keyRule).register(routes)
+        let content = ContentController(supervisor: supervisor, spool: spool, objects: engine.objectStore)
+        content.register(routes)
+        FetchController(supervisor: supervisor, content: content, spool: spool, access: access, cache: fetchCache,
+                        destinations: configuration.destinations, counters: metrics.fetch).register(routes)
         EventsController(supervisor: supervisor, hub: hub, clusterFeed: feed).register(routes)
         SessionController(access: access).register(routes)
         SettingsController(settings: settings).register(routes)
@@ -199,7 +207,8 @@ extension RunningService {
         return RunningService(store: store, engine: engine, hub: hub, commits: commits, server: server,
                               engineEvents: engineEvents, eventPump: eventPump, chores: chores, membership: membership,
                               webhooks: webhooks, requests: requests,
-                              leaseSeconds: Double(configuration.lease.components.seconds) + Double(configuration.lease.components.attoseconds) / 1e18)
+                              leaseSeconds: Double(configuration.lease.components.seconds) + Double(configuration.lease.components.attoseconds) / 1e18,
+                              fetchCache: configuration.fetch.isOn ? fetchCache : nil)
     }
 
     /// The bucket and keys of `--object-store` (the value was checked when resolved; the keys are read here).

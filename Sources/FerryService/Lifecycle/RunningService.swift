@@ -23,6 +23,8 @@ struct RunningService: Sendable {
     let requests: RequestRunner
     /// `--lease`, in seconds.
     let leaseSeconds: Double
+    /// Fetch-through's entries, written to the store before it closes.
+    var fetchCache: FetchCache? = nil
 
     /// Stops accepting, closes event streams, stops transfers (bytes kept, jobs not marked paused),
     /// applies their last events, writes state, closes the store. Call once.
@@ -43,6 +45,7 @@ struct RunningService: Sendable {
         // Notices not yet delivered stay in the outbox for the next start.
         await webhooks.stop(closingTransport: { await requests.close() })
         await serverDone
+        await fetchCache?.flush()
         await store.close()
     }
 }

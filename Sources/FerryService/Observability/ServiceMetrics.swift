@@ -13,6 +13,8 @@ final class ServiceMetrics: @unchecked Sendable {
         var status: Int
     }
 
+    /// Fetch-through's answers and bytes (its own lock).
+    let fetch = FetchCounters()
     private let lock = NSLock()
     private var requests: [RequestKey: Int] = [:]
     private var transferErrors: [String: Int] = [:]
@@ -159,6 +161,7 @@ final class ServiceMetrics: @unchecked Sendable {
             family("ferry_fenced_writes_total", "counter", "Writes not made, or refused by the store, for jobs this node no longer held.")
             out += "ferry_fenced_writes_total \(fencedWrites)\n"
         }
+        out += fetch.render()
         return out
     }
 

@@ -16,6 +16,8 @@ public actor MemoryJobStore: JobStore {
     private var savedSettings = StoredSettings()
     /// Webhook notices by id.
     private var outbox: [String: WebhookNotice] = [:]
+    /// Fetch-through's entries by job id (removed with their job, as the other stores do).
+    private var fetchEntriesByJob: [String: FetchEntryRecord] = [:]
 
     public init() {}
 
@@ -61,6 +63,7 @@ public actor MemoryJobStore: JobStore {
         guard let index = index(of: id) else { return false }
         ordered.remove(at: index)
         sequenceByID[id] = nil
+        fetchEntriesByJob[id] = nil
         return true
     }
 
@@ -125,6 +128,18 @@ public actor MemoryJobStore: JobStore {
     public func purgeRevokedSessions(expiringBy date: Date) {
         let by = StoredDate.normalize(date)
         revocations = revocations.filter { $0.value.expiresAt > by }
+    }
+
+    public func saveFetchEntry(_ entry: FetchEntryRecord) {
+        fetchEntriesByJob[entry.jobID] = entry.storedForm
+    }
+
+    public func fetchEntries() -> [FetchEntryRecord] {
+        fetchEntriesByJob.values.sorted { $0.jobID < $1.jobID }
+    }
+
+    public func deleteFetchEntry(jobID: String) {
+        fetchEntriesByJob.removeValue(forKey: jobID)
     }
 
     public func settings() -> StoredSettings {

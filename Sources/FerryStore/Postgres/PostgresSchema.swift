@@ -185,6 +185,18 @@ enum PostgresSchema {
         // writes for a job it held carry the token it got, and are refused once another node took the job since
         // (`ClusterChange.heldUnder`).
         Migration(version: 9, sql: "ALTER TABLE jobs ADD COLUMN lease_epoch bigint NOT NULL DEFAULT 0, ADD COLUMN lease_holder text"),
+        // Fetch-through (API.md, "Fetch-through"): each cached file's entry (`FetchEntryRecord`), by its job, removed
+        // with it; `lifetime` in milliseconds.
+        Migration(version: 10, sql: """
+            CREATE TABLE fetch_entries (
+                job_id               text        PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,
+                cache_key            text        NOT NULL,
+                fresh_until          timestamptz NOT NULL,
+                stale_if_error_until timestamptz NOT NULL,
+                lifetime             bigint      NOT NULL,
+                last_used            timestamptz NOT NULL
+            );
+            """),
     ]
 
     /// Schema 2: `jobs_search_text_trigram`, in a savepoint, so a server without `pg_trgm` keeps the rest.

@@ -160,6 +160,21 @@ enum SQLiteSchema {
         Migration(version: 9, sql: """
             ALTER TABLE jobs ADD COLUMN follows TEXT;
             """),
+        // Fetch-through (API.md, "Fetch-through"): each cached file's entry (`FetchEntryRecord`), by its job. Dates
+        // in epoch seconds as elsewhere; `lifetime` in seconds. Rows of deleted jobs are removed with them.
+        Migration(version: 10, sql: """
+            CREATE TABLE fetch_entries (
+                job_id               TEXT PRIMARY KEY NOT NULL,
+                cache_key            TEXT NOT NULL,
+                fresh_until          REAL NOT NULL,
+                stale_if_error_until REAL NOT NULL,
+                lifetime             REAL NOT NULL,
+                last_used            REAL NOT NULL
+            );
+            CREATE TRIGGER fetch_entries_job_deleted AFTER DELETE ON jobs BEGIN
+                DELETE FROM fetch_entries WHERE job_id = OLD.id;
+            END;
+            """),
     ]
 
     /// Brings the database up to `currentVersion` (or to `target`: tests make the databases older versions left).

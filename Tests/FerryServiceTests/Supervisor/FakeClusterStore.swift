@@ -152,6 +152,9 @@ actor FakeClusterStore: ClusterJobStore {
     func purgeRevokedSessions(expiringBy date: Date) async throws { await memory.purgeRevokedSessions(expiringBy: date) }
     func settings() async throws -> StoredSettings { await memory.settings() }
     func saveSettings(_ settings: StoredSettings) async throws { await memory.saveSettings(settings) }
+    func saveFetchEntry(_ entry: FetchEntryRecord) async throws { await memory.saveFetchEntry(entry) }
+    func fetchEntries() async throws -> [FetchEntryRecord] { await memory.fetchEntries() }
+    func deleteFetchEntry(jobID: String) async throws { await memory.deleteFetchEntry(jobID: jobID) }
     func pendingNotices(limit: Int) async throws -> [WebhookNotice] { await memory.pendingNotices(limit: limit) }
     func rescheduleNotice(id: String, dueAt: Date, attempts: Int) async throws {
         await memory.rescheduleNotice(id: id, dueAt: dueAt, attempts: attempts)
