@@ -99,7 +99,7 @@ struct FetchController: Sendable {
             case .stream(let length, _): bytes = length ?? 0
             case .bytes(let data): bytes = Int64(data.count)
             case .parts(let parts): bytes = parts.reduce(0) { $0 + $1.length }
-            case .empty: bytes = 0
+            case .empty, .upgrade: bytes = 0
             }
         }
         // A miss's bytes came from the origin (even when its file finished before the answer); the rest from the cache.
