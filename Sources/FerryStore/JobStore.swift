@@ -107,6 +107,18 @@ public protocol JobStore: Sendable {
     /// Settles many tries at once, in one transaction where the store has them: deletes the notices `deleting`
     /// names and reschedules those of `rescheduling` (notices no longer stored are skipped).
     func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) async throws
+    /// API keys (API.md, "API keys"), oldest first (then by id). Stored in the `keys` table (schema 11); a job's key
+    /// is `JobRecord.ownerKey`, and `JobFilter.ownerKey` lists one key's jobs from an index.
+    func keys() async throws -> [APIKeyRecord]
+    func key(id: String) async throws -> APIKeyRecord?
+    /// Stores a new key. - Throws: `JobStoreError.duplicateID` when its id is stored already.
+    func insertKey(_ key: APIKeyRecord) async throws
+    /// Replaces the key with the same id. - Throws: `JobStoreError.notFound`.
+    func updateKey(_ key: APIKeyRecord) async throws
+    /// Whether a key was deleted. Its jobs stay (with their `ownerKey`).
+    func deleteKey(id: String) async throws -> Bool
+    /// Sets `lastUsedAt` of several keys in one transaction; keys no longer stored are skipped.
+    func touchKeys(_ uses: [String: Date]) async throws
     /// Releases resources. Calls made afterwards fail (SQLite) or keep working (memory).
     func close() async
 }

@@ -16,6 +16,8 @@ public actor MemoryJobStore: JobStore {
     private var savedSettings = StoredSettings()
     /// Webhook notices by id.
     private var outbox: [String: WebhookNotice] = [:]
+    /// API keys by id.
+    private var apiKeys: [String: APIKeyRecord] = [:]
 
     public init() {}
 
@@ -172,5 +174,33 @@ public actor MemoryJobStore: JobStore {
             if ordered[middle].sequence <= sequence { low = middle + 1 } else { high = middle }
         }
         return low
+    }
+
+    // MARK: API keys
+
+    public func keys() -> [APIKeyRecord] {
+        apiKeys.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    public func key(id: String) -> APIKeyRecord? { apiKeys[id] }
+
+    public func insertKey(_ key: APIKeyRecord) throws {
+        guard apiKeys[key.id] == nil, !apiKeys.values.contains(where: { $0.digest == key.digest }) else {
+            throw JobStoreError.duplicateID(key.id)
+        }
+        apiKeys[key.id] = key.storedForm
+    }
+
+    public func updateKey(_ key: APIKeyRecord) throws {
+        guard apiKeys[key.id] != nil else { throw JobStoreError.notFound(key.id) }
+        apiKeys[key.id] = key.storedForm
+    }
+
+    public func deleteKey(id: String) -> Bool {
+        apiKeys.removeValue(forKey: id) != nil
+    }
+
+    public func touchKeys(_ uses: [String: Date]) {
+        for (id, date) in uses where apiKeys[id] != nil { apiKeys[id]?.lastUsedAt = StoredDate.normalize(date) }
     }
 }

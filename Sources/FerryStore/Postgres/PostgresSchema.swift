@@ -185,6 +185,20 @@ enum PostgresSchema {
         // writes for a job it held carry the token it got, and are refused once another node took the job since
         // (`ClusterChange.heldUnder`).
         Migration(version: 9, sql: "ALTER TABLE jobs ADD COLUMN lease_epoch bigint NOT NULL DEFAULT 0, ADD COLUMN lease_holder text"),
+        // API keys, as SQLite's schema 11 (version 10 is the fetch-through's).
+        Migration(version: 11, sql: """
+            ALTER TABLE jobs ADD COLUMN owner_key text;
+            CREATE INDEX jobs_owner_key_sequence ON jobs (owner_key, sequence);
+            CREATE TABLE keys (
+                id           text        PRIMARY KEY,
+                name         text        NOT NULL,
+                scope        text        NOT NULL,
+                limits       text        NOT NULL,
+                digest       text        NOT NULL UNIQUE,
+                created_at   timestamptz NOT NULL,
+                last_used_at timestamptz
+            );
+            """),
     ]
 
     /// Schema 2: `jobs_search_text_trigram`, in a savepoint, so a server without `pg_trgm` keeps the rest.

@@ -160,6 +160,22 @@ enum SQLiteSchema {
         Migration(version: 9, sql: """
             ALTER TABLE jobs ADD COLUMN follows TEXT;
             """),
+        // API keys (API.md, "API keys"): the keys (a token's SHA-256 digest, never the token; limits as one JSON
+        // object) and the key owning each job (`jobs.owner_key`, NULL for the administrator's), indexed with
+        // `sequence` so one key's jobs are read in list order. Version 10 is the fetch-through's.
+        Migration(version: 11, sql: """
+            ALTER TABLE jobs ADD COLUMN owner_key TEXT;
+            CREATE INDEX jobs_owner_key_sequence ON jobs (owner_key, sequence);
+            CREATE TABLE keys (
+                id           TEXT PRIMARY KEY NOT NULL,
+                name         TEXT NOT NULL,
+                scope        TEXT NOT NULL,
+                limits       TEXT NOT NULL,
+                digest       TEXT NOT NULL UNIQUE,
+                created_at   REAL NOT NULL,
+                last_used_at REAL
+            );
+            """),
     ]
 
     /// Brings the database up to `currentVersion` (or to `target`: tests make the databases older versions left).

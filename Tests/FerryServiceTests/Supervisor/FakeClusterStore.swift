@@ -152,6 +152,12 @@ actor FakeClusterStore: ClusterJobStore {
     func purgeRevokedSessions(expiringBy date: Date) async throws { await memory.purgeRevokedSessions(expiringBy: date) }
     func settings() async throws -> StoredSettings { await memory.settings() }
     func saveSettings(_ settings: StoredSettings) async throws { await memory.saveSettings(settings) }
+    func keys() async throws -> [APIKeyRecord] { await memory.keys() }
+    func key(id: String) async throws -> APIKeyRecord? { await memory.key(id: id) }
+    func insertKey(_ key: APIKeyRecord) async throws { try await memory.insertKey(key) }
+    func updateKey(_ key: APIKeyRecord) async throws { try await memory.updateKey(key) }
+    func deleteKey(id: String) async throws -> Bool { await memory.deleteKey(id: id) }
+    func touchKeys(_ uses: [String: Date]) async throws { await memory.touchKeys(uses) }
     func pendingNotices(limit: Int) async throws -> [WebhookNotice] { await memory.pendingNotices(limit: limit) }
     func rescheduleNotice(id: String, dueAt: Date, attempts: Int) async throws {
         await memory.rescheduleNotice(id: id, dueAt: dueAt, attempts: attempts)
