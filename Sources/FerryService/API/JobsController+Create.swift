@@ -5,10 +5,12 @@ import Foundation
 /// `POST /api/v1/jobs`: one job or a batch, with or without an `Idempotency-Key`.
 extension JobsController {
     func create(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let key = request.headers["Idempotency-Key"] else { return try await createJobs(request) }
-        guard !key.isEmpty, key.utf8.count <= 255 else {
+        guard let given = request.headers["Idempotency-Key"] else { return try await createJobs(request) }
+        guard !given.isEmpty, given.utf8.count <= 255 else {
             throw APIError(.invalidRequest, "'Idempotency-Key' must be 1 to 255 characters")
         }
+        // Each API key has its keys apart (the same key from two clients is two requests).
+        let key = JobAccess.current.idempotencyScope + given
         let fingerprint = RequestFingerprint.of(method: "POST", path: "/api/v1/jobs", body: request.body)
         guard await idempotency.begin(key) else {
             throw APIError(.conflict, "a request with this Idempotency-Key is still being processed")
@@ -74,7 +76,7 @@ extension JobsController {
             makeRecord = { answers in idempotency.record(for: render(answers)) }
         }
         // Called even with no valid draft, so that an idempotent batch of refusals records its answer.
-        let answers = try await supervisor.create(drafts, idempotencyRecord: makeRecord)
+        let answers = try await supervisor.create(drafts, owner: JobAccess.current.owner, idempotencyRecord: makeRecord)
         return render(answers)
     }
 

@@ -36,6 +36,8 @@ actor JobSupervisor {
         /// The id of the newest event published here, for lists and snapshots; nil: `ids.lastAllocated` (a single
         /// node; with several, `ids` only numbers placeholders and the `ClusterEventFeed` publishes).
         var publishedMark: (@Sendable () -> Int64)?
+        /// The API keys: their names for job views, their limits for scheduling.
+        var keys = KeyRing()
     }
 
     /// The answer to one item of a create request.
@@ -59,6 +61,8 @@ actor JobSupervisor {
     let now: @Sendable () -> Date
     let role: NodeRole?
     let publishedMark: (@Sendable () -> Int64)?
+    /// The API keys, readable from any thread.
+    nonisolated let keys: KeyRing
     /// With several nodes: the jobs this node runs, when each became its own (`ownershipEpoch` then), and actions
     /// forwarded to another node waiting for their job to change (`JobSupervisor+Cluster`).
     var owned: Set<String> = []
@@ -77,6 +81,8 @@ actor JobSupervisor {
     var order: [String] = []
     var rates: JobTable.Rates { table.rates }
     var byDedupeKey = DedupeIndex()
+    /// How many jobs each API key holds (`maxJobs`).
+    var ownedCounts: [String: Int64] = [:]
     /// Dedupe keys of jobs being inserted right now (between the store call and the table update).
     var pendingDedupe: [String: String] = [:]
     /// How many times each job's transfer restarted from zero (followers abort when it changes).
@@ -98,6 +104,7 @@ actor JobSupervisor {
         now = dependencies.now
         role = dependencies.role
         publishedMark = dependencies.publishedMark
+        keys = dependencies.keys
     }
 
     /// The id of the newest event already reflected in the table.
@@ -112,6 +119,11 @@ actor JobSupervisor {
     /// The node running a job (several nodes; nil on one), read from any thread.
     nonisolated func peekNode(_ id: String) -> String? {
         table.node(of: id)
+    }
+
+    /// The name of the key owning a job (`"key"` in its view); nil for the administrator's.
+    nonisolated func keyName(of job: JobRecord) -> String? {
+        keys.name(of: job.ownerKey)
     }
 
     /// The job as the supervisor last left it, read from any thread without waiting for the actor.
@@ -291,6 +303,7 @@ actor JobSupervisor {
             } else {
                 order.append(job.id)
             }
+            if let owner = job.ownerKey { ownedCounts[owner, default: 0] += 1 }
         }
         byDedupeKey.insert(job.id, key: job.dedupeKey)
     }
@@ -298,6 +311,10 @@ actor JobSupervisor {
     func removeFromTable(_ id: String) {
         guard let job = jobs.removeValue(forKey: id) else { return }
         rates[id] = nil
+        if let owner = job.ownerKey {
+            ownedCounts[owner, default: 1] -= 1
+            if ownedCounts[owner] == 0 { ownedCounts[owner] = nil }
+        }
         let index = lowerBound(sequence: job.sequence)
         if index < order.count, order[index] == id { order.remove(at: index) } else { order.removeAll { $0 == id } }
         byDedupeKey.remove(id, key: job.dedupeKey)
@@ -310,17 +327,19 @@ actor JobSupervisor {
 
     func jobEvent(_ job: JobRecord, restartReason: String? = nil) -> ServerEvent {
         ServerEvent(id: ids.next(), kind: .job, jobID: job.id,
-                    data: JobView.render(job, rates: rates[job.id], restartReason: restartReason, node: table.node(of: job.id)),
-                    closesJobStream: job.state.isTerminal)
+                    data: JobView.render(job, rates: rates[job.id], restartReason: restartReason, node: table.node(of: job.id),
+                                         key: keyName(of: job)),
+                    closesJobStream: job.state.isTerminal, owner: job.ownerKey)
     }
 
     func progressEvent(_ job: JobRecord, _ live: LiveRates) -> ServerEvent {
-        ServerEvent(id: ids.next(), kind: .progress, jobID: job.id, data: JobView.renderProgress(job, rates: live))
+        ServerEvent(id: ids.next(), kind: .progress, jobID: job.id, data: JobView.renderProgress(job, rates: live),
+                    owner: job.ownerKey)
     }
 
-    func removedEvent(_ id: String) -> ServerEvent {
+    func removedEvent(_ id: String, owner: String?) -> ServerEvent {
         var json = JSONWriter(capacity: 48)
         json.beginObject(); json.field("id", id); json.endObject()
-        return ServerEvent(id: ids.next(), kind: .removed, jobID: id, data: json.bytes, closesJobStream: true)
+        return ServerEvent(id: ids.next(), kind: .removed, jobID: id, data: json.bytes, closesJobStream: true, owner: owner)
     }
 }

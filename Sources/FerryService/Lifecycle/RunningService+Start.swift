@@ -131,9 +131,12 @@ extension RunningService {
             }
         }
 
+        // API keys work only beside a token (the administrator's).
+        let keys = token == nil ? KeyRing() : KeyRing(try await store.keys())
         var dependencies = JobSupervisor.Dependencies(
             store: store, engine: engine, files: engine, ids: ids, commits: commits, metrics: metrics,
             logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL))
+        dependencies.keys = keys
         if let cluster {
             dependencies.role = NodeRole(store: cluster.store, node: configuration.nodeID, lease: configuration.lease,
                                          wantsWork: wantsWork, fence: fence, held: held)
@@ -149,11 +152,13 @@ extension RunningService {
         try await supervisor.recover()
         await feed?.catchUp()
         let access = try await AccessGuard.open(token: token, readToken: configuration.readToken, port: configuration.port,
-                                                spool: spool.root, store: store, shared: cluster?.store, logger: logger)
+                                                spool: spool.root, store: store, shared: cluster?.store, keys: keys,
+                                                logger: logger)
+        let keyDirectory = KeyDirectory(store: store, ring: keys, closeStreams: { hub.closeStreams(ofKey: $0) }, logger: logger)
         let membership = zip(cluster, zip(feed, zip(relay, zip(renewals, fence)))).map { cluster, parts in
             ClusterMembership(store: cluster.store, renewals: parts.1.1.0, fence: parts.1.1.1, location: cluster.location,
                               configuration: configuration,
-                              supervisor: supervisor, feed: parts.0, relay: parts.1.0, sessions: access.sessions,
+                              supervisor: supervisor, feed: parts.0, relay: parts.1.0, sessions: access.sessions, keys: keyDirectory,
                               settings: settings, wants: wants, wantsWork: wantsWork, refused: refusals, logger: logger)
         }
         await webhooks.start()
@@ -168,6 +173,7 @@ extension RunningService {
         ContentController(supervisor: supervisor, spool: spool, objects: engine.objectStore).register(routes)
         EventsController(supervisor: supervisor, hub: hub, clusterFeed: feed).register(routes)
         SessionController(access: access).register(routes)
+        KeysController(keys: keyDirectory, enabled: token != nil).register(routes)
         SettingsController(settings: settings).register(routes)
         OperationsController(supervisor: supervisor, store: store, spool: spool, commits: commits, hub: hub,
                              metrics: metrics, minFreeSpace: configuration.minFreeSpace, objects: engine.objectStore,
@@ -192,9 +198,16 @@ extension RunningService {
         logger.info("Ferry listening", metadata: [
             "host": "\(configuration.host)", "port": "\(ports.first ?? configuration.port)", "spool": "\(spool.root)",
         ])
-        let chores = startChores(configuration: configuration, spool: spool, ballast: ballast, store: store,
+        var chores = startChores(configuration: configuration, spool: spool, ballast: ballast, store: store,
                                  supervisor: supervisor, logger: logger)
-        return RunningService(store: store, engine: engine, hub: hub, commits: commits, server: server,
+        chores.append(Task {
+            // API keys' `lastUsedAt`, written in batches (the guard only notes uses).
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(5))
+                await keyDirectory.saveUses()
+            }
+        })
+        return RunningService(store: store, engine: engine, hub: hub, commits: commits, server: server, router: router,
                               engineEvents: engineEvents, eventPump: eventPump, chores: chores, membership: membership,
                               webhooks: webhooks, requests: requests,
                               leaseSeconds: Double(configuration.lease.components.seconds) + Double(configuration.lease.components.attoseconds) / 1e18)
