@@ -191,6 +191,15 @@ public final class DownloadEngine: @unchecked Sendable {
         }
     }
 
+    /// Caps the transfers of one group (an API key's `maxActiveJobs`; nil: no cap of its own) running at once; the
+    /// slots are shared round-robin between groups with waiting transfers (`SchedulingQueue`).
+    public func setGroupCap(_ cap: Int?, group: String) {
+        queue.async {
+            self.scheduling.setCap(cap, group: group)
+            self.pump()
+        }
+    }
+
     /// Stops every transfer keeping its bytes (`.stopped`), lets finishing ones finish, cleans libcurl up, closes
     /// every descriptor, and returns after the last event was delivered.
     /// - Parameter seconds: with several nodes, how long the downloads may be held while their part uploads store

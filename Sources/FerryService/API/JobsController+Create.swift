@@ -65,11 +65,11 @@ extension JobsController {
             }
             drafts = valid
             let outcomes = slots
-            render = { answers in Self.batchResponse(slots: outcomes, answers: answers) }
+            render = { [supervisor] answers in Self.batchResponse(slots: outcomes, answers: answers, keyName: supervisor.keyName) }
         } else {
             let body = try RequestDecoding.decode(JobDraft.Body.self, from: request.body)
             drafts = [try JobDraft.validate(body, destinations: destinations)]
-            render = { answers in Self.singleResponse(answers[0], for: request) }
+            render = { [supervisor] answers in Self.singleResponse(answers[0], for: request, keyName: supervisor.keyName) }
         }
         var makeRecord: (@Sendable ([JobSupervisor.Created]) -> IdempotencyRecord?)?
         if let idempotency {
@@ -80,12 +80,13 @@ extension JobsController {
         return render(answers)
     }
 
-    private static func batchResponse(slots: [Result<Int, APIError>], answers: [JobSupervisor.Created]) -> HTTPResponse {
+    private static func batchResponse(slots: [Result<Int, APIError>], answers: [JobSupervisor.Created],
+                                      keyName: (JobRecord) -> String?) -> HTTPResponse {
         var json = JSONWriter(capacity: 600 * slots.count + 2)
         json.beginArray()
         for slot in slots {
             switch slot {
-            case .success(let index): write(answers[index], into: &json)
+            case .success(let index): write(answers[index], into: &json, keyName: keyName)
             case .failure(let error): writeError(error, into: &json)
             }
         }
@@ -93,14 +94,15 @@ extension JobsController {
         return .json(.ok, json.bytes)
     }
 
-    private static func singleResponse(_ answer: JobSupervisor.Created, for request: HTTPRequest) -> HTTPResponse {
+    private static func singleResponse(_ answer: JobSupervisor.Created, for request: HTTPRequest,
+                                       keyName: (JobRecord) -> String?) -> HTTPResponse {
         switch answer {
         case .created(let job):
-            var response = HTTPResponse.json(.created, JobView.render(job, rates: nil))
+            var response = HTTPResponse.json(.created, JobView.render(job, rates: nil, key: keyName(job)))
             response.headers["Location"] = "/api/v1/jobs/\(job.id)"
             return response
         case .existing(let job):
-            var response = HTTPResponse.json(.ok, JobView.render(job, rates: nil))
+            var response = HTTPResponse.json(.ok, JobView.render(job, rates: nil, key: keyName(job)))
             response.headers["Location"] = "/api/v1/jobs/\(job.id)"
             return response
         case .refused(let error):
@@ -108,9 +110,9 @@ extension JobsController {
         }
     }
 
-    private static func write(_ answer: JobSupervisor.Created, into json: inout JSONWriter) {
+    private static func write(_ answer: JobSupervisor.Created, into json: inout JSONWriter, keyName: (JobRecord) -> String?) {
         switch answer {
-        case .created(let job), .existing(let job): JobView.write(job, rates: nil, into: &json)
+        case .created(let job), .existing(let job): JobView.write(job, rates: nil, into: &json, key: keyName(job))
         case .refused(let error): writeError(APIError(error), into: &json)
         }
     }

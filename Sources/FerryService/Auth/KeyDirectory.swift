@@ -12,6 +12,8 @@ struct KeyDirectory: Sendable {
     let ring: KeyRing
     /// Closes the event streams opened with a key (`EventHub.closeStreams(ofKey:)`).
     let closeStreams: @Sendable (String) -> Void
+    /// Applies a key's limits where they hold (the engine's share of slots); nil: the key is gone.
+    let limitsChanged: @Sendable (String, APIKeyRecord.Limits?) -> Void
     let logger: Logger
 
     /// A new key and its token (shown this once; only its digest is stored).
@@ -23,6 +25,7 @@ struct KeyDirectory: Sendable {
                                digest: KeyRing.digest(ofToken: token), createdAt: now).storedForm
         try await store.insertKey(key)
         ring.put(key)
+        limitsChanged(key.id, key.limits)
         return (key, token)
     }
 
@@ -37,6 +40,7 @@ struct KeyDirectory: Sendable {
     func update(_ key: APIKeyRecord) async throws {
         try await store.updateKey(key)
         ring.put(key)
+        limitsChanged(key.id, key.limits)
     }
 
     /// Revokes a key at once: refused from the next request, its streams closed. Whether it existed.
@@ -49,7 +53,12 @@ struct KeyDirectory: Sendable {
     /// Another node made, changed or revoked key `id` (`ferry_keys`): read it again.
     func heard(_ id: String) async {
         do {
-            if let key = try await store.key(id: id) { ring.put(key) } else { forget(id) }
+            if let key = try await store.key(id: id) {
+                ring.put(key)
+                limitsChanged(key.id, key.limits)
+            } else {
+                forget(id)
+            }
         } catch {
             logger.warning("reading a changed API key failed", metadata: ["key": "\(id)", "error": "\(error)"])
         }
@@ -60,7 +69,10 @@ struct KeyDirectory: Sendable {
         do {
             let stored = try await store.keys()
             let kept = Set(stored.map(\.id))
-            for key in stored { ring.put(key) }
+            for key in stored {
+                ring.put(key)
+                limitsChanged(key.id, key.limits)
+            }
             for id in ring.ids() where !kept.contains(id) { forget(id) }
         } catch {
             logger.warning("reading the API keys failed", metadata: ["error": "\(error)"])
@@ -79,5 +91,6 @@ struct KeyDirectory: Sendable {
     private func forget(_ id: String) {
         ring.remove(id)
         closeStreams(id)
+        limitsChanged(id, nil)
     }
 }

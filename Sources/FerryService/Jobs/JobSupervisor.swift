@@ -196,14 +196,20 @@ actor JobSupervisor {
         return (job, rates[id], lastEventID)
     }
 
-    func counts() -> [JobState: Int] {
+    /// Jobs by state, of the jobs `access` sees (metrics: a key counts its own).
+    func counts(visibleTo access: JobAccess = .administrator) -> [JobState: Int] {
         var counts: [JobState: Int] = [:]
-        for job in jobs.values { counts[job.state, default: 0] += 1 }
+        for job in jobs.values where access.sees(job) { counts[job.state, default: 0] += 1 }
         return counts
     }
 
-    /// Sum of smoothed speeds of running transfers.
-    func totalSpeed() -> Double { rates.values.reduce(0) { $0 + $1.speed } }
+    /// Sum of smoothed speeds of running transfers (those `access` sees).
+    func totalSpeed(visibleTo access: JobAccess = .administrator) -> Double {
+        guard access.onlyKey != nil else { return rates.values.reduce(0) { $0 + $1.speed } }
+        return table.ratesByID().reduce(0) { sum, entry in
+            access.sees(owner: jobs[entry.key]?.ownerKey) ? sum + entry.value.speed : sum
+        }
+    }
 
     func allJobs() -> [JobRecord] { order.compactMap { jobs[$0] } }
 
@@ -241,11 +247,13 @@ actor JobSupervisor {
             resume = ResumeValidators(
                 etag: job.etag, lastModified: job.lastModified, bytesExpected: job.bytesExpected, finalURL: job.finalURL)
         }
-        return TransferSpec(
+        var spec = TransferSpec(
             id: job.id, url: url, headers: job.headers.map { (name: $0.name, value: $0.value) },
             filename: job.filename, checksum: job.checksum,
             maxBytesPerSecond: job.maxBytesPerSecond, connections: job.connections, priority: job.priority, sequence: job.sequence,
             attempts: job.attempts, resume: resume, sources: Self.transferSources(job, url: url))
+        spec.group = job.ownerKey
+        return spec
     }
 
     /// The engine's view of a job's sources: the main URL as parsed for this submission, then each mirror (one whose

@@ -29,6 +29,11 @@ final class JobTable: Sendable {
         }
     }
 
+    /// Every job's live rates by id (a copy), from any thread.
+    func ratesByID() -> [String: LiveRates] {
+        contents.withLock { $0.rates }
+    }
+
     /// The node running a job (several nodes), from any thread.
     func node(of id: String) -> String? {
         contents.withLock { $0.nodes[id] }

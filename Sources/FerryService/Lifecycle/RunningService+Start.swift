@@ -133,6 +133,10 @@ extension RunningService {
 
         // API keys work only beside a token (the administrator's).
         let keys = token == nil ? KeyRing() : KeyRing(try await store.keys())
+        // Each key's share of the slots holds before recovery hands its jobs to the engine.
+        for id in keys.ids() {
+            engine.setGroupCap(keys.key(id: id)?.limits.maxActiveJobs.map { Int(clamping: $0) }, group: id)
+        }
         var dependencies = JobSupervisor.Dependencies(
             store: store, engine: engine, files: engine, ids: ids, commits: commits, metrics: metrics,
             logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL))
@@ -154,7 +158,10 @@ extension RunningService {
         let access = try await AccessGuard.open(token: token, readToken: configuration.readToken, port: configuration.port,
                                                 spool: spool.root, store: store, shared: cluster?.store, keys: keys,
                                                 logger: logger)
-        let keyDirectory = KeyDirectory(store: store, ring: keys, closeStreams: { hub.closeStreams(ofKey: $0) }, logger: logger)
+        let keyDirectory = KeyDirectory(store: store, ring: keys, closeStreams: { hub.closeStreams(ofKey: $0) },
+                                        limitsChanged: { id, limits in
+                                            engine.setGroupCap(limits?.maxActiveJobs.map { Int(clamping: $0) }, group: id)
+                                        }, logger: logger)
         let membership = zip(cluster, zip(feed, zip(relay, zip(renewals, fence)))).map { cluster, parts in
             ClusterMembership(store: cluster.store, renewals: parts.1.1.0, fence: parts.1.1.1, location: cluster.location,
                               configuration: configuration,

@@ -1,0 +1,44 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// A key's `maxActiveJobs` and its share of the slots, end to end (API.md, "API keys": "more of this key's jobs wait";
+/// "one key's queued jobs never hold back another key's one").
+@Suite("API keys: limits, end to end")
+struct KeyLimitsTests {
+    @Test func maxActiveJobsMakesTheRestWaitAndAnotherKeyStillRuns() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/big.bin", size: 4 << 20, seed: 5)
+            try await withFerry(token: KeyTests.adminToken) { ferry in
+                let (id, busy) = try await KeyTests.makeKey(ferry, name: "busy", limits: ["maxActiveJobs": 1])
+                let (_, quiet) = try await KeyTests.makeKey(ferry, name: "quiet")
+                var busyJobs: [String] = []
+                for index in 0..<3 {
+                    let made = try await busy.json("POST", "/api/v1/jobs",
+                                                   ["url": nginx.url("/slow/big.bin?rate=262144&n=\(index)"), "dedupe": false])
+                    busyJobs.append(try #require(try made.json()["id"] as? String))
+                }
+                let quietJob = try #require(try await quiet.json("POST", "/api/v1/jobs",
+                                                                 ["url": nginx.url("/slow/big.bin?rate=262144&q=1")]).json()["id"] as? String)
+                _ = try await quiet.waitForJob(quietJob) { $0["state"] as? String == "downloading" }
+                try await Task.sleep(for: .milliseconds(500))
+                let states = try await busyJobs.asyncMap { try await busy.get("/api/v1/jobs/\($0)").json()["state"] as? String }
+                #expect(states.filter { $0 == "downloading" }.count == 1, "\(states)")
+                #expect(states.filter { $0 == "waiting" }.count == 2, "\(states)")
+
+                // Raised, the limit lets a second one start at once.
+                #expect(try await ferry.client.json("PATCH", "/api/v1/keys/\(id)", ["limits": ["maxActiveJobs": 2]]).status == 200)
+                _ = try await busy.waitForJob(busyJobs[1]) { $0["state"] as? String == "downloading" }
+                for job in busyJobs + [quietJob] { _ = try await ferry.client.request("POST", "/api/v1/jobs/\(job)/cancel") }
+            }
+        }
+    }
+}
+
+extension Array {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}
