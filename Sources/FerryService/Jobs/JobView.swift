@@ -25,7 +25,7 @@ enum JobView {
         json.field("url", SubmittedURL.redacting(job.url))
         json.field("finalUrl", job.finalURL.map(SubmittedURL.redacting))
         json.field("state", job.state.rawValue)
-        if let key { json.field("key", key) }
+        json.field("key", key)
         json.field("node", job.state.needsRunning ? node : nil)
         json.field("filename", job.filename)
         json.field("bytesReceived", job.bytesReceived)
