@@ -198,6 +198,10 @@ enum PostgresSchema {
                 created_at   timestamptz NOT NULL,
                 last_used_at timestamptz
             );
+            ALTER TABLE webhook_notices ADD COLUMN state text NOT NULL DEFAULT 'pending',
+                ADD COLUMN last_status integer, ADD COLUMN settled_at timestamptz;
+            CREATE INDEX webhook_notices_state_due ON webhook_notices (state, due_at, created_at, id);
+            CREATE INDEX webhook_notices_job ON webhook_notices (job_id);
             """),
     ]
 

@@ -175,6 +175,12 @@ enum SQLiteSchema {
                 created_at   REAL NOT NULL,
                 last_used_at REAL
             );
+            -- Notices stay once settled, so they can be listed and sent again: `state` pending, delivered or failed.
+            ALTER TABLE webhook_notices ADD COLUMN state TEXT NOT NULL DEFAULT 'pending';
+            ALTER TABLE webhook_notices ADD COLUMN last_status INTEGER;
+            ALTER TABLE webhook_notices ADD COLUMN settled_at REAL;
+            CREATE INDEX webhook_notices_state_due ON webhook_notices (state, due_at, created_at, id);
+            CREATE INDEX webhook_notices_job ON webhook_notices (job_id);
             """),
     ]
 

@@ -152,6 +152,13 @@ actor FakeClusterStore: ClusterJobStore {
     func purgeRevokedSessions(expiringBy date: Date) async throws { await memory.purgeRevokedSessions(expiringBy: date) }
     func settings() async throws -> StoredSettings { await memory.settings() }
     func saveSettings(_ settings: StoredSettings) async throws { await memory.saveSettings(settings) }
+    func settleNotices(finishing: [NoticeSettlement], rescheduling: [WebhookNoticeRetry]) async throws {
+        await memory.settleNotices(finishing: finishing, rescheduling: rescheduling)
+    }
+    func notices(_ filter: NoticeFilter, limit: Int) async throws -> [NoticeStatus] { await memory.notices(filter, limit: limit) }
+    func notice(id: String) async throws -> NoticeStatus? { await memory.notice(id: id) }
+    func retryNotice(id: String, at: Date) async throws -> WebhookNotice? { await memory.retryNotice(id: id, at: at) }
+    func purgeSettledNotices(olderThan date: Date) async throws { await memory.purgeSettledNotices(olderThan: date) }
     func keys() async throws -> [APIKeyRecord] { await memory.keys() }
     func key(id: String) async throws -> APIKeyRecord? { await memory.key(id: id) }
     func insertKey(_ key: APIKeyRecord) async throws { try await memory.insertKey(key) }
