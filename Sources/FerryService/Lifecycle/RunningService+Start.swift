@@ -181,6 +181,7 @@ extension RunningService {
         EventsController(supervisor: supervisor, hub: hub, clusterFeed: feed).register(routes)
         SessionController(access: access).register(routes)
         KeysController(keys: keyDirectory, enabled: token != nil).register(routes)
+        NoticesController(store: store, supervisor: supervisor, webhooks: webhooks).register(routes)
         SettingsController(settings: settings).register(routes)
         OperationsController(supervisor: supervisor, store: store, spool: spool, commits: commits, hub: hub,
                              metrics: metrics, minFreeSpace: configuration.minFreeSpace, objects: engine.objectStore,

@@ -15,17 +15,26 @@ struct KeyScopeWalkTests {
             try await withFerry(token: KeyTests.adminToken) { ferry in
                 let (_, alice) = try await KeyTests.makeKey(ferry, name: "alice")
                 let (_, bob) = try await KeyTests.makeKey(ferry, name: "bob")
-                let made = try await alice.json("POST", "/api/v1/jobs", ["url": nginx.url("/walk.bin"), "tags": ["walk"]],
+                let made = try await alice.json("POST", "/api/v1/jobs", ["url": nginx.url("/walk.bin"), "tags": ["walk"],
+                                                                         "notify": nginx.url("/refuse-upload/walk")],
                                                 headers: ["Idempotency-Key": "walk"])
                 #expect(made.status == 201)
                 let job = try #require(try made.json()["id"] as? String)
                 let finished = try await alice.waitForJob(job) { $0["state"] as? String == "finished" }
                 let filename = try #require(finished["filename"] as? String)
+                // Its webhook notice (refused by the receiver: it stays pending).
+                var notice: String?
+                for _ in 0..<100 where notice == nil {
+                    let list = try await ferry.client.get("/api/v1/notices?job=\(job)").json()["notices"] as? [[String: Any]]
+                    notice = list?.first?["id"] as? String
+                    if notice == nil { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                let noticeID = try #require(notice)
 
                 let routes = ferry.service.registeredRoutes
                 #expect(routes.count >= 20)
                 for route in routes {
-                    try await walk(route, job: job, filename: filename, url: nginx.url("/walk.bin"),
+                    try await walk(route, job: job, notice: noticeID, filename: filename, url: nginx.url("/walk.bin"),
                                    as: bob, admin: ferry.client)
                 }
                 // Nothing bob did changed alice's job.
@@ -37,9 +46,12 @@ struct KeyScopeWalkTests {
     }
 
     /// Sends `bob` at one route in every way worth trying and checks none shows or touches `job`.
-    private func walk(_ route: (method: String, pattern: String), job: String, filename: String, url: String,
-                      as bob: TestClient, admin: TestClient) async throws {
-        let path = "/" + route.pattern.split(separator: "/").map { $0.hasPrefix(":") || $0.hasPrefix("*") ? Substring(job) : $0 }
+    private func walk(_ route: (method: String, pattern: String), job: String, notice: String, filename: String,
+                      url: String, as bob: TestClient, admin: TestClient) async throws {
+        // Each parameter is the id of alice's job, or of its notice on the notices' routes.
+        let isNotice = route.pattern.hasPrefix("/api/v1/notices/")
+        let path = "/" + route.pattern.split(separator: "/")
+            .map { $0.hasPrefix(":") || $0.hasPrefix("*") ? Substring(isNotice ? notice : job) : $0 }
             .joined(separator: "/")
         let names = "\(route.method) \(route.pattern)"
         if route.pattern.hasSuffix("/events") {
@@ -63,6 +75,8 @@ struct KeyScopeWalkTests {
             requests = [("?olderThan=0s", nil, [:]), ("?olderThan=0s&state=finished", nil, [:])]
         case ("PATCH", _) where route.pattern.contains(":"):
             requests += [("", ["priority": 7], [:]), ("", ["tags": ["x"]], [:])]
+        case ("GET", "/api/v1/notices"):
+            requests += [("?job=\(job)", nil, [:]), ("?state=pending", nil, [:])]
         case ("GET", _) where route.pattern.hasSuffix("/content"):
             requests += [("?follow=true", nil, [:]), ("", nil, ["Range": "bytes=0-9"])]
         default:
@@ -77,8 +91,10 @@ struct KeyScopeWalkTests {
             }
             // A 404 names the id it was asked for, as for an id that never existed: not a leak.
             let text = String(decoding: response.body, as: UTF8.self).replacingOccurrences(of: "no job with id '\(job)'", with: "")
+                .replacingOccurrences(of: "no notice with id '\(notice)'", with: "")
             #expect(!text.contains(job), "\(names) \(request.query) shows the other key's job: \(text.prefix(300))")
-            if route.pattern.contains(":") && route.pattern.hasPrefix("/api/v1/jobs/") {
+            #expect(!text.contains(notice), "\(names) \(request.query) shows the other key's notice: \(text.prefix(300))")
+            if route.pattern.contains(":") && (route.pattern.hasPrefix("/api/v1/jobs/") || isNotice) {
                 #expect(response.status == 404, "\(names) answered \(response.status) for another key's job: \(text.prefix(200))")
             }
             if let replayed = response.header("Idempotent-Replayed") {
