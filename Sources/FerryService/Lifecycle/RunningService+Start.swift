@@ -134,9 +134,11 @@ extension RunningService {
         // API keys work only beside a token (the administrator's).
         let keys = token == nil ? KeyRing() : KeyRing(try await store.keys())
         // Each key's share of the slots holds before recovery hands its jobs to the engine.
-        for id in keys.ids() {
-            engine.setGroupCap(keys.key(id: id)?.limits.maxActiveJobs.map { Int(clamping: $0) }, group: id)
+        let applyLimits: @Sendable (String, APIKeyRecord.Limits?) -> Void = { id, limits in
+            engine.setGroupCap(limits?.maxActiveJobs.map { Int(clamping: $0) }, group: id)
+            engine.setGroupRate(limits?.maxBytesPerSecond, group: id)
         }
+        for id in keys.ids() { applyLimits(id, keys.key(id: id)?.limits) }
         var dependencies = JobSupervisor.Dependencies(
             store: store, engine: engine, files: engine, ids: ids, commits: commits, metrics: metrics,
             logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL))
@@ -159,9 +161,7 @@ extension RunningService {
                                                 spool: spool.root, store: store, shared: cluster?.store, keys: keys,
                                                 logger: logger)
         let keyDirectory = KeyDirectory(store: store, ring: keys, closeStreams: { hub.closeStreams(ofKey: $0) },
-                                        limitsChanged: { id, limits in
-                                            engine.setGroupCap(limits?.maxActiveJobs.map { Int(clamping: $0) }, group: id)
-                                        }, logger: logger)
+                                        limitsChanged: applyLimits, logger: logger)
         let membership = zip(cluster, zip(feed, zip(relay, zip(renewals, fence)))).map { cluster, parts in
             ClusterMembership(store: cluster.store, renewals: parts.1.1.0, fence: parts.1.1.1, location: cluster.location,
                               configuration: configuration,

@@ -35,6 +35,32 @@ struct KeyLimitsTests {
     }
 }
 
+extension KeyLimitsTests {
+    /// A key's `maxBytesPerSecond` holds over all its transfers together.
+    @Test func maxBytesPerSecondHoldsOverAllTheKeysTransfers() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/big.bin", size: 16 << 20, seed: 6)
+            try await withFerry(token: KeyTests.adminToken) { ferry in
+                let limit = 262_144
+                let (_, slow) = try await KeyTests.makeKey(ferry, name: "slow", limits: ["maxBytesPerSecond": limit])
+                var jobs: [String] = []
+                for index in 0..<2 {
+                    let made = try await slow.json("POST", "/api/v1/jobs", ["url": nginx.url("/big.bin?n=\(index)"), "dedupe": false])
+                    jobs.append(try #require(try made.json()["id"] as? String))
+                }
+                let started = Date()
+                try await Task.sleep(for: .seconds(2))
+                let bytes = try await jobs.asyncMap { try await slow.get("/api/v1/jobs/\($0)").json()["bytesReceived"] as? Int ?? 0 }
+                let elapsed = Date().timeIntervalSince(started)
+                let total = bytes.reduce(0, +)
+                #expect(total > limit / 2, "\(bytes)")
+                #expect(Double(total) <= Double(limit) * (elapsed + 0.5), "\(bytes) in \(elapsed) s")
+                for job in jobs { _ = try await ferry.client.request("POST", "/api/v1/jobs/\(job)/cancel") }
+            }
+        }
+    }
+}
+
 extension Array {
     func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
         var results: [T] = []
