@@ -202,6 +202,7 @@ enum PostgresSchema {
                 ADD COLUMN last_status integer, ADD COLUMN settled_at timestamptz;
             CREATE INDEX webhook_notices_state_due ON webhook_notices (state, due_at, created_at, id);
             CREATE INDEX webhook_notices_job ON webhook_notices (job_id);
+            ALTER TABLE events ADD COLUMN owner_key text;
             """),
     ]
 

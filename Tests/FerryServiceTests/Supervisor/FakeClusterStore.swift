@@ -90,7 +90,7 @@ actor FakeClusterStore: ClusterJobStore {
         for id in deletions { owners[id] = nil }
         for event in change.events where commit.refused[event.jobID] == nil {
             let next = StoredEvent(id: Int64(stored.count + 1), jobID: event.jobID, kind: event.kind, data: event.data,
-                                   createdAt: Date())
+                                   createdAt: Date(), ownerKey: event.ownerKey)
             stored.append(next)
             commit.events.append(next)
         }
