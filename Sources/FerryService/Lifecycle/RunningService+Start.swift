@@ -100,7 +100,10 @@ extension RunningService {
         let (events, engineEvents) = AsyncStream<TransferEvent>.makeStream()
         let table = JobTable()
         let quota = configuration.spoolQuota.map { SpoolQuota(quota: $0, table: table) }
-        let engine = DownloadEngine(configuration: engineConfiguration, spool: spool, logger: logger, allowance: quota,
+        // API keys work only beside a token (the administrator's); each key's spoolBytes is checked with the quota.
+        let keys = token == nil ? KeyRing() : KeyRing(try await store.keys())
+        let allowance: (any SpoolAllowance)? = token == nil ? quota : KeySpoolQuota(inner: quota, keys: keys, table: table)
+        let engine = DownloadEngine(configuration: engineConfiguration, spool: spool, logger: logger, allowance: allowance,
                                     objectStore: objectStore,
                                     uploadLedger: cluster.map { ClusterUploadLedger(store: $0.store, node: configuration.nodeID, fence: fence, held: held,
                                                                                     metrics: metrics, logger: logger) }) { event in
@@ -131,8 +134,6 @@ extension RunningService {
             }
         }
 
-        // API keys work only beside a token (the administrator's).
-        let keys = token == nil ? KeyRing() : KeyRing(try await store.keys())
         // Each key's share of the slots holds before recovery hands its jobs to the engine.
         let applyLimits: @Sendable (String, APIKeyRecord.Limits?) -> Void = { id, limits in
             engine.setGroupCap(limits?.maxActiveJobs.map { Int(clamping: $0) }, group: id)

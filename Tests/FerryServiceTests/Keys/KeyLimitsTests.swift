@@ -61,6 +61,27 @@ extension KeyLimitsTests {
     }
 }
 
+extension KeyLimitsTests {
+    /// A key's `spoolBytes`: a file that would take its files past it fails with quota_exceeded before writing;
+    /// another key's same file still fits.
+    @Test func spoolBytesHoldsForTheKeysFiles() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/part.bin", size: 70_000, seed: 8)
+            try await withFerry(token: KeyTests.adminToken) { ferry in
+                let (_, small) = try await KeyTests.makeKey(ferry, name: "small", limits: ["spoolBytes": 100_000])
+                let (_, other) = try await KeyTests.makeKey(ferry, name: "other")
+                let first = try #require(try await small.json("POST", "/api/v1/jobs", ["url": nginx.url("/part.bin?n=1")]).json()["id"] as? String)
+                _ = try await small.waitForJob(first) { $0["state"] as? String == "finished" }
+                let second = try #require(try await small.json("POST", "/api/v1/jobs", ["url": nginx.url("/part.bin?n=2")]).json()["id"] as? String)
+                let failed = try await small.waitForJob(second) { $0["state"] as? String == "failed" }
+                #expect((failed["error"] as? [String: Any])?["code"] as? String == "quota_exceeded", "\(failed)")
+                let theirs = try #require(try await other.json("POST", "/api/v1/jobs", ["url": nginx.url("/part.bin?n=3")]).json()["id"] as? String)
+                _ = try await other.waitForJob(theirs) { $0["state"] as? String == "finished" }
+            }
+        }
+    }
+}
+
 extension Array {
     func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
         var results: [T] = []
