@@ -187,7 +187,7 @@ enum PostgresSchema {
         Migration(version: 9, sql: "ALTER TABLE jobs ADD COLUMN lease_epoch bigint NOT NULL DEFAULT 0, ADD COLUMN lease_holder text"),
         // API keys, as SQLite's schema 11 (version 10 is the fetch-through's).
         Migration(version: 11, sql: """
-            ALTER TABLE jobs ADD COLUMN owner_key text;
+            ALTER TABLE jobs ADD COLUMN IF NOT EXISTS owner_key text;
             CREATE INDEX jobs_owner_key_sequence ON jobs (owner_key, sequence);
             CREATE TABLE keys (
                 id           text        PRIMARY KEY,
