@@ -366,8 +366,7 @@ struct PostgresClusterTests {
             // lacks are added first (schemas 8 and 11 add them only if missing).
             try PostgresSchema.migrate(connection, to: 5)
             #expect(try PostgresSchema.version(connection) == 5)
-            _ = try connection.execute("ALTER TABLE jobs ADD COLUMN follows text, ADD COLUMN owner_key text", [],
-                                       operation: "add later columns")
+            _ = try connection.execute("ALTER TABLE jobs ADD COLUMN follows text, ADD COLUMN owner_key text", [], operation: "add columns")
             for job in [JobRecord.make("old-waiting"), .make("old-downloading", state: .downloading), .makeFull("old-failed")] {
                 try connection.execute(PostgresJobRow.insertSQL, try PostgresJobRow.parameters(job.storedForm),
                                        operation: "insert an old row")
