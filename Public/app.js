@@ -53,6 +53,15 @@
     maxSpeed: $('max-speed'),
     maxConcurrent: $('max-concurrent'),
     settingsSave: $('settings-save'),
+    keys: $('keys'),
+    keyForm: $('key-form'),
+    keyName: $('key-name'),
+    keyScope: $('key-scope'),
+    keyMaxActive: $('key-max-active'),
+    keyError: $('key-error'),
+    keyToken: $('key-token'),
+    keyTokenValue: $('key-token-value'),
+    keyList: $('key-list'),
     settingsError: $('settings-error'),
     settingsStatus: $('settings-status'),
     addForm: $('add-form'),
@@ -1092,10 +1101,112 @@
       const response = await api('GET', '/session', undefined, { authRedirect: false });
       const body = await response.json();
       setReadOnly(body.access === 'read-only');
+      showKeysPanel(body.managesKeys === true);
+      // A client's key (read or write) sees the settings but only the administrator changes them.
+      if (body.key != null && body.managesKeys !== true) {
+        ui.maxSpeed.disabled = true;
+        ui.maxConcurrent.disabled = true;
+        ui.settingsSave.hidden = true;
+      }
     } catch (error) {
       setReadOnly(false); // the API refuses what this login may not do anyway
+      showKeysPanel(false);
     }
   }
+
+  // MARK: API keys (the administrator's panel)
+
+  function showKeysPanel(value) {
+    ui.keys.hidden = !value;
+    if (value) loadKeys();
+  }
+
+  async function loadKeys() {
+    try {
+      const response = await api('GET', '/keys');
+      renderKeys((await response.json()).keys);
+    } catch (error) {
+      if (error.status !== 401) setFieldError(ui.keyError, `Could not load the keys: ${error.message}`);
+    }
+  }
+
+  /** One item per key: its name, scope and limits, a field for its jobs at once, Save and Revoke. */
+  function renderKeys(keys) {
+    ui.keyList.replaceChildren(...keys.map((key) => {
+      const item = document.createElement('li');
+      item.dataset.id = key.id;
+      const label = document.createElement('span');
+      label.className = 'key-label';
+      const limit = key.limits.maxActiveJobs == null ? 'no limit' : `${key.limits.maxActiveJobs} at once`;
+      const used = key.lastUsedAt ? `last used ${new Date(key.lastUsedAt).toLocaleString()}` : 'never used';
+      label.textContent = `${key.name} (${key.scope}), ${limit}, ${used}`;
+      const input = document.createElement('input');
+      input.type = 'number';
+      input.min = '0';
+      input.className = 'key-max-active';
+      input.setAttribute('aria-label', `Jobs at once for ${key.name}`);
+      input.value = key.limits.maxActiveJobs == null ? '' : String(key.limits.maxActiveJobs);
+      const save = document.createElement('button');
+      save.type = 'button';
+      save.className = 'button key-save';
+      save.textContent = 'Save';
+      save.addEventListener('click', () => changeKey(key.id, input.value));
+      const revoke = document.createElement('button');
+      revoke.type = 'button';
+      revoke.className = 'button danger key-revoke';
+      revoke.textContent = 'Revoke';
+      revoke.addEventListener('click', () => revokeKey(key.id));
+      item.append(label, input, save, revoke);
+      return item;
+    }));
+  }
+
+  /** The limit field's value: null for empty, a whole number of 0 or more, undefined when unreadable. */
+  function parseLimit(text) {
+    if (text.trim() === '') return null;
+    const value = Number(text);
+    return Number.isInteger(value) && value >= 0 ? value : undefined;
+  }
+
+  async function changeKey(id, text) {
+    const limit = parseLimit(text);
+    if (limit === undefined) { setFieldError(ui.keyError, 'Jobs at once must be a whole number of 0 or more, or empty.'); return; }
+    try {
+      await api('PATCH', `/keys/${encodeURIComponent(id)}`, { limits: { maxActiveJobs: limit } });
+      setFieldError(ui.keyError, '');
+      await loadKeys();
+    } catch (error) {
+      if (error.status !== 401) setFieldError(ui.keyError, error.message);
+    }
+  }
+
+  async function revokeKey(id) {
+    try {
+      await api('DELETE', `/keys/${encodeURIComponent(id)}`);
+      await loadKeys();
+    } catch (error) {
+      if (error.status !== 401) setFieldError(ui.keyError, error.message);
+    }
+  }
+
+  ui.keyForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    setFieldError(ui.keyError, '', ui.keyName);
+    const name = ui.keyName.value.trim();
+    if (!name) { setFieldError(ui.keyError, 'Give the key a name.', ui.keyName); ui.keyName.focus(); return; }
+    const limit = parseLimit(ui.keyMaxActive.value);
+    if (limit === undefined) { setFieldError(ui.keyError, 'Jobs at once must be a whole number of 0 or more, or empty.', ui.keyMaxActive); return; }
+    try {
+      const response = await api('POST', '/keys', { name, scope: ui.keyScope.value, limits: { maxActiveJobs: limit } });
+      const key = await response.json();
+      ui.keyTokenValue.textContent = key.token;
+      ui.keyToken.hidden = false;
+      ui.keyForm.reset();
+      await loadKeys();
+    } catch (error) {
+      if (error.status !== 401) setFieldError(ui.keyError, error.message);
+    }
+  });
 
   /** The read-only view: no add form, no job actions (CSS, `body.read-only`), settings shown but not changeable. */
   function setReadOnly(value) {

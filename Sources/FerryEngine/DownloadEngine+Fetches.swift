@@ -626,7 +626,6 @@ extension DownloadEngine {
     /// nor the scheduler's own count of transfers to the host holds it back).
     func hostIsContended(_ host: String) -> Bool {
         guard scheduling.activeCount < scheduling.maxActive, scheduling.activeCount(host: host) < configuration.maxPerHost else { return false }
-        let key = host.lowercased()
-        return scheduling.waitingIDs.contains { transfers[$0]?.host.lowercased() == key }
+        return scheduling.isWaiting(host: host)
     }
 }

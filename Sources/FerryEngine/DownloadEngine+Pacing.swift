@@ -6,9 +6,10 @@ import FerryCore
 ///
 /// libcurl's own limit (`CURLOPT_MAX_RECV_SPEED_LARGE`) is not used: it drains up to 100 receive buffers from a
 /// socket before it checks, then sleeps off the excess over a 3-second window, so a limited job came in bursts
-/// with stalls of many seconds between them. Instead each body chunk asks two token buckets before it is taken
-/// (`mayReceive`): the transfer's own (`maxBytesPerSecond`, shared by its connections) and the engine's
-/// (`globalMaxBytesPerSecond`, shared by every transfer). When either is empty the connection is paused
+/// with stalls of many seconds between them. Instead each body chunk asks the token buckets before it is taken
+/// (`mayReceive`): the transfer's own (`maxBytesPerSecond`, shared by its connections), its group's (an API key's
+/// `maxBytesPerSecond`, shared by that key's transfers) and the engine's (`globalMaxBytesPerSecond`, shared by every
+/// transfer). When either is empty the connection is paused
 /// (`CURL_WRITEFUNC_PAUSE`: libcurl keeps the chunk, stops reading the socket, and TCP slows the origin down) and
 /// woken when the bucket has refilled. A limited transfer's receive buffer is sized down
 /// (`receiveBufferSize(for:)`), so one chunk per connection is a small part of a second's worth of its limit.
@@ -16,24 +17,27 @@ extension DownloadEngine {
     /// Whether `connection` may take a body chunk of `count` bytes now. When it may not, the caller returns
     /// `.pause`; the connection is unpaused once the limits allow (it then asks again).
     func mayReceive(_ count: Int, for transfer: Transfer, on connection: SegmentFetch) -> Bool {
-        guard let delay = rateDelay(count, own: &transfer.rateBucket) else { return true }
+        guard let delay = rateDelay(count, own: &transfer.rateBucket, group: transfer.spec.group) else { return true }
         scheduleRateWake(transfer, connection, after: delay)
         return false
     }
 
-    /// Takes `count` bytes from the job's bucket (`own`) and the engine's when both allow them now, and returns nil;
-    /// otherwise takes nothing and returns the seconds until they may. Downloads and deliveries both ask it.
-    func rateDelay(_ count: Int, own bucket: inout TokenBucket?) -> Double? {
+    /// Takes `count` bytes from the job's bucket (`own`), its group's and the engine's when all allow them now, and
+    /// returns nil; otherwise takes nothing and returns the seconds until they may. Downloads and deliveries both ask it.
+    func rateDelay(_ count: Int, own bucket: inout TokenBucket?, group: String? = nil) -> Double? {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard bucket != nil || globalRateBucket != nil else { return nil }
+        var grouped = group.flatMap { groupRateBuckets[$0] }
+        guard bucket != nil || globalRateBucket != nil || grouped != nil else { return nil }
         let now = Self.monotonicSeconds()
         let ownAllows = bucket?.mayPass(now: now) ?? true
         let globalAllows = globalRateBucket?.mayPass(now: now) ?? true
-        guard ownAllows && globalAllows else {
-            return max(bucket?.delay(now: now) ?? 0, globalRateBucket?.delay(now: now) ?? 0)
+        let groupAllows = grouped?.mayPass(now: now) ?? true
+        guard ownAllows && globalAllows && groupAllows else {
+            return max(bucket?.delay(now: now) ?? 0, globalRateBucket?.delay(now: now) ?? 0, grouped?.delay(now: now) ?? 0)
         }
         bucket?.take(count, now: now)
         globalRateBucket?.take(count, now: now)
+        if let group, grouped != nil { groupRateBuckets[group]?.take(count, now: now) }
         return nil
     }
 
@@ -99,13 +103,19 @@ extension DownloadEngine {
     func applyRateLimits() {
         dispatchPrecondition(condition: .onQueue(queue))
         let running = scheduling.activeIDs.compactMap { id in transfers[id].flatMap { $0.isTransferring ? $0 : nil } }
-        let limited = configuration.globalMaxBytesPerSecond != nil || running.contains { $0.rateBucket != nil }
+        let limited = configuration.globalMaxBytesPerSecond != nil || !groupRateBuckets.isEmpty
+            || running.contains { $0.rateBucket != nil }
         guard limited || rateFloorsStale else { return }
         rateFloorsStale = false
         let globalShare = configuration.globalMaxBytesPerSecond.map { max(1, $0 / Int64(max(1, running.count))) }
+        var runningPerGroup: [String: Int64] = [:]
+        for transfer in running { if let group = transfer.spec.group { runningPerGroup[group, default: 0] += 1 } }
         for transfer in running {
             let connections = transfer.segmented?.fetches.values.filter(\.isConnected) ?? []
-            let limit = [transfer.spec.maxBytesPerSecond, globalShare].compactMap { $0 }.filter { $0 > 0 }.min()
+            let groupShare = transfer.spec.group.flatMap { group in
+                groupRateBuckets[group].map { max(1, Int64($0.rate) / max(1, runningPerGroup[group] ?? 1)) }
+            }
+            let limit = [transfer.spec.maxBytesPerSecond, globalShare, groupShare].compactMap { $0 }.filter { $0 > 0 }.min()
             let each = limit.map { max(1, $0 / Int64(max(1, connections.count))) }
             let floor = each.map { max(1, min(configuration.lowSpeedLimit, Int($0 / 4))) } ?? configuration.lowSpeedLimit
             for connection in connections where connection.appliedLowSpeedFloor != floor {

@@ -26,7 +26,8 @@ extension DownloadEngine {
     func enqueue(_ transfer: Transfer) {
         dispatchPrecondition(condition: .onQueue(queue))
         transfer.phase = .queued
-        scheduling.enqueue(transfer.id, host: transfer.host, priority: transfer.spec.priority, sequence: transfer.spec.sequence)
+        scheduling.enqueue(transfer.id, host: transfer.host, priority: transfer.spec.priority, sequence: transfer.spec.sequence,
+                           group: transfer.spec.group)
         pump()
         if transfer.phase == .queued { emit(.waiting(id: transfer.id, reason: .queued)) }
     }
@@ -43,7 +44,8 @@ extension DownloadEngine {
             if connectionsInUse(host: transfer.host) >= configuration.maxPerHost {
                 // The segments of other transfers hold every connection to this host: wait for one to be released.
                 scheduling.remove(id)
-                scheduling.enqueue(id, host: transfer.host, priority: transfer.spec.priority, sequence: transfer.spec.sequence)
+                scheduling.enqueue(id, host: transfer.host, priority: transfer.spec.priority, sequence: transfer.spec.sequence,
+                                   group: transfer.spec.group)
                 continue
             }
             start(transfer)

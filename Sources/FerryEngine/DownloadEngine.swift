@@ -55,6 +55,8 @@ public final class DownloadEngine: @unchecked Sendable {
     var stagedWriters: [FileWriter] = []
     /// The speed limit shared by every transfer (`globalMaxBytesPerSecond`); see `DownloadEngine+Pacing`.
     var globalRateBucket: TokenBucket?
+    /// The speed limits of groups (an API key's `maxBytesPerSecond`, shared by its transfers); see `+Pacing`.
+    var groupRateBuckets: [String: TokenBucket] = [:]
     /// A limit was lifted: the next `applyRateLimits` puts the low-speed floors it had lowered back.
     var rateFloorsStale = false
     /// The spool's free space as last read: see `freeBytes(needing:)`.
@@ -188,6 +190,33 @@ public final class DownloadEngine: @unchecked Sendable {
             self.scheduling.maxActive = max(1, n)
             self.multi.setMaxConnects(Self.connectionCacheSize(self.configuration))
             self.pump()
+        }
+    }
+
+    /// Caps the transfers of one group (an API key's `maxActiveJobs`; nil: no cap of its own) running at once; the
+    /// slots are shared round-robin between groups with waiting transfers (`SchedulingQueue`).
+    public func setGroupCap(_ cap: Int?, group: String) {
+        queue.async {
+            self.scheduling.setCap(cap, group: group)
+            self.pump()
+        }
+    }
+
+    /// Limits the transfers of one group together (an API key's `maxBytesPerSecond`; nil: none of its own), within
+    /// the engine-wide limit.
+    public func setGroupRate(_ bytesPerSecond: Int64?, group: String) {
+        queue.async {
+            let now = Self.monotonicSeconds()
+            if let limit = bytesPerSecond, limit > 0 {
+                if self.groupRateBuckets[group] != nil {
+                    self.groupRateBuckets[group]?.setRate(limit, now: now)
+                } else {
+                    self.groupRateBuckets[group] = TokenBucket(bytesPerSecond: limit, now: now)
+                }
+            } else if self.groupRateBuckets.removeValue(forKey: group) != nil {
+                self.rateFloorsStale = true
+            }
+            self.applyRateLimits()
         }
     }
 

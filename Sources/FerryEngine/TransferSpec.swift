@@ -34,6 +34,8 @@ public struct TransferSpec: Sendable {
     /// Present when bytes may already be on disk from an earlier run: continue from them if the origin's
     /// validators still match.
     public var resume: ResumeValidators?
+    /// The group whose turn it takes for a slot (the job's API key; nil: the administrator's), see `SchedulingQueue`.
+    public var group: String?
 
     public init(
         id: String, url: SubmittedURL, headers: [(name: String, value: String)] = [], filename: String? = nil,

@@ -25,6 +25,11 @@ public final class FerryService: Sendable {
     /// The port the server listens on (after `start`, until `stop`).
     public var port: Int? { running.withLock { $0?.server.boundPort } }
 
+    /// Every route registered (method and pattern), for tests that walk them all; empty when not running.
+    var registeredRoutes: [(method: String, pattern: String)] {
+        running.withLock { $0?.router.registeredRoutes.map { ($0.method.rawValue, $0.pattern) } ?? [] }
+    }
+
     /// Starts everything and returns once the server listens.
     public func start() async throws {
         let started = try await RunningService.start(configuration: configuration, logger: logger)

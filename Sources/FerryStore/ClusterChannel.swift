@@ -12,14 +12,16 @@ import Foundation
 ///   (JSON on one line names its job, `"id"`); each node sends at most one a second per job, batched.
 /// - `ferry_sessions`: a page session ended on some node, `<nonce> <expiry, Unix milliseconds>`; or `*`: the
 ///   session secret was replaced (every session ended), read it again.
+/// - `ferry_keys`: the id of an API key made, changed or revoked on some node: read it again (gone: revoked).
 public enum ClusterChannel {
     public static let events = "ferry_events"
     public static let jobs = "ferry_jobs"
     public static let commands = "ferry_commands"
     public static let progress = "ferry_progress"
     public static let sessions = "ferry_sessions"
+    public static let keys = "ferry_keys"
     /// Every channel a node listens to.
-    public static let all = [events, jobs, commands, progress, sessions]
+    public static let all = [events, jobs, commands, progress, sessions, keys]
 
     /// PostgreSQL refuses payloads of 8,000 bytes or more; a little under it.
     static let payloadLimit = 7_900

@@ -187,11 +187,14 @@ public struct NewEvent: Sendable, Equatable {
     public var kind: StoredEventKind
     /// The event's `data:` (one-line JSON), as bytes.
     public var data: [UInt8]
+    /// The API key owning the job (streams of other keys do not get it); nil for the administrator's.
+    public var ownerKey: String?
 
-    public init(jobID: String, kind: StoredEventKind, data: [UInt8]) {
+    public init(jobID: String, kind: StoredEventKind, data: [UInt8], ownerKey: String? = nil) {
         self.jobID = jobID
         self.kind = kind
         self.data = data
+        self.ownerKey = ownerKey
     }
 }
 
@@ -203,13 +206,16 @@ public struct StoredEvent: Sendable, Equatable {
     public var data: [UInt8]
     /// The database server's clock, to the millisecond.
     public var createdAt: Date
+    /// The API key owning the job; nil for the administrator's.
+    public var ownerKey: String?
 
-    public init(id: Int64, jobID: String, kind: StoredEventKind, data: [UInt8], createdAt: Date) {
+    public init(id: Int64, jobID: String, kind: StoredEventKind, data: [UInt8], createdAt: Date, ownerKey: String? = nil) {
         self.id = id
         self.jobID = jobID
         self.kind = kind
         self.data = data
         self.createdAt = createdAt
+        self.ownerKey = ownerKey
     }
 }
 

@@ -14,11 +14,14 @@ public struct JobFilter: Sendable, Equatable {
     public var tag: String?
     /// A substring of the filename or the redacted URL, any case. An empty text matches every job.
     public var text: String?
+    /// Jobs of this API key only (`JobRecord.ownerKey`), read from the stores' (owner_key, sequence) index.
+    public var ownerKey: String?
 
-    public init(states: Set<JobState>? = nil, tag: String? = nil, text: String? = nil) {
+    public init(states: Set<JobState>? = nil, tag: String? = nil, text: String? = nil, ownerKey: String? = nil) {
         self.states = states
         self.tag = tag
         self.text = text
+        self.ownerKey = ownerKey
     }
 
     /// Whether a store must look beyond states (the tag index, the search text).
@@ -26,6 +29,7 @@ public struct JobFilter: Sendable, Equatable {
 
     /// Whether `job` passes every condition: the definition the SQL of `SQLiteJobStore` follows.
     public func matches(_ job: JobRecord) -> Bool {
+        if let ownerKey, job.ownerKey != ownerKey { return false }
         if let states, !states.contains(job.state) { return false }
         if let tag, !job.tags.contains(tag) { return false }
         if let text, !text.isEmpty {

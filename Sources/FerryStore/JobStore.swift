@@ -113,6 +113,29 @@ public protocol JobStore: Sendable {
     /// Settles many tries at once, in one transaction where the store has them: deletes the notices `deleting`
     /// names and reschedules those of `rescheduling` (notices no longer stored are skipped).
     func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) async throws
+    /// Settles tries: `finishing` notices stay in the table as `delivered` or `failed` (listed by `notices`, sent
+    /// again by `retryNotice`), `rescheduling` ones get their next due time. One transaction where the store has them.
+    func settleNotices(finishing: [NoticeSettlement], rescheduling: [WebhookNoticeRetry]) async throws
+    /// Notices that pass `filter`, oldest first (then by id), at most `limit`.
+    func notices(_ filter: NoticeFilter, limit: Int) async throws -> [NoticeStatus]
+    func notice(id: String) async throws -> NoticeStatus?
+    /// Makes a pending or failed notice due at `at` (a failed one pending again, its tries kept) and returns it; nil
+    /// when no such notice is pending or failed (absent, or delivered).
+    func retryNotice(id: String, at: Date) async throws -> WebhookNotice?
+    /// Deletes delivered and failed notices settled strictly before `olderThan`.
+    func purgeSettledNotices(olderThan: Date) async throws
+    /// API keys (API.md, "API keys"), oldest first (then by id). Stored in the `keys` table (schema 11); a job's key
+    /// is `JobRecord.ownerKey`, and `JobFilter.ownerKey` lists one key's jobs from an index.
+    func keys() async throws -> [APIKeyRecord]
+    func key(id: String) async throws -> APIKeyRecord?
+    /// Stores a new key. - Throws: `JobStoreError.duplicateID` when its id is stored already.
+    func insertKey(_ key: APIKeyRecord) async throws
+    /// Replaces the key with the same id. - Throws: `JobStoreError.notFound`.
+    func updateKey(_ key: APIKeyRecord) async throws
+    /// Whether a key was deleted. Its jobs stay (with their `ownerKey`).
+    func deleteKey(id: String) async throws -> Bool
+    /// Sets `lastUsedAt` of several keys in one transaction; keys no longer stored are skipped.
+    func touchKeys(_ uses: [String: Date]) async throws
     /// Releases resources. Calls made afterwards fail (SQLite) or keep working (memory).
     func close() async
 }

@@ -362,11 +362,11 @@ struct PostgresClusterTests {
         try await offThePool { try queue.sync {
             let connection = try PostgresConnection(url: location.url, location: location.redacted, queue: queue)
             defer { connection.close() }
-            // The version before the cluster's. Rows are written with today's insert, so the one column it names
-            // that 5 lacks is added first (schema 8 adds it only if missing).
+            // The version before the cluster's. Rows are written with today's insert, so the columns it names that 5
+            // lacks are added first (schemas 8 and 11 add them only if missing).
             try PostgresSchema.migrate(connection, to: 5)
             #expect(try PostgresSchema.version(connection) == 5)
-            _ = try connection.execute("ALTER TABLE jobs ADD COLUMN follows text", [], operation: "add a later column")
+            _ = try connection.execute("ALTER TABLE jobs ADD COLUMN follows text, ADD COLUMN owner_key text", [], operation: "add columns")
             for job in [JobRecord.make("old-waiting"), .make("old-downloading", state: .downloading), .makeFull("old-failed")] {
                 try connection.execute(PostgresJobRow.insertSQL, try PostgresJobRow.parameters(job.storedForm),
                                        operation: "insert an old row")

@@ -1041,6 +1041,68 @@ def read_only_delivery(page, origin, ferry):
     page.wait("the login form after logout", lambda: page.visible("login"))
 
 
+def keys_panel(page, origin, ferry):
+    """The administrator's keys panel: make a key (its token shown once), change its limit, log in with it (only its
+    own jobs), revoke it."""
+    def as_key(token, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(ferry.base + "/api/v1" + path, data=data, method=method)
+        request.add_header("Authorization", "Bearer " + token)
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                raw = response.read()
+                return response.status, json.loads(raw) if raw else None
+        except urllib.error.HTTPError as error:
+            return error.code, None
+
+    page.open(ferry.base + "/")
+    page.wait("the login form", lambda: page.visible("login"))
+    page.fill("token", ferry.token)
+    page.click("#login-form button[type=submit]")
+    page.wait("the keys panel", lambda: page.visible("keys"))
+    page.fill("key-name", "team")
+    page.fill("key-max-active", "2")
+    page.click("#key-create")
+    page.wait("the new key's token", lambda: page.visible("key-token"))
+    token = page.text("key-token-value") or ""
+    RESULTS.check("keys: a new key's token is shown once", token.startswith("fk_"), token)
+    status, listed = ferry.api("GET", "/keys")
+    key = next((k for k in (listed or {}).get("keys", []) if k["name"] == "team"), None)
+    require("keys: the key was made with its limit", key is not None and key["limits"]["maxActiveJobs"] == 2, listed)
+    page.wait("the key in the list", lambda: page.js("return document.querySelectorAll('#key-list li').length") >= 1)
+    page.js(f"document.querySelector('#key-list li[data-id=\"{key['id']}\"] .key-max-active').value = '3'")
+    page.click(f"#key-list li[data-id='{key['id']}'] .key-save")
+    page.wait("the changed limit", lambda: ferry.api("GET", f"/keys/{key['id']}")[1]["limits"]["maxActiveJobs"] == 3)
+    RESULTS.check("keys: the panel changes a key's limit", True)
+    page.screenshot("ferry-page-keys.png")
+
+    status, admins = ferry.api("POST", "/jobs", {"url": origin.url("/small.txt?keys=admin"), "paused": True})
+    status2, mine = as_key(token, "POST", "/jobs", {"url": origin.url("/small.txt?keys=team"), "paused": True})
+    require("keys: a job of the administrator and one of the key", status == 201 and status2 == 201, (status, status2))
+    page.click("#logout")
+    page.wait("the login form", lambda: page.visible("login"))
+    page.fill("token", token)
+    page.click("#login-form button[type=submit]")
+    page.wait("the app after logging in with the key", lambda: page.visible("app"))
+    page.wait_row(origin.url("/small.txt?keys=team"), "the key's job", lambda r: r["state"] == "paused")
+    shown = page.js(VISIBLE_IDS_JS)
+    RESULTS.check("keys: logged in with a key, the page shows only its jobs and no keys panel",
+                  shown == [mine["id"]] and not page.visible("keys"), shown)
+    RESULTS.check("keys: a client's key cannot change the settings", not page.visible("settings-save"))
+    page.click("#logout")
+    page.wait("the login form", lambda: page.visible("login"))
+    page.fill("token", ferry.token)
+    page.click("#login-form button[type=submit]")
+    page.wait("the keys panel", lambda: page.visible("keys") and page.js("return document.querySelectorAll('#key-list li').length") >= 1)
+    page.click(f"#key-list li[data-id='{key['id']}'] .key-revoke")
+    page.wait("the key gone", lambda: page.js("return document.querySelectorAll('#key-list li').length") == 0)
+    RESULTS.check("keys: revoked from the panel, the key is refused at once", as_key(token, "GET", "/jobs")[0] == 401)
+    page.click("#logout")
+    page.wait("the login form", lambda: page.visible("login"))
+
+
 def open_mode(page, origin, ferry):
     small = origin.url("/small2.txt")
 
@@ -1196,8 +1258,13 @@ def main():
                  ("tags and search", tags_and_search, open_ferry),
                  ("onward delivery", onward_delivery, open_ferry),
                  ("mirrors", mirrors, open_ferry),
-                 ("read-only delivery", read_only_delivery, secured))
+                 ("read-only delivery", read_only_delivery, secured),
+                 ("keys panel", keys_panel, secured))
+    # PAGE_SCENARIOS="keys panel,open mode" runs only those (while working on one).
+    only = [name.strip() for name in os.environ.get("PAGE_SCENARIOS", "").split(",") if name.strip()]
     for name, scenario, ferry in scenarios:
+        if only and name not in only:
+            continue
         log(f"--- {name}")
         try:
             scenario(page, origin, ferry)

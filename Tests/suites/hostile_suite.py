@@ -16,7 +16,9 @@ one" (inside the namespace that address is loopback too). Without unshare (FERRY
 permission) the suite still runs, but schemathesis (which submits arbitrary URLs), the name test and the
 public-redirect test are skipped. Every process started is stopped by pid (finally, atexit, signal handlers).
 
-Groups (--only, comma list): ssrf, names, http, slowloris, burst, schemathesis, fuzz.
+Groups (--only, comma list): ssrf, names, http, slowloris, burst, schemathesis, keys, fuzz. `keys`
+(hostile_keys.py): a key guessing another key's ids, guessed tokens, a key revoked mid-stream, maxJobs 0 and
+many keys (FERRY_SUITE_KEYS, default 1,000).
 """
 
 import argparse
@@ -35,6 +37,7 @@ from urllib.parse import quote
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hlib  # noqa: E402
+import hostile_keys  # noqa: E402
 from hlib import Results, log  # noqa: E402
 
 TOKEN = "hostile-" + uuid.uuid4().hex
@@ -1092,7 +1095,7 @@ def main():
                         help="also run scripts/fuzz-parser.sh SECONDS (default 300)")
     parser.add_argument("--max-examples", type=int, default=50)
     parser.add_argument("--st-seed", type=int, default=20261122)
-    parser.add_argument("--only", default="", help="comma list of groups: ssrf,names,http,websocket,slowloris,burst,schemathesis,fuzz")
+    parser.add_argument("--only", default="", help="comma list of groups: ssrf,names,http,websocket,slowloris,burst,schemathesis,keys,fuzz")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     args = parser.parse_args()
 
@@ -1100,7 +1103,7 @@ def main():
     hlib.install_cleanup()
     hlib.raise_nofile()
     groups = set(g for g in args.only.split(",") if g) or {"ssrf", "names", "http", "websocket", "slowloris", "burst",
-                                                            "schemathesis"}
+                                                            "schemathesis", "keys"}
     if args.with_fuzz is not None:
         groups.add("fuzz")
 
@@ -1143,6 +1146,8 @@ def main():
             else:
                 results.skip("schemathesis", "needs a loopback-only network namespace (unshare --net): it submits "
                              "arbitrary URLs that Ferry would try to resolve and fetch")
+        if "keys" in groups:
+            hostile_keys.test_keys(results, permissive, many=hostile_keys.keys_count())
         if "fuzz" in groups:
             test_fuzz(results, args.with_fuzz or 300, workdir)
 

@@ -157,6 +157,29 @@ public final class FerryAPI {
         return Fetched(value: try decode(ServiceSettings.self, response.body), body: response.body, status: response.status)
     }
 
+    // MARK: API keys
+
+    /// `POST /api/v1/keys`: the key made, with its token (shown this once).
+    public func createKey(_ key: NewKey) throws(ClientError) -> Fetched<APIKey> {
+        let response = try checked(session.send(.json("POST", "/api/v1/keys", key.body)))
+        return Fetched(value: try decode(APIKey.self, response.body), body: response.body, status: response.status)
+    }
+
+    /// `GET /api/v1/keys`.
+    public func keys() throws(ClientError) -> Fetched<[APIKey]> {
+        let response = try checked(session.send(ClientRequest("GET", "/api/v1/keys")))
+        return Fetched(value: try decode(KeyList.self, response.body).keys, body: response.body, status: response.status)
+    }
+
+    /// `DELETE /api/v1/keys/{id}`: revokes it at once.
+    public func revokeKey(_ id: String) throws(ClientError) {
+        _ = try checked(session.send(ClientRequest("DELETE", "/api/v1/keys/" + TargetEncoding.segment(id))))
+    }
+
+    private struct KeyList: Decodable {
+        var keys: [APIKey]
+    }
+
     // MARK: Helpers
 
     static func jobPath(_ id: String) -> String { "/api/v1/jobs/" + TargetEncoding.segment(id) }

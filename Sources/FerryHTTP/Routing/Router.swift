@@ -61,6 +61,11 @@ public final class Router: @unchecked Sendable {
         routes.append(Route(method: method, pattern: RoutePattern(pattern), action: .immediate(handler)))
     }
 
+    /// Every route added, as (method, pattern) in the order added: what a test walks to check each one.
+    public var registeredRoutes: [(method: HTTPMethod, pattern: String)] {
+        routes.map { ($0.method, $0.pattern.text) }
+    }
+
     public func handle(_ request: HTTPRequest) async -> HTTPResponse {
         switch resolve(request) {
         case .route(let route, let request):

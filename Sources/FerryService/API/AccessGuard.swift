@@ -21,12 +21,25 @@ final class AccessGuard: @unchecked Sendable {
         case open
         case bearer(AccessLevel)
         case cookie(nonce: String, AccessLevel)
+        /// An API key (`Authorization: Bearer fk_...`).
+        case key(KeyIdentity)
+        /// A session opened with an API key.
+        case keyCookie(nonce: String, KeyIdentity)
 
         /// What the request may do.
         var access: AccessLevel {
             switch self {
             case .open: .full
             case .bearer(let access), .cookie(_, let access): access
+            case .key(let key), .keyCookie(_, let key): key.access
+            }
+        }
+
+        /// Whom the request speaks for.
+        var principal: Principal {
+            switch self {
+            case .open, .bearer, .cookie: .administrator
+            case .key(let key), .keyCookie(_, let key): .key(key)
             }
         }
     }
@@ -37,16 +50,19 @@ final class AccessGuard: @unchecked Sendable {
     /// Present exactly when a token is.
     /// The page's sessions (with a token); several nodes hand them what other nodes announce.
     let sessions: Sessions?
+    /// The API keys accepted besides the tokens (only with a token).
+    let keys: KeyRing
     private let lock = NSLock()
     /// Guarded by `lock`.
     private var port: Int
 
-    init(token: String?, readToken: String? = nil, sessions: Sessions?, port: Int) {
+    init(token: String?, readToken: String? = nil, sessions: Sessions?, keys: KeyRing = KeyRing(), port: Int) {
         precondition((token == nil) == (sessions == nil), "sessions exist exactly when a token is configured")
         precondition(readToken == nil || token != nil, "a read token needs a token")
         self.token = token
         self.readToken = readToken
         self.sessions = sessions
+        self.keys = keys
         self.port = port
     }
 
@@ -54,13 +70,14 @@ final class AccessGuard: @unchecked Sendable {
     /// when there is one.
     /// With `shared` (several nodes), the session secret is the store's.
     static func open(token: String?, readToken: String? = nil, port: Int, spool: String, store: any JobStore,
-                     shared: (any ClusterJobStore)? = nil, logger: Logger) async throws -> AccessGuard {
+                     shared: (any ClusterJobStore)? = nil, keys: KeyRing = KeyRing(),
+                     logger: Logger) async throws -> AccessGuard {
         var sessions: Sessions?
         if let token {
             sessions = try await Sessions.open(token: token, readToken: readToken, spool: spool, store: store,
                                                shared: shared, logger: logger)
         }
-        return AccessGuard(token: token, readToken: readToken, sessions: sessions, port: port)
+        return AccessGuard(token: token, readToken: readToken, sessions: sessions, keys: keys, port: port)
     }
 
     var isOpen: Bool { token == nil }
@@ -85,7 +102,7 @@ final class AccessGuard: @unchecked Sendable {
         request.method != .GET && request.method != .HEAD && request.method != .OPTIONS
     }
 
-    /// Throws the `APIError` that refuses the request, or returns how it was authenticated.
+    /// Throws the `APIError` that refuses the request, or returns how it was authenticated (a public path: `.open`).
     func check(_ request: HTTPRequest, now: Date = Date()) throws(APIError) -> Credential {
         // aria2's RPC judges each call's secret, Origin and Host itself (`Aria2Controller`, `Aria2Authorization`):
         // its clients send the secret inside the body and often no JSON `Content-Type`.
@@ -108,33 +125,52 @@ final class AccessGuard: @unchecked Sendable {
         if let authorization = request.headers["Authorization"] {
             let parts = authorization.split(separator: " ", maxSplits: 1)
             if parts.count == 2, parts[0].lowercased() == "bearer",
-               let access = level(of: String(parts[1]).trimmingCharacters(in: .whitespaces), token: token) {
-                if changesState, access == .readOnly { throw Self.readOnly(request) }
-                return .bearer(access)
+               let credential = bearer(String(parts[1]).trimmingCharacters(in: .whitespaces), token: token, now: now) {
+                if changesState, credential.access == .readOnly { throw Self.readOnly(request) }
+                return credential
             }
             throw Self.unauthorized("the bearer token is not valid")
         }
         if let header = request.headers["Cookie"], let value = SessionCookie.value(inCookieHeader: header),
            let session = sessions.verify(value, now: now) {
-            if changesState, session.access == .readOnly { throw Self.readOnly(request) }
+            var credential = Credential.cookie(nonce: session.nonce, session.access)
+            if let keyID = SessionCookie.keyID(inNonce: session.nonce) {
+                // A key's session lives as long as the key: revoked, it is refused at once.
+                guard let key = keys.key(id: keyID) else { throw Self.unauthorized("the session's key was revoked") }
+                credential = .keyCookie(nonce: session.nonce, KeyIdentity(key))
+            }
+            if changesState, credential.access == .readOnly { throw Self.readOnly(request) }
             if changesState, request.headers["X-Requested-With"] != "ferry" {
                 throw APIError(.forbidden, "requests that change state with a session cookie must carry 'X-Requested-With: ferry'")
             }
-            return .cookie(nonce: session.nonce, session.access)
+            return credential
         }
         throw Self.unauthorized("this request needs 'Authorization: Bearer <token>' or a session (POST /api/v1/session)")
     }
 
     /// What a secret presented some other way than `Authorization` may do (aria2's `"token:<secret>"` parameter, the
     /// Basic password of a `/fetch` URL's userinfo): the same decision as a bearer token's, in one place. Nil when it
-    /// is neither the token nor the read token, or when no token is configured (open mode: see `isOpen`).
+    /// is neither the token, the read token nor an API key's token, or when no token is configured (open mode: see
+    /// `isOpen`). Whose jobs it may see: `principal(ofSecret:)`.
     func level(ofSecret given: String) -> AccessLevel? {
+        credential(ofSecret: given)?.access
+    }
+
+    /// The credential a secret presented outside `Authorization` stands for (the token, the read token or an API
+    /// key, whose `principal` then scopes what the caller sees through `JobAccess`); nil as for `level(ofSecret:)`.
+    func credential(ofSecret given: String, now: Date = Date()) -> Credential? {
         guard let token else { return nil }
-        return level(of: given, token: token)
+        return bearer(given, token: token, now: now)
+    }
+
+    /// The credential of a bearer secret: the token, the read token or an API key; nil for none.
+    private func bearer(_ given: String, token: String, now: Date) -> Credential? {
+        if let access = level(of: given, token: token) { return .bearer(access) }
+        return keys.resolve(token: given, now: now).map { .key(KeyIdentity($0)) }
     }
 
     /// What `given` may do: `.full` for the token, `.readOnly` for the read token, nil for neither. Both are compared
-    /// in constant time, always both, so the time taken says nothing about which matched.
+    /// in constant time, always both, so the time taken says nothing about which matched. (API keys: `bearer`.)
     private func level(of given: String, token: String) -> AccessLevel? {
         let isToken = Secret.constantTimeEqual(given, token)
         let isReadToken = readToken.map { Secret.constantTimeEqual(given, $0) } ?? false
@@ -143,11 +179,12 @@ final class AccessGuard: @unchecked Sendable {
 
     // MARK: Sessions
 
-    /// A `Set-Cookie` value for a correct token (a read-only session for the read token); nil when the token is wrong
-    /// or none is configured.
+    /// A `Set-Cookie` value for a correct token (a read-only session for the read token, a key's session for an API
+    /// key's token); nil when the token is wrong or none is configured.
     func login(token given: String, now: Date = Date()) -> String? {
-        guard let token, let sessions, let access = level(of: given, token: token) else { return nil }
-        return sessions.issue(now: now, access: access)
+        guard let token, let sessions, let credential = bearer(given, token: token, now: now) else { return nil }
+        if case .key(let key) = credential { return sessions.issue(now: now, keyID: key.id) }
+        return sessions.issue(now: now, access: credential.access)
     }
 
     /// Ends the session whose cookie the request carries, if any; returns once that survives a restart.

@@ -18,7 +18,7 @@ struct ContentController: Sendable {
 
     func serve(_ request: HTTPRequest) async throws -> HTTPResponse {
         let id = request.pathParameters["id"] ?? ""
-        guard let (job, _) = await supervisor.job(id) else { throw APIError.jobNotFound(id) }
+        let (job, _) = try JobAccess.current.require(await supervisor.job(id), id: id)
         if job.delivery?.state == .delivered, job.delivery?.deleteAfter == true {
             throw APIError(.gone, "the file was delivered and removed from this server (deleteAfter)")
         }

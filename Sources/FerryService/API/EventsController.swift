@@ -26,15 +26,18 @@ struct EventsController: Sendable {
         if let lastID { await clusterFeed?.catchUp(toInclude: lastID) }
         let start: EventHub.Start = lastID.map { .after($0) } ?? .live
         let hub = hub
+        let access = JobAccess.current
         return EventStreamWriter.response(heartbeat: 0) { writer in
-            hub.subscribe(writer: writer, stream: writer.stream, jobs: jobs, intervalMilliseconds: interval, start: start)
+            hub.subscribe(writer: writer, stream: writer.stream, jobs: jobs, intervalMilliseconds: interval, start: start,
+                          access: access)
         }
     }
 
     func one(_ request: HTTPRequest) async throws -> HTTPResponse {
         let id = request.pathParameters["id"] ?? ""
         let interval = try Self.interval(request)
-        guard let snapshot = await supervisor.snapshot(id) else { throw APIError.jobNotFound(id) }
+        let access = JobAccess.current
+        guard let snapshot = await supervisor.snapshot(id), access.sees(snapshot.job) else { throw APIError.jobNotFound(id) }
         let lastID = try Self.lastEventID(request)
         let ended = snapshot.job.state.isTerminal
         if ended, lastID != nil {
@@ -47,13 +50,14 @@ struct EventsController: Sendable {
             start = .after(lastID)
         } else {
             start = .snapshot(ServerEvent(id: snapshot.eventID, kind: .job, jobID: id,
-                                          data: JobView.render(snapshot.job, rates: snapshot.rates, node: supervisor.peekNode(id)),
-                                          closesJobStream: ended))
+                                          data: JobView.render(snapshot.job, rates: snapshot.rates, node: supervisor.peekNode(id),
+                                                               key: supervisor.keyName(of: snapshot.job)),
+                                          closesJobStream: ended, owner: snapshot.job.ownerKey))
         }
         let hub = hub
         return EventStreamWriter.response(heartbeat: 0) { writer in
             hub.subscribe(writer: writer, stream: writer.stream, jobs: [id], intervalMilliseconds: interval,
-                          start: start, endsWithJob: id)
+                          start: start, endsWithJob: id, access: access)
         }
     }
 

@@ -5,10 +5,12 @@ import Foundation
 /// `POST /api/v1/jobs`: one job or a batch, with or without an `Idempotency-Key`.
 extension JobsController {
     func create(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let key = request.headers["Idempotency-Key"] else { return try await createJobs(request) }
-        guard !key.isEmpty, key.utf8.count <= 255 else {
+        guard let given = request.headers["Idempotency-Key"] else { return try await createJobs(request) }
+        guard !given.isEmpty, given.utf8.count <= 255 else {
             throw APIError(.invalidRequest, "'Idempotency-Key' must be 1 to 255 characters")
         }
+        // Each API key has its keys apart (the same key from two clients is two requests).
+        let key = JobAccess.current.idempotencyScope + given
         let fingerprint = RequestFingerprint.of(method: "POST", path: "/api/v1/jobs", body: request.body)
         guard await idempotency.begin(key) else {
             throw APIError(.conflict, "a request with this Idempotency-Key is still being processed")
@@ -65,29 +67,30 @@ extension JobsController {
             }
             drafts = valid
             let outcomes = slots
-            render = { answers in Self.batchResponse(slots: outcomes, answers: answers) }
+            render = { [supervisor] answers in Self.batchResponse(slots: outcomes, answers: answers, keyName: supervisor.keyName) }
         } else {
             let body = try RequestDecoding.decode(JobDraft.Body.self, from: request.body)
             var draft = try JobDraft.validate(body, destinations: destinations)
             draft.keyRule = keyRule
             drafts = [draft]
-            render = { answers in Self.singleResponse(answers[0], for: request) }
+            render = { [supervisor] answers in Self.singleResponse(answers[0], for: request, keyName: supervisor.keyName) }
         }
         var makeRecord: (@Sendable ([JobSupervisor.Created]) -> IdempotencyRecord?)?
         if let idempotency {
             makeRecord = { answers in idempotency.record(for: render(answers)) }
         }
         // Called even with no valid draft, so that an idempotent batch of refusals records its answer.
-        let answers = try await supervisor.create(drafts, idempotencyRecord: makeRecord)
+        let answers = try await supervisor.create(drafts, owner: JobAccess.current.owner, idempotencyRecord: makeRecord)
         return render(answers)
     }
 
-    private static func batchResponse(slots: [Result<Int, APIError>], answers: [JobSupervisor.Created]) -> HTTPResponse {
+    private static func batchResponse(slots: [Result<Int, APIError>], answers: [JobSupervisor.Created],
+                                      keyName: (JobRecord) -> String?) -> HTTPResponse {
         var json = JSONWriter(capacity: 600 * slots.count + 2)
         json.beginArray()
         for slot in slots {
             switch slot {
-            case .success(let index): write(answers[index], into: &json)
+            case .success(let index): write(answers[index], into: &json, keyName: keyName)
             case .failure(let error): writeError(error, into: &json)
             }
         }
@@ -95,14 +98,15 @@ extension JobsController {
         return .json(.ok, json.bytes)
     }
 
-    private static func singleResponse(_ answer: JobSupervisor.Created, for request: HTTPRequest) -> HTTPResponse {
+    private static func singleResponse(_ answer: JobSupervisor.Created, for request: HTTPRequest,
+                                       keyName: (JobRecord) -> String?) -> HTTPResponse {
         switch answer {
         case .created(let job):
-            var response = HTTPResponse.json(.created, JobView.render(job, rates: nil))
+            var response = HTTPResponse.json(.created, JobView.render(job, rates: nil, key: keyName(job)))
             response.headers["Location"] = "/api/v1/jobs/\(job.id)"
             return response
         case .existing(let job):
-            var response = HTTPResponse.json(.ok, JobView.render(job, rates: nil))
+            var response = HTTPResponse.json(.ok, JobView.render(job, rates: nil, key: keyName(job)))
             response.headers["Location"] = "/api/v1/jobs/\(job.id)"
             return response
         case .refused(let error):
@@ -110,9 +114,9 @@ extension JobsController {
         }
     }
 
-    private static func write(_ answer: JobSupervisor.Created, into json: inout JSONWriter) {
+    private static func write(_ answer: JobSupervisor.Created, into json: inout JSONWriter, keyName: (JobRecord) -> String?) {
         switch answer {
-        case .created(let job), .existing(let job): JobView.write(job, rates: nil, into: &json)
+        case .created(let job), .existing(let job): JobView.write(job, rates: nil, into: &json, key: keyName(job))
         case .refused(let error): writeError(APIError(error), into: &json)
         }
     }

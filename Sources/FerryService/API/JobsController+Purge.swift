@@ -10,7 +10,7 @@ extension JobsController {
     func purge(_ request: HTTPRequest) async throws -> HTTPResponse {
         let selection = try Self.purgeSelection(state: request.queryValue("state"),
                                                 olderThan: request.queryValue("olderThan"), now: Date())
-        let removed = try await supervisor.purge(selection)
+        let removed = try await supervisor.purge(selection, visibleTo: JobAccess.current)
         var json = JSONWriter(capacity: 32 * removed.count + 32)
         json.beginObject()
         json.field("removed", removed.count)

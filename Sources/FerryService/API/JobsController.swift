@@ -48,19 +48,24 @@ struct JobsController: Sendable {
         }
         var after: Int64?
         if let text = request.queryValue("after"), !text.isEmpty { after = try RequestDecoding.sequence(fromCursor: text) }
-        // A tag or a search text is looked up in the store (indexed there); states alone are read from the table.
-        let filter = JobFilter(states: states, tag: nonEmpty(request.queryValue("tag")), text: nonEmpty(request.queryValue("q")))
+        // A tag, a search text or a key's own jobs are looked up in the store (indexed there); states alone are read
+        // from the table.
+        let access = JobAccess.current
+        let filter = access.narrowing(JobFilter(states: states, tag: nonEmpty(request.queryValue("tag")),
+                                                text: nonEmpty(request.queryValue("q"))))
         if let text = filter.text, text.unicodeScalars.count > Self.maxSearchLength {
             throw APIError(.invalidRequest, "'q' may be at most \(Self.maxSearchLength) characters")
         }
-        let page = filter.selectsByContent
+        let page = filter.selectsByContent || filter.ownerKey != nil
             ? try await supervisor.list(matching: filter, after: after, limit: limit)
             : await supervisor.list(states: states, after: after, limit: limit)
         var json = JSONWriter(capacity: 600 * page.jobs.count + 40)
         json.beginObject()
         json.key("jobs")
         json.beginArray()
-        for (job, rates) in page.jobs { JobView.write(job, rates: rates, into: &json, node: supervisor.peekNode(job.id)) }
+        for (job, rates) in page.jobs where access.sees(job) {
+            JobView.write(job, rates: rates, into: &json, node: supervisor.peekNode(job.id), key: supervisor.keyName(of: job))
+        }
         json.endArray()
         json.field("next", page.next.map(RequestDecoding.cursor))
         json.endObject()
@@ -82,15 +87,22 @@ struct JobsController: Sendable {
     /// Answered on the connection queue: reads the supervisor's table without waiting for the actor.
     func get(_ request: HTTPRequest) throws -> HTTPResponse {
         let id = request.pathParameters["id"] ?? ""
-        guard let (job, rates) = supervisor.peek(id) else { throw APIError.jobNotFound(id) }
+        let (job, rates) = try visible(id)
         return HTTPResponse(status: .ok, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
-                            body: .bytes(JobView.render(job, rates: rates, node: supervisor.peekNode(id))))
+                            body: .bytes(JobView.render(job, rates: rates, node: supervisor.peekNode(id),
+                                                        key: supervisor.keyName(of: job))))
+    }
+
+    /// The job `id` as the table has it, when the request may see it (`JobAccess`); `404` as if absent otherwise.
+    func visible(_ id: String) throws(APIError) -> (JobRecord, LiveRates?) {
+        try JobAccess.current.require(supervisor.peek(id), id: id)
     }
 
     // MARK: Change
 
     func patch(_ request: HTTPRequest) async throws -> HTTPResponse {
         let id = request.pathParameters["id"] ?? ""
+        _ = try visible(id)
         let body = try RequestDecoding.decode(PatchBody.self, from: request.body)
         var patch = JobPatch(priority: body.priority, maxBytesPerSecond: body.maxBytesPerSecond, url: nil,
                              tags: try body.tags.map(TagList.validate))
@@ -109,17 +121,22 @@ struct JobsController: Sendable {
             throw APIError(.invalidRequest, "nothing to change: give 'priority', 'maxBytesPerSecond', 'url' or 'tags'")
         }
         let job = try await supervisor.update(id, patch)
-        return .json(.ok, JobView.render(job, rates: await supervisor.job(id)?.1, node: supervisor.peekNode(id)))
+        return .json(.ok, JobView.render(job, rates: await supervisor.job(id)?.1, node: supervisor.peekNode(id),
+                                         key: supervisor.keyName(of: job)))
     }
 
     func delete(_ request: HTTPRequest) async throws -> HTTPResponse {
-        try await supervisor.delete(request.pathParameters["id"] ?? "")
+        let id = request.pathParameters["id"] ?? ""
+        _ = try visible(id)
+        try await supervisor.delete(id)
         return HTTPResponse(status: .noContent)
     }
 
     private func act(_ request: HTTPRequest, _ action: (String) async throws -> JobRecord) async throws -> HTTPResponse {
         let id = request.pathParameters["id"] ?? ""
+        _ = try visible(id)
         let job = try await action(id)
-        return .json(.ok, JobView.render(job, rates: await supervisor.job(id)?.1, node: supervisor.peekNode(id)))
+        return .json(.ok, JobView.render(job, rates: await supervisor.job(id)?.1, node: supervisor.peekNode(id),
+                                         key: supervisor.keyName(of: job)))
     }
 }

@@ -9,6 +9,7 @@ extension APIError {
         case .spoolFull: self.init(.quotaExceeded, error.description)
         case .storeFailed, .ownerSilent: self.init(.unavailable, error.description)
         case .tooLargeToForward: self.init(.payloadTooLarge, error.description)
+        case .keyJobLimit: self.init(.rateLimited, error.description)
         case .lostAnswer: self.init(.internal, error.description)
         }
     }

@@ -84,10 +84,12 @@ struct OperationsController: Sendable {
     }
 
     func prometheus(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let counts = await supervisor.counts()
+        // A key's jobs only (`JobAccess`); the server's own figures are the same for everyone.
+        let access = JobAccess.current
+        let counts = await supervisor.counts(visibleTo: access)
         let gauges = ServiceMetrics.Gauges(
             jobsByState: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }),
-            downloadSpeed: await supervisor.totalSpeed(),
+            downloadSpeed: await supervisor.totalSpeed(visibleTo: access),
             subscribers: hub.subscriberCount,
             spoolBytes: spool.usedBytes(),
             freeBytes: spool.freeBytes(),

@@ -17,13 +17,14 @@ extension RunningService {
         // Event streams are long-lived connections: allow as many as the descriptor limit (raised to
         // its hard maximum) leaves room for, beside downloads, spool files and the store.
         serverConfiguration.maxConnections = max(1024, raiseDescriptorLimit() - 1024)
-        // The refusal when `AccessGuard` turns the request away, nil when it may proceed.
-        let refusal: @Sendable (HTTPRequest) -> HTTPResponse? = { request in
+        // The refusal when `AccessGuard` turns the request away, else whose jobs it may see (`JobAccess`, resolved
+        // once here and bound around the route as `JobAccess.current`).
+        let decide: @Sendable (HTTPRequest) -> GuardDecision = { request in
             switch Result(catching: { () throws(APIError) in try access.check(request) }) {
-            case .success: return nil
+            case .success(let credential): return .proceed(JobAccess(principal: credential.principal))
             case .failure(let refusal):
                 metrics.request(route: "auth", method: request.method.rawValue, status: refusal.status.code)
-                return refusal.response(for: request)
+                return .refuse(refusal.response(for: request))
             }
         }
         // On the connection queue: `/healthz`, refusals, immediate routes (snapshot reads) and the router's
@@ -31,12 +32,16 @@ extension RunningService {
         let health = OperationsController.immediate(metrics: metrics)
         let immediate: ImmediateResponder = { request in
             if let response = health(request) { return response }
-            if let response = refusal(request) { return response }
-            return router.respondImmediately(request)
+            switch decide(request) {
+            case .refuse(let refusal): return refusal
+            case .proceed(let jobs): return JobAccess.$current.withValue(jobs) { router.respondImmediately(request) }
+            }
         }
         return HTTPServer(configuration: serverConfiguration, logger: logger, immediate: immediate) { request in
-            if let response = refusal(request) { return response }
-            return await router.handle(request)
+            switch decide(request) {
+            case .refuse(let refusal): return refusal
+            case .proceed(let jobs): return await JobAccess.$current.withValue(jobs) { await router.handle(request) }
+            }
         }
     }
 
@@ -47,4 +52,10 @@ extension RunningService {
             throw APIError(.notFound, "nothing at \(request.path)")
         }
     }
+}
+
+/// What `AccessGuard` decided about a request: its refusal, or whose jobs it may see.
+private enum GuardDecision: Sendable {
+    case refuse(HTTPResponse)
+    case proceed(JobAccess)
 }

@@ -27,13 +27,17 @@ struct SessionController: Sendable {
         return response
     }
 
-    /// `{"access": "full" | "read-only"}` for the request's credentials (`full` when the API is open); `401` without
-    /// valid ones. The path needs no credentials to log in, so this handler authenticates itself.
+    /// `{"access": "full" | "read-only", "key": name or null, "managesKeys": bool}` for the request's credentials
+    /// (`full` when the API is open); `401` without valid ones. The path needs no credentials to log in, so this
+    /// handler authenticates itself.
     func show(_ request: HTTPRequest) async throws -> HTTPResponse {
         let credential = try access.authenticate(request)
+        let jobs = JobAccess(principal: credential.principal)
         var json = JSONWriter()
         json.beginObject()
         json.field("access", credential.access.rawValue)
+        if case .key(let key) = credential.principal { json.field("key", key.name) } else { json.field("key", nil as String?) }
+        json.field("managesKeys", jobs.managesKeys && !access.isOpen)
         json.endObject()
         var response = HTTPResponse.json(.ok, json.bytes)
         response.headers["Cache-Control"] = "no-store"

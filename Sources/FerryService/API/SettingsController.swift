@@ -15,6 +15,10 @@ struct SettingsController: Sendable {
     }
 
     func change(_ request: HTTPRequest) async throws -> HTTPResponse {
+        // The whole service's settings: the administrator's and admin keys', not a client key's.
+        guard JobAccess.current.managesKeys else {
+            throw APIError(.forbidden, "only the administrator's token and admin keys change the settings")
+        }
         let change = try RequestDecoding.decode(SettingsBody.self, from: request.body).validated()
         do {
             return Self.render(try await settings.change(change))

@@ -23,8 +23,11 @@ struct SessionCookie: Sendable {
         key = Secret.hmacSHA256(key: Array(secret.utf8), message: Array("\(purpose)\n\(token)".utf8))
     }
 
-    func issue(now: Date, nonce: [UInt8] = Secret.randomBytes(16)) -> String {
-        let body = "v1.\(Int64(now.timeIntervalSince1970 + Self.lifetime)).\(Secret.hex(nonce))"
+    /// - Parameter keyID: for a session opened with an API key: its id leads the nonce (`<id>-<hex>`), so the guard
+    ///   knows whose session it is (and refuses it once the key is revoked).
+    func issue(now: Date, nonce: [UInt8] = Secret.randomBytes(16), keyID: String? = nil) -> String {
+        let label = (keyID.map { $0 + "-" } ?? "") + Secret.hex(nonce)
+        let body = "v1.\(Int64(now.timeIntervalSince1970 + Self.lifetime)).\(label)"
         return body + "." + Secret.hex(Secret.hmacSHA256(key: key, message: Array(body.utf8)))
     }
 
@@ -38,6 +41,12 @@ struct SessionCookie: Sendable {
         let expiresAt = Date(timeIntervalSince1970: Double(expiry))
         guard expiresAt > now else { return nil }
         return Claims(nonce: String(parts[2]), expiresAt: expiresAt)
+    }
+
+    /// The id of the API key whose session a nonce is (`<id>-<hex>`); nil for a token's session.
+    static func keyID(inNonce nonce: String) -> String? {
+        guard let dash = nonce.firstIndex(of: "-") else { return nil }
+        return String(nonce[..<dash])
     }
 
     func setCookieHeader(_ value: String) -> String {

@@ -79,10 +79,11 @@ final class Sessions: @unchecked Sendable {
     }
 
     /// A `Set-Cookie` value starting a new session that may do what `access` allows (`.readOnly` needs a read token).
-    func issue(now: Date, access: AccessLevel = .full) -> String {
-        let signer = lock.withLock { access == .full ? cookies : readCookies }
+    /// With `keyID`, a session of that API key (signed as a full one: the guard takes what it may do from the key).
+    func issue(now: Date, access: AccessLevel = .full, keyID: String? = nil) -> String {
+        let signer = lock.withLock { access == .full || keyID != nil ? cookies : readCookies }
         guard let signer else { preconditionFailure("a read-only session was asked for with no read token") }
-        return signer.setCookieHeader(signer.issue(now: now))
+        return signer.setCookieHeader(signer.issue(now: now, keyID: keyID))
     }
 
     /// The session of a cookie value that is signed with a current key, unexpired and not logged out; nil otherwise.

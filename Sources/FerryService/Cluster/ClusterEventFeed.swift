@@ -85,7 +85,7 @@ actor ClusterEventFeed {
         var numbered: [ServerEvent] = []
         for event in events where event.kind == .progress {
             guard let id = ids.nextInBlock() else { break }
-            numbered.append(ServerEvent(id: id, kind: .progress, jobID: event.jobID, data: event.data))
+            numbered.append(ServerEvent(id: id, kind: .progress, jobID: event.jobID, data: event.data, owner: event.owner))
         }
         if !numbered.isEmpty { hub.publish(numbered) }
         if !refillAsked, ClusterEventID.needsRefill(after: ids.lastAllocated) {
@@ -103,6 +103,6 @@ actor ClusterEventFeed {
             closes = JobState(rawValue: state)?.isTerminal ?? false
         }
         return ServerEvent(id: ClusterEventID.published(stored.id), kind: kind, jobID: stored.jobID, data: stored.data,
-                           closesJobStream: closes)
+                           closesJobStream: closes, owner: stored.ownerKey)
     }
 }

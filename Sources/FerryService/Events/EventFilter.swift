@@ -5,6 +5,9 @@ import Foundation
 public enum EventFilter: Sendable, Equatable {
     case allJobs
     case jobs(Set<String>)
+    /// The jobs of one API key (`ServerEvent.owner`), all of them (nil) or those ids only: a `read` or `write` key's
+    /// streams (`JobAccess`).
+    case owned(by: String, jobs: Set<String>?)
 
     /// From the `jobs` query parameter: a comma list of ids, blanks around items and empty items
     /// ignored. Absent, or no id in it: every job.
@@ -22,6 +25,9 @@ public enum EventFilter: Sendable, Equatable {
         switch self {
         case .allJobs: return true
         case .jobs(let ids): return event.jobID.map(ids.contains) ?? false
+        case .owned(let key, let ids):
+            guard event.owner == key, let jobID = event.jobID else { return false }
+            return ids?.contains(jobID) ?? true
         }
     }
 }

@@ -46,6 +46,8 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
     /// True for the `job` event of a job reaching `finished` or `cancelled`, and for `removed`: a
     /// per-job stream ends after delivering it.
     public let closesJobStream: Bool
+    /// The id of the API key owning the job (`EventFilter.owned` admits only its own); nil for the administrator's.
+    public let owner: String?
 
     /// Creates an event and encodes its frame.
     /// - Parameters:
@@ -53,13 +55,14 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
     ///   - kind: the event name.
     ///   - jobID: required for every kind but `.reset`.
     ///   - data: one line of JSON (no CR or LF).
-    public init(id: Int64, kind: Kind, jobID: String?, data: [UInt8], closesJobStream: Bool = false) {
+    public init(id: Int64, kind: Kind, jobID: String?, data: [UInt8], closesJobStream: Bool = false, owner: String? = nil) {
         precondition(!data.contains(0x0A) && !data.contains(0x0D), "SSE data must be a single line")
         precondition(kind == .reset || jobID != nil, "a \(kind.rawValue) event must name its job")
         self.id = kind == .reset ? 0 : id
         self.kind = kind
         self.jobID = jobID
         self.closesJobStream = closesJobStream
+        self.owner = owner
         var frame: [UInt8] = []
         frame.reserveCapacity(data.count + 48)
         if kind != .reset {

@@ -298,8 +298,8 @@ final class CommitPipeline: @unchecked Sendable {
         let stored = events.compactMap { event -> NewEvent? in
             guard let jobID = event.jobID else { return nil }
             switch event.kind {
-            case .job: return NewEvent(jobID: jobID, kind: .job, data: event.data)
-            case .removed: return NewEvent(jobID: jobID, kind: .removed, data: event.data)
+            case .job: return NewEvent(jobID: jobID, kind: .job, data: event.data, ownerKey: event.owner)
+            case .removed: return NewEvent(jobID: jobID, kind: .removed, data: event.data, ownerKey: event.owner)
             case .progress, .reset: return nil
             }
         }

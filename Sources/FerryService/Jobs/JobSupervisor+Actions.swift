@@ -240,15 +240,16 @@ extension JobSupervisor {
         settleFollowers(of: id)
         var change = CommitPipeline.Change()
         change.deletions = [id]
-        change.events = [removedEvent(id)]
+        change.events = [removedEvent(id, owner: job.ownerKey)]
         try await commitOrUnavailable(change)
     }
 
     /// Removes the ended jobs `selection` picks, oldest first, with their files, in one commit; a
     /// `removed` event goes out for each. Used by retention and by `DELETE /api/v1/jobs`.
-    func purge(_ selection: PurgeSelection) async throws -> [String] {
+    /// - Parameter access: whose jobs may go (`DELETE /api/v1/jobs` by a key removes only its own).
+    func purge(_ selection: PurgeSelection, visibleTo access: JobAccess = .administrator) async throws -> [String] {
         try requireWritableStore()
-        let chosen = selection.select(Array(jobs.values))
+        let chosen = selection.select(jobs.values.filter { access.sees($0) })
         guard !chosen.isEmpty else { return [] }
         var change = CommitPipeline.Change()
         for job in chosen {
@@ -257,7 +258,7 @@ extension JobSupervisor {
             restarts[job.id] = nil
             settleFollowers(of: job.id)
             change.deletions.append(job.id)
-            change.events.append(removedEvent(job.id))
+            change.events.append(removedEvent(job.id, owner: job.ownerKey))
         }
         try await commitOrUnavailable(change)
         logger.info("purged ended jobs", metadata: ["jobs": "\(chosen.count)"])

@@ -13,9 +13,13 @@ extension JobSupervisor {
     /// job following that job's transfer (`SharedTransfers`); the new jobs are inserted in one transaction.
     /// - Parameter idempotencyRecord: for a request with an `Idempotency-Key`: makes the record of the
     ///   answer from the answers, stored in the same transaction as the new jobs.
-    func create(_ drafts: [JobDraft],
+    /// - Parameter owner: the API key creating them (`JobAccess.owner`): the jobs are its own, dedupe looks only at its
+    ///   jobs, and its `maxJobs` holds; nil for the administrator.
+    func create(_ drafts: [JobDraft], owner: String? = nil,
                 idempotencyRecord: (@Sendable ([Created]) -> IdempotencyRecord?)? = nil) async throws -> [Created] {
         try requireWritableStore()
+        let maxJobs = owner.flatMap { keys.key(id: $0)?.limits.maxJobs }
+        var held = owner.map { ownedCounts[$0] ?? 0 } ?? 0
         var answers: [Created?] = Array(repeating: nil, count: drafts.count)
         var fresh: [(index: Int, record: JobRecord, draft: JobDraft)] = []
         let created = now()
@@ -23,20 +27,27 @@ extension JobSupervisor {
         let mayShare = role == nil && files.sharesFinishedFiles
         for (index, draft) in drafts.enumerated() {
             let key = sharedKey(draft.dedupeKey)
+            // A key's dedupe: its own jobs only, and its own pending creations.
+            let pendingKey = (owner.map { $0 + "\n" } ?? "") + key
             // With dedupe: the job asked already (200), or a new one following the transfer of the first match.
             var follows: String?
             if draft.dedupe {
-                let matches = dedupeMatches(key) + fresh.filter { $0.draft.dedupe && $0.record.dedupeKey == key }.map(\.record)
+                let matches = dedupeMatches(key).filter { $0.ownerKey == owner }
+                    + fresh.filter { $0.draft.dedupe && $0.record.dedupeKey == key }.map(\.record)
                 if let same = matches.first(where: { !SharedTransfers.asksMore(draft, than: $0) }) {
                     answers[index] = .existing(same)
                     continue
                 }
                 if let first = matches.first {
                     if mayShare { follows = leader(sharedBy: first) }
-                } else if pendingDedupe[key] != nil {
+                } else if pendingDedupe[pendingKey] != nil {
                     answers[index] = .refused(.creationInProgress)
                     continue
                 }
+            }
+            if let maxJobs, held >= maxJobs {
+                answers[index] = .refused(.keyJobLimit(limit: maxJobs))
+                continue
             }
             if spoolFull, let budget = quota?.budget {
                 answers[index] = .refused(.spoolFull(quota: budget.quota))
@@ -57,18 +68,21 @@ extension JobSupervisor {
                 record.sources = ([draft.url] + draft.mirrors).map { JobSource(url: $0.normalized) }
             }
             record.follows = follows
+            record.ownerKey = owner
             // A follower without a filename of its own is named after its leader's file, when known.
             if let requested = draft.filename ?? follows.flatMap({ jobs[$0]?.filename }) {
                 record.filename = files.reserveFilename(requested, for: record.id)
             }
-            if draft.dedupe && follows == nil && pendingDedupe[key] == nil {
-                pendingDedupe[key] = record.id
+            if draft.dedupe && follows == nil && pendingDedupe[pendingKey] == nil {
+                pendingDedupe[pendingKey] = record.id
             }
+            held += 1
             fresh.append((index, record, draft))
         }
         defer {
-            for item in fresh where pendingDedupe[item.record.dedupeKey] == item.record.id {
-                pendingDedupe.removeValue(forKey: item.record.dedupeKey)
+            for item in fresh {
+                let pendingKey = (owner.map { $0 + "\n" } ?? "") + item.record.dedupeKey
+                if pendingDedupe[pendingKey] == item.record.id { pendingDedupe.removeValue(forKey: pendingKey) }
             }
         }
         // The answers as they will be once the insert is done (records as the store keeps them).

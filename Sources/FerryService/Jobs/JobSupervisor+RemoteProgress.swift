@@ -27,7 +27,7 @@ extension JobSupervisor {
             }
             jobs[job.id] = job
             rates[job.id] = LiveRates(speed: progress.speed, eta: progress.eta)
-            events.append(ServerEvent(id: ids.next(), kind: .progress, jobID: job.id, data: progress.data))
+            events.append(ServerEvent(id: ids.next(), kind: .progress, jobID: job.id, data: progress.data, owner: job.ownerKey))
         }
         return events
     }

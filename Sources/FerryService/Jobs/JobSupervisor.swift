@@ -39,6 +39,8 @@ actor JobSupervisor {
         /// Told each response an origin gave a job's transfer, with the job as changed by it (fetch-through's
         /// `FetchCache` keeps what the origin said about caching); called on the actor, so it must not block.
         var onResponded: (@Sendable (JobRecord, TransferMetadata) -> Void)?
+        /// The API keys: their names for job views, their limits for scheduling.
+        var keys = KeyRing()
     }
 
     /// The answer to one item of a create request.
@@ -63,6 +65,8 @@ actor JobSupervisor {
     let role: NodeRole?
     let publishedMark: (@Sendable () -> Int64)?
     let onResponded: (@Sendable (JobRecord, TransferMetadata) -> Void)?
+    /// The API keys, readable from any thread.
+    nonisolated let keys: KeyRing
     /// With several nodes: the jobs this node runs, when each became its own (`ownershipEpoch` then), and actions
     /// forwarded to another node waiting for their job to change (`JobSupervisor+Cluster`).
     var owned: Set<String> = []
@@ -81,6 +85,8 @@ actor JobSupervisor {
     var order: [String] = []
     var rates: JobTable.Rates { table.rates }
     var byDedupeKey = DedupeIndex()
+    /// How many jobs each API key holds (`maxJobs`).
+    var ownedCounts: [String: Int64] = [:]
     /// Dedupe keys of jobs being inserted right now (between the store call and the table update).
     var pendingDedupe: [String: String] = [:]
     /// How many times each job's transfer restarted from zero (followers abort when it changes).
@@ -103,6 +109,7 @@ actor JobSupervisor {
         role = dependencies.role
         publishedMark = dependencies.publishedMark
         onResponded = dependencies.onResponded
+        keys = dependencies.keys
     }
 
     /// The id of the newest event already reflected in the table.
@@ -122,6 +129,11 @@ actor JobSupervisor {
     /// The id of the job with this `gid` (`JobGID`), read from any thread: aria2's RPC names jobs by gid.
     nonisolated func peekID(gid: String) -> String? {
         table.id(ofGID: gid.lowercased())
+    }
+
+    /// The name of the key owning a job (`"key"` in its view); nil for the administrator's.
+    nonisolated func keyName(of job: JobRecord) -> String? {
+        keys.name(of: job.ownerKey)
     }
 
     /// The job as the supervisor last left it, read from any thread without waiting for the actor.
@@ -194,14 +206,20 @@ actor JobSupervisor {
         return (job, rates[id], lastEventID)
     }
 
-    func counts() -> [JobState: Int] {
+    /// Jobs by state, of the jobs `access` sees (metrics: a key counts its own).
+    func counts(visibleTo access: JobAccess = .administrator) -> [JobState: Int] {
         var counts: [JobState: Int] = [:]
-        for job in jobs.values { counts[job.state, default: 0] += 1 }
+        for job in jobs.values where access.sees(job) { counts[job.state, default: 0] += 1 }
         return counts
     }
 
-    /// Sum of smoothed speeds of running transfers.
-    func totalSpeed() -> Double { rates.values.reduce(0) { $0 + $1.speed } }
+    /// Sum of smoothed speeds of running transfers (those `access` sees).
+    func totalSpeed(visibleTo access: JobAccess = .administrator) -> Double {
+        guard access.onlyKey != nil else { return rates.values.reduce(0) { $0 + $1.speed } }
+        return table.ratesByID().reduce(0) { sum, entry in
+            access.sees(owner: jobs[entry.key]?.ownerKey) ? sum + entry.value.speed : sum
+        }
+    }
 
     func allJobs() -> [JobRecord] { order.compactMap { jobs[$0] } }
 
@@ -239,11 +257,13 @@ actor JobSupervisor {
             resume = ResumeValidators(
                 etag: job.etag, lastModified: job.lastModified, bytesExpected: job.bytesExpected, finalURL: job.finalURL)
         }
-        return TransferSpec(
+        var spec = TransferSpec(
             id: job.id, url: url, headers: job.headers.map { (name: $0.name, value: $0.value) },
             filename: job.filename, checksum: job.checksum,
             maxBytesPerSecond: job.maxBytesPerSecond, connections: job.connections, priority: job.priority, sequence: job.sequence,
             attempts: job.attempts, resume: resume, sources: Self.transferSources(job, url: url))
+        spec.group = job.ownerKey
+        return spec
     }
 
     /// The engine's view of a job's sources: the main URL as parsed for this submission, then each mirror (one whose
@@ -301,6 +321,7 @@ actor JobSupervisor {
             } else {
                 order.append(job.id)
             }
+            if let owner = job.ownerKey { ownedCounts[owner, default: 0] += 1 }
         }
         byDedupeKey.insert(job.id, key: job.dedupeKey)
     }
@@ -308,6 +329,10 @@ actor JobSupervisor {
     func removeFromTable(_ id: String) {
         guard let job = jobs.removeValue(forKey: id) else { return }
         rates[id] = nil
+        if let owner = job.ownerKey {
+            ownedCounts[owner, default: 1] -= 1
+            if ownedCounts[owner] == 0 { ownedCounts[owner] = nil }
+        }
         let index = lowerBound(sequence: job.sequence)
         if index < order.count, order[index] == id { order.remove(at: index) } else { order.removeAll { $0 == id } }
         byDedupeKey.remove(id, key: job.dedupeKey)
@@ -320,17 +345,19 @@ actor JobSupervisor {
 
     func jobEvent(_ job: JobRecord, restartReason: String? = nil) -> ServerEvent {
         ServerEvent(id: ids.next(), kind: .job, jobID: job.id,
-                    data: JobView.render(job, rates: rates[job.id], restartReason: restartReason, node: table.node(of: job.id)),
-                    closesJobStream: job.state.isTerminal)
+                    data: JobView.render(job, rates: rates[job.id], restartReason: restartReason, node: table.node(of: job.id),
+                                         key: keyName(of: job)),
+                    closesJobStream: job.state.isTerminal, owner: job.ownerKey)
     }
 
     func progressEvent(_ job: JobRecord, _ live: LiveRates) -> ServerEvent {
-        ServerEvent(id: ids.next(), kind: .progress, jobID: job.id, data: JobView.renderProgress(job, rates: live))
+        ServerEvent(id: ids.next(), kind: .progress, jobID: job.id, data: JobView.renderProgress(job, rates: live),
+                    owner: job.ownerKey)
     }
 
-    func removedEvent(_ id: String) -> ServerEvent {
+    func removedEvent(_ id: String, owner: String?) -> ServerEvent {
         var json = JSONWriter(capacity: 48)
         json.beginObject(); json.field("id", id); json.endObject()
-        return ServerEvent(id: ids.next(), kind: .removed, jobID: id, data: json.bytes, closesJobStream: true)
+        return ServerEvent(id: ids.next(), kind: .removed, jobID: id, data: json.bytes, closesJobStream: true, owner: owner)
     }
 }

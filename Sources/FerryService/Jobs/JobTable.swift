@@ -87,6 +87,11 @@ final class JobTable: Sendable {
         contents.withLock { $0.idsByGID[gid] }
     }
 
+    /// Every job's live rates by id (a copy), from any thread.
+    func ratesByID() -> [String: LiveRates] {
+        contents.withLock { $0.rates }
+    }
+
     /// The node running a job (several nodes), from any thread.
     func node(of id: String) -> String? {
         contents.withLock { $0.nodes[id] }

@@ -15,8 +15,9 @@ enum JobView {
     /// Writes the job object. `restartReason` marks the event of a transfer that started over from zero:
     /// `"restarted": true` and `"restartReason"` alongside the job. `node`: the node running it (several nodes),
     /// shown while the job needs running, else null.
+    /// `key`: the name of the API key owning the job (API.md, "API keys"), written as `"key"` when there is one.
     static func write(_ job: JobRecord, rates: LiveRates?, into json: inout JSONWriter, restartReason: String? = nil,
-                      node: String? = nil) {
+                      node: String? = nil, key: String? = nil) {
         let downloading = job.state == .downloading
         json.beginObject()
         json.field("id", job.id)
@@ -25,6 +26,7 @@ enum JobView {
         json.field("url", SubmittedURL.redacting(job.url))
         json.field("finalUrl", job.finalURL.map(SubmittedURL.redacting))
         json.field("state", job.state.rawValue)
+        json.field("key", key)
         json.field("node", job.state.needsRunning ? node : nil)
         json.field("filename", job.filename)
         json.field("bytesReceived", job.bytesReceived)
@@ -125,9 +127,10 @@ enum JobView {
         json.endObject()
     }
 
-    static func render(_ job: JobRecord, rates: LiveRates?, restartReason: String? = nil, node: String? = nil) -> [UInt8] {
+    static func render(_ job: JobRecord, rates: LiveRates?, restartReason: String? = nil, node: String? = nil,
+                       key: String? = nil) -> [UInt8] {
         var json = JSONWriter()
-        write(job, rates: rates, into: &json, restartReason: restartReason, node: node)
+        write(job, rates: rates, into: &json, restartReason: restartReason, node: node, key: key)
         return json.bytes
     }
 

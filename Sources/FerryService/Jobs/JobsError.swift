@@ -16,6 +16,8 @@ enum JobsError: Error, Equatable, CustomStringConvertible {
     case ownerSilent(node: String)
     /// The change is too large to forward to the node running the job (several nodes: a notification's payload).
     case tooLargeToForward(node: String, bytes: Int)
+    /// The API key holds as many jobs as its `maxJobs` allows.
+    case keyJobLimit(limit: Int64)
     /// An answer went missing (a defect, never the caller's fault).
     case lostAnswer
 
@@ -30,6 +32,7 @@ enum JobsError: Error, Equatable, CustomStringConvertible {
         case .tooLargeToForward(let node, let bytes):
             "node '\(node)' runs this job, and a change of \(bytes) bytes is more than can be forwarded to it "
                 + "(\(ClusterChannel.commandLimit) at most; a URL that long is refused by most origins anyway)"
+        case .keyJobLimit(let limit): "this key holds \(limit) jobs, its maxJobs; delete some before adding more"
         case .lostAnswer: "job creation lost an answer"
         }
     }

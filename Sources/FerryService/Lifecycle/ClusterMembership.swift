@@ -71,7 +71,8 @@ final class ClusterMembership: Sendable {
     ///   - refused: jobs whose commits the store refused (`CommitPipeline.Cluster.refused`).
     init(store: any ClusterJobStore, renewals: any ClusterJobStore, fence: LeaseFence, location: PostgresLocation,
          configuration: ServiceConfiguration,
-         supervisor: JobSupervisor, feed: ClusterEventFeed, relay: ProgressRelay, sessions: Sessions?, settings: LiveSettings,
+         supervisor: JobSupervisor, feed: ClusterEventFeed, relay: ProgressRelay, sessions: Sessions?, keys: KeyDirectory? = nil,
+         settings: LiveSettings,
          wants: AsyncStream<Void>, wantsWork: @escaping @Sendable () -> Void,
          refused: AsyncStream<[String: String]>, logger: Logger) {
         self.store = store
@@ -97,6 +98,7 @@ final class ClusterMembership: Sendable {
                         await feed.catchUp()
                         await supervisor.refreshAll()
                         await sessions?.reload()
+                        await keys?.reloadAll()
                         wantsWork()
                     case .notification(ClusterChannel.events, _):
                         await feed.catchUp()
@@ -113,6 +115,8 @@ final class ClusterMembership: Sendable {
                         await feed.publishProgress(await supervisor.absorbProgress(events))
                     case .notification(ClusterChannel.sessions, let payload):
                         await sessions?.heard(payload)
+                    case .notification(ClusterChannel.keys, let id):
+                        await keys?.heard(id)
                     case .notification:
                         continue
                     case .lost(let error):

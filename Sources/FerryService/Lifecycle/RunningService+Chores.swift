@@ -31,6 +31,9 @@ extension RunningService {
                 try? await Task.sleep(for: .seconds(3600))
                 do { try await store.purgeIdempotencyRecords(olderThan: Date().addingTimeInterval(-IdempotencyGate.keyLifetime)) }
                 catch { logger.warning("purging idempotency records failed", metadata: ["error": "\(error)"]) }
+                // Delivered and failed notices are kept a week for listing and sending again.
+                do { try await store.purgeSettledNotices(olderThan: Date().addingTimeInterval(-7 * 24 * 3600)) }
+                catch { logger.warning("purging settled webhook notices failed", metadata: ["error": "\(error)"]) }
             }
         })
         if let retention = configuration.retention {

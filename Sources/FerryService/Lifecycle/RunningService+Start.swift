@@ -100,7 +100,10 @@ extension RunningService {
         let (events, engineEvents) = AsyncStream<TransferEvent>.makeStream()
         let table = JobTable()
         let quota = configuration.spoolQuota.map { SpoolQuota(quota: $0, table: table) }
-        let engine = DownloadEngine(configuration: engineConfiguration, spool: spool, logger: logger, allowance: quota,
+        // API keys work only beside a token (the administrator's); each key's spoolBytes is checked with the quota.
+        let keys = token == nil ? KeyRing() : KeyRing(try await store.keys())
+        let allowance: (any SpoolAllowance)? = token == nil ? quota : KeySpoolQuota(inner: quota, keys: keys, table: table)
+        let engine = DownloadEngine(configuration: engineConfiguration, spool: spool, logger: logger, allowance: allowance,
                                     objectStore: objectStore,
                                     uploadLedger: cluster.map { ClusterUploadLedger(store: $0.store, node: configuration.nodeID, fence: fence, held: held,
                                                                                     metrics: metrics, logger: logger) }) { event in
@@ -131,11 +134,18 @@ extension RunningService {
             }
         }
 
+        // Each key's share of the slots holds before recovery hands its jobs to the engine.
+        let applyLimits: @Sendable (String, APIKeyRecord.Limits?) -> Void = { id, limits in
+            engine.setGroupCap(limits?.maxActiveJobs.map { Int(clamping: $0) }, group: id)
+            engine.setGroupRate(limits?.maxBytesPerSecond, group: id)
+        }
+        for id in keys.ids() { applyLimits(id, keys.key(id: id)?.limits) }
         let fetchCache = FetchCache(settings: configuration.fetch, store: configuration.fetch.isOn ? store : nil)
         var dependencies = JobSupervisor.Dependencies(
             store: store, engine: engine, files: engine, ids: ids, commits: commits, metrics: metrics,
             logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL))
         if configuration.fetch.isOn { dependencies.onResponded = { job, metadata in fetchCache.responded(job, metadata) } }
+        dependencies.keys = keys
         if let cluster {
             dependencies.role = NodeRole(store: cluster.store, node: configuration.nodeID, lease: configuration.lease,
                                          wantsWork: wantsWork, fence: fence, held: held)
@@ -154,11 +164,14 @@ extension RunningService {
         }
         await feed?.catchUp()
         let access = try await AccessGuard.open(token: token, readToken: configuration.readToken, port: configuration.port,
-                                                spool: spool.root, store: store, shared: cluster?.store, logger: logger)
+                                                spool: spool.root, store: store, shared: cluster?.store, keys: keys,
+                                                logger: logger)
+        let keyDirectory = KeyDirectory(store: store, ring: keys, closeStreams: { hub.closeStreams(ofKey: $0) },
+                                        limitsChanged: applyLimits, logger: logger)
         let membership = zip(cluster, zip(feed, zip(relay, zip(renewals, fence)))).map { cluster, parts in
             ClusterMembership(store: cluster.store, renewals: parts.1.1.0, fence: parts.1.1.1, location: cluster.location,
                               configuration: configuration,
-                              supervisor: supervisor, feed: parts.0, relay: parts.1.0, sessions: access.sessions,
+                              supervisor: supervisor, feed: parts.0, relay: parts.1.0, sessions: access.sessions, keys: keyDirectory,
                               settings: settings, wants: wants, wantsWork: wantsWork, refused: refusals, logger: logger)
         }
         await webhooks.start()
@@ -176,6 +189,8 @@ extension RunningService {
                         destinations: configuration.destinations, counters: metrics.fetch).register(routes)
         EventsController(supervisor: supervisor, hub: hub, clusterFeed: feed).register(routes)
         SessionController(access: access).register(routes)
+        KeysController(keys: keyDirectory, enabled: token != nil).register(routes)
+        NoticesController(store: store, supervisor: supervisor, webhooks: webhooks).register(routes)
         SettingsController(settings: settings).register(routes)
         Aria2Controller(supervisor: supervisor, settings: settings, access: access, destinations: configuration.destinations,
                         directory: String(spool.finishedPath(for: "").dropLast()), hub: hub).register(routes)
@@ -202,9 +217,16 @@ extension RunningService {
         logger.info("Ferry listening", metadata: [
             "host": "\(configuration.host)", "port": "\(ports.first ?? configuration.port)", "spool": "\(spool.root)",
         ])
-        let chores = startChores(configuration: configuration, spool: spool, ballast: ballast, store: store,
+        var chores = startChores(configuration: configuration, spool: spool, ballast: ballast, store: store,
                                  supervisor: supervisor, logger: logger)
-        return RunningService(store: store, engine: engine, hub: hub, commits: commits, server: server,
+        chores.append(Task {
+            // API keys' `lastUsedAt`, written in batches (the guard only notes uses).
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(5))
+                await keyDirectory.saveUses()
+            }
+        })
+        return RunningService(store: store, engine: engine, hub: hub, commits: commits, server: server, router: router,
                               engineEvents: engineEvents, eventPump: eventPump, chores: chores, membership: membership,
                               webhooks: webhooks, requests: requests,
                               leaseSeconds: Double(configuration.lease.components.seconds) + Double(configuration.lease.components.attoseconds) / 1e18,

@@ -11,6 +11,8 @@ struct RunningService: Sendable {
     let hub: EventHub
     let commits: CommitPipeline
     let server: HTTPServer
+    /// The routes the server answers (read by tests that walk every route).
+    let router: Router
     /// Where the engine's events enter the stream `eventPump` hands to the supervisor.
     let engineEvents: AsyncStream<TransferEvent>.Continuation
     let eventPump: Task<Void, Never>

@@ -59,6 +59,8 @@ final class EventHub: @unchecked Sendable {
         let writer: EventStreamWriter
         /// The job whose terminal event ends this stream (per-job streams).
         let endsWithJob: String?
+        /// The API key the stream was opened with (`JobAccess.owner`): its revocation closes the stream.
+        var apiKey: String?
         /// Events its own queue released and not yet handed to the fan-out (a replay goes out `highWater` bytes at a
         /// time); they share their frames with the log.
         var outbox: ArraySlice<ServerEvent> = []
@@ -198,21 +200,23 @@ final class EventHub: @unchecked Sendable {
     }
 
     /// Attaches a stream. `jobs` restricts it to those job ids; `endsWithJob` closes it after that
-    /// job's terminal `job` event.
+    /// job's terminal `job` event. `access` (`JobAccess`) decides which jobs' events it may get at all: a `read` or
+    /// `write` key's stream has a queue of its own admitting only its key's jobs (`EventFilter.owned`), never a group.
     func subscribe(writer: EventStreamWriter, stream: ResponseStream, jobs: Set<String>?, intervalMilliseconds: Int,
-                   start: Start, endsWithJob: String? = nil) {
+                   start: Start, endsWithJob: String? = nil, access: JobAccess = .administrator) {
         queue.async {
             let now = self.clock()
             let key = self.nextKey
             self.nextKey += 1
             let interval = max(intervalMilliseconds, SubscriberQueue.minimumIntervalMilliseconds)
-            if case .live = start, jobs == nil, endsWithJob == nil {
+            if case .live = start, jobs == nil, endsWithJob == nil, access.onlyKey == nil {
                 // Whatever the group releases from now on is news to this stream (it has no id yet), so it
                 // joins at the window's end; events allocated but not yet appended reach it through the group.
                 let group = self.group(interval: interval)
                 let subscription = Subscription(
                     key: key, delivery: .shared(interval: interval, cursor: group.window.nextSequence, lastID: self.log.newestID),
                     interval: interval, stream: stream, writer: writer, endsWithJob: nil)
+                subscription.apiKey = access.owner
                 group.members[key] = subscription
                 self.attach(subscription)
                 return
@@ -237,11 +241,12 @@ final class EventHub: @unchecked Sendable {
                     backlog += later
                 }
             }
-            let filter: EventFilter = jobs.map { .jobs($0) } ?? .allJobs
+            let filter: EventFilter = access.onlyKey.map { .owned(by: $0, jobs: jobs) } ?? jobs.map { .jobs($0) } ?? .allJobs
             var own = SubscriberQueue(after: after, filter: filter, intervalMilliseconds: interval)
             for event in backlog { own.offer(event, now: now) }
             let subscription = Subscription(key: key, delivery: .own(own), interval: interval, stream: stream, writer: writer,
                                             endsWithJob: endsWithJob)
+            subscription.apiKey = access.owner
             self.solo[key] = subscription
             self.attach(subscription)
             if reset { self.fanout.send([SharedChunk(ServerEvent.reset().frame)], to: stream, key: key) }
@@ -252,6 +257,14 @@ final class EventHub: @unchecked Sendable {
     /// Waits until the fan-out has written what it was handed before (tests that drive streams by hand).
     func settleFanout() {
         fanout.settle()
+    }
+
+    /// Ends the streams opened with an API key (it was revoked); returns once the hub decided it.
+    func closeStreams(ofKey keyID: String) {
+        defer { fanout.settle() }
+        queue.sync {
+            for subscription in subscriptions.values where subscription.apiKey == keyID { close(subscription) }
+        }
     }
 
     /// Ends every stream (shutdown).

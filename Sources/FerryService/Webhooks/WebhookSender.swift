@@ -9,9 +9,10 @@ import Logging
 /// Notices just committed are handed over in memory (`committed(_:)`) and sent at once; the store is read at
 /// start, when a retry falls due, and when more are waiting than memory holds. Several are sent at once, each
 /// signed afresh with the time of its try. After each try the store is told the verdict of `WebhookSchedule` (the
-/// verdicts of tries that end together in one call): a delivered, gone or failed notice is deleted, any other
-/// gets its next due time, so the schedule carries on across restarts. A crash between a receiver's 2xx and the
-/// deletion sends the notice once more, with the same `webhook-id`.
+/// verdicts of tries that end together in one call): a delivered notice is kept as `delivered`, a gone or failed one
+/// as `failed` (so they can be listed and sent again), any other gets its next due time, so the schedule carries on
+/// across restarts. A crash between a receiver's 2xx and the settlement sends the notice once more, with the same
+/// `webhook-id`.
 ///
 /// Owner: this actor (the notices in flight and waiting, the doorbell).
 actor WebhookSender {
@@ -209,11 +210,12 @@ actor WebhookSender {
         let attempt = notice.attempts + 1
         let answer: WebhookSchedule.Answer
         var detail = ""
+        var status: Int?
         if let url = try? SubmittedURL.parse(notice.url) {
             let timestamp = Int64(now().timeIntervalSince1970)
             let headers = WebhookSignature.headers(id: notice.id, timestamp: timestamp, body: notice.body, key: key)
             switch await send(OutgoingRequest(url: url, headers: headers, body: notice.body)) {
-            case .answered(let status): answer = .status(status); detail = "answered \(status)"
+            case .answered(let code): answer = .status(code); detail = "answered \(code)"; status = code
             case .failed(let message): answer = .none; detail = message
             case .refused(let reason): answer = .refused; detail = reason
             }
@@ -222,7 +224,7 @@ actor WebhookSender {
             detail = "the receiver's URL cannot be parsed"
         }
         let verdict = schedule.verdict(answer, attempt: attempt, createdAt: notice.createdAt, now: now())
-        settle(Settlement(notice: notice, attempt: attempt, verdict: verdict, detail: detail))
+        settle(Settlement(notice: notice, attempt: attempt, verdict: verdict, detail: detail, status: status))
     }
 
     // MARK: Settling tries
@@ -233,6 +235,8 @@ actor WebhookSender {
         var attempt: Int
         var verdict: WebhookSchedule.Verdict
         var detail: String
+        /// The HTTP status the try got; nil for none.
+        var status: Int?
     }
 
     /// Queues a verdict; one writer stores everything queued in one call (one transaction), so under load many
@@ -249,16 +253,20 @@ actor WebhookSender {
         while !unsettled.isEmpty {
             let batch = unsettled
             unsettled.removeAll()
-            var deleting: [String] = [], rescheduling: [WebhookNoticeRetry] = []
+            var finishing: [NoticeSettlement] = [], rescheduling: [WebhookNoticeRetry] = []
+            let settledAt = now()
             for item in batch {
-                if case .retry(let at) = item.verdict {
-                    rescheduling.append(WebhookNoticeRetry(id: item.notice.id, dueAt: at, attempts: item.attempt))
-                } else {
-                    deleting.append(item.notice.id)
+                switch item.verdict {
+                case .retry(let at):
+                    rescheduling.append(WebhookNoticeRetry(id: item.notice.id, dueAt: at, attempts: item.attempt,
+                                                           lastStatus: item.status))
+                case .delivered, .gone, .failed:
+                    finishing.append(NoticeSettlement(id: item.notice.id, state: item.verdict == .delivered ? .delivered : .failed,
+                                                      attempts: item.attempt, lastStatus: item.status, at: settledAt))
                 }
             }
             do {
-                try await store.settleNotices(deleting: deleting, rescheduling: rescheduling)
+                try await store.settleNotices(finishing: finishing, rescheduling: rescheduling)
                 for item in batch { report(item) }
                 for retry in rescheduling where nextDue.map({ retry.dueAt < $0 }) ?? true { nextDue = retry.dueAt }
             } catch {

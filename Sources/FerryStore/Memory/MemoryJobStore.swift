@@ -18,6 +18,11 @@ public actor MemoryJobStore: JobStore {
     private var outbox: [String: WebhookNotice] = [:]
     /// Fetch-through's entries by job id (removed with their job, as the other stores do).
     private var fetchEntriesByJob: [String: FetchEntryRecord] = [:]
+    /// Notices delivered or given up, by id; the last status of pending ones.
+    private var settled: [String: NoticeStatus] = [:]
+    private var lastStatuses: [String: Int] = [:]
+    /// API keys by id.
+    private var apiKeys: [String: APIKeyRecord] = [:]
 
     public init() {}
 
@@ -161,12 +166,60 @@ public actor MemoryJobStore: JobStore {
 
     @discardableResult
     public func deleteNotice(id: String) -> Bool {
-        outbox.removeValue(forKey: id) != nil
+        lastStatuses[id] = nil
+        return outbox.removeValue(forKey: id) != nil
     }
 
     public func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) {
         for id in deleting { deleteNotice(id: id) }
-        for retry in rescheduling { rescheduleNotice(id: retry.id, dueAt: retry.dueAt, attempts: retry.attempts) }
+        for retry in rescheduling { rescheduleNotice(retry) }
+    }
+
+    private func rescheduleNotice(_ retry: WebhookNoticeRetry) {
+        rescheduleNotice(id: retry.id, dueAt: retry.dueAt, attempts: retry.attempts)
+        if outbox[retry.id] != nil { lastStatuses[retry.id] = retry.lastStatus }
+    }
+
+    public func settleNotices(finishing: [NoticeSettlement], rescheduling: [WebhookNoticeRetry]) {
+        for item in finishing {
+            guard var notice = outbox.removeValue(forKey: item.id) ?? settled[item.id]?.notice else { continue }
+            notice.attempts = item.attempts
+            lastStatuses[item.id] = nil
+            settled[item.id] = NoticeStatus(notice: notice, state: item.state, lastStatus: item.lastStatus,
+                                            settledAt: StoredDate.normalize(item.at))
+        }
+        for retry in rescheduling { rescheduleNotice(retry) }
+    }
+
+    public func notices(_ filter: NoticeFilter, limit: Int) -> [NoticeStatus] {
+        let pending = outbox.values.map { NoticeStatus(notice: $0, state: .pending, lastStatus: lastStatuses[$0.id]) }
+        return (pending + settled.values)
+            .filter { status in
+                (filter.state.map { $0 == status.state } ?? true) && (filter.jobID.map { $0 == status.notice.jobID } ?? true)
+                    && (filter.ownerKey.map { owner in job(id: status.notice.jobID)?.ownerKey == owner } ?? true)
+            }
+            .sorted { ($0.notice.createdAt, $0.notice.id) < ($1.notice.createdAt, $1.notice.id) }
+            .prefix(max(0, limit)).map { $0 }
+    }
+
+    public func notice(id: String) -> NoticeStatus? {
+        if let notice = outbox[id] { return NoticeStatus(notice: notice, state: .pending, lastStatus: lastStatuses[id]) }
+        return settled[id]
+    }
+
+    public func retryNotice(id: String, at: Date) -> WebhookNotice? {
+        if let failed = settled[id], failed.state == .failed {
+            settled[id] = nil
+            outbox[id] = failed.notice
+            lastStatuses[id] = failed.lastStatus
+        }
+        guard outbox[id] != nil else { return nil }
+        outbox[id]?.dueAt = StoredDate.normalize(at)
+        return outbox[id]
+    }
+
+    public func purgeSettledNotices(olderThan date: Date) {
+        settled = settled.filter { ($0.value.settledAt ?? .distantFuture) >= date }
     }
 
     public func close() {}
@@ -187,5 +240,33 @@ public actor MemoryJobStore: JobStore {
             if ordered[middle].sequence <= sequence { low = middle + 1 } else { high = middle }
         }
         return low
+    }
+
+    // MARK: API keys
+
+    public func keys() -> [APIKeyRecord] {
+        apiKeys.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    public func key(id: String) -> APIKeyRecord? { apiKeys[id] }
+
+    public func insertKey(_ key: APIKeyRecord) throws {
+        guard apiKeys[key.id] == nil, !apiKeys.values.contains(where: { $0.digest == key.digest }) else {
+            throw JobStoreError.duplicateID(key.id)
+        }
+        apiKeys[key.id] = key.storedForm
+    }
+
+    public func updateKey(_ key: APIKeyRecord) throws {
+        guard apiKeys[key.id] != nil else { throw JobStoreError.notFound(key.id) }
+        apiKeys[key.id] = key.storedForm
+    }
+
+    public func deleteKey(id: String) -> Bool {
+        apiKeys.removeValue(forKey: id) != nil
+    }
+
+    public func touchKeys(_ uses: [String: Date]) {
+        for (id, date) in uses where apiKeys[id] != nil { apiKeys[id]?.lastUsedAt = StoredDate.normalize(date) }
     }
 }

@@ -63,6 +63,8 @@ public struct JobRecord: Sendable, Equatable, Codable {
         /// /api/v1/jobs): it downloads nothing itself and gets its own finished file from that job's; nil for a
         /// job with a transfer of its own.
         public var follows: String?
+        /// The id of the API key that created the job (API.md, "API keys"); nil for the administrator's jobs.
+        public var ownerKey: String?
         /// Validators for resuming with `If-Range`.
         public var etag: String?
         public var lastModified: String?

@@ -23,6 +23,10 @@ struct PostgresJobQuery {
             parameters.append(.text("%" + Self.escapedForLike(JobFilter.folded(text)) + "%"))
             conditions.append("jobs.search_text LIKE $\(parameters.count)")
         }
+        if let ownerKey = filter.ownerKey {
+            parameters.append(.text(ownerKey))
+            conditions.append("jobs.owner_key = $\(parameters.count)")
+        }
         let narrowing = conditions.map { " AND " + $0 }.joined()
         if let tag = filter.tag {
             parameters.append(.text(tag))

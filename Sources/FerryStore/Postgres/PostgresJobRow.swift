@@ -12,7 +12,7 @@ enum PostgresJobRow {
         "error_code", "error_message", "error_http_status", "attempts", "priority", "max_bytes_per_second",
         "connections", "headers", "etag", "last_modified",
         "created_at", "started_at", "finished_at", "updated_at", "tags", "notify", "search_text", "delivery",
-        "sources", "follows",
+        "sources", "follows", "owner_key",
     ]
 
     private static let dateColumns: Set<String> = ["created_at", "started_at", "finished_at", "updated_at"]
@@ -45,7 +45,7 @@ enum PostgresJobRow {
     ].map { "jobs." + $0 }.joined(separator: ", ")
         + ", " + ["created_at", "started_at", "finished_at", "updated_at"].map { PostgresSQL.milliseconds("jobs." + $0) }
             .joined(separator: ", ")
-        + ", array_to_json(jobs.tags)::text, jobs.notify, jobs.delivery, jobs.sources, jobs.follows"
+        + ", array_to_json(jobs.tags)::text, jobs.notify, jobs.delivery, jobs.sources, jobs.follows, jobs.owner_key"
 
     /// The parameters of `insertSQL` and `updateSQL` for `job` (already in its stored form).
     static func parameters(_ job: JobRecord) throws -> [PostgresParameter] {
@@ -83,6 +83,7 @@ enum PostgresJobRow {
             PostgresParameter(try job.delivery.map { try SQLiteJobRow.encodeDocument($0, "a delivery") }),
             PostgresParameter(try job.sources.map { try SQLiteJobRow.encodeDocument($0, "sources") }),
             PostgresParameter(job.follows),
+            PostgresParameter(job.ownerKey),
         ]
     }
 

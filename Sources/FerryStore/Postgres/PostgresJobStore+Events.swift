@@ -11,7 +11,7 @@ extension PostgresJobStore {
     /// Serializes the taking of event ids: "ferryev" in ASCII.
     static let eventLock: Int64 = 0x66_6572_7279_6576
 
-    private static let eventColumns = "id, job_id, kind, data, \(PostgresSQL.milliseconds("created_at"))"
+    private static let eventColumns = "id, job_id, kind, data, \(PostgresSQL.milliseconds("created_at")), owner_key"
 
     /// Appends `events` with ids in their order and `NOTIFY ferry_events` with the highest; inside the caller's
     /// transaction, which must commit soon after (the lock is held until then).
@@ -26,12 +26,13 @@ extension PostgresJobStore {
             return id
         }.sorted()
         let result = try connection.execute("""
-            INSERT INTO events (id, job_id, kind, data, created_at)
-            SELECT id, job_id, kind, decode(data, 'hex'), clock_timestamp()
-            FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS e (id, job_id, kind, data)
+            INSERT INTO events (id, job_id, kind, data, created_at, owner_key)
+            SELECT id, job_id, kind, decode(data, 'hex'), clock_timestamp(), nullif(owner_key, '')
+            FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[]) AS e (id, job_id, kind, data, owner_key)
             RETURNING \(eventColumns)
             """, [.textArray(numbers.map(String.init)), .textArray(events.map(\.jobID)),
-                  .textArray(events.map(\.kind.rawValue)), .textArray(events.map { hex($0.data) })],
+                  .textArray(events.map(\.kind.rawValue)), .textArray(events.map { hex($0.data) }),
+                  .textArray(events.map { $0.ownerKey ?? "" })],
             reuse: true, operation: "append events")
         let stored = try eventRows(result).sorted { $0.id < $1.id }
         if let last = numbers.last {
@@ -95,7 +96,8 @@ extension PostgresJobStore {
                   let kind = result.string(row, 2).flatMap(StoredEventKind.init(rawValue:)),
                   let data = result.bytes(row, 3), let created = result.int64(row, 4)
             else { throw JobStoreError.corrupt("an events row has a NULL or unreadable column") }
-            return StoredEvent(id: id, jobID: jobID, kind: kind, data: data, createdAt: StoredDate.date(milliseconds: created))
+            return StoredEvent(id: id, jobID: jobID, kind: kind, data: data, createdAt: StoredDate.date(milliseconds: created),
+                               ownerKey: result.string(row, 5))
         }
     }
 

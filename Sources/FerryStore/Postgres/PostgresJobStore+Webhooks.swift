@@ -2,7 +2,7 @@ import Foundation
 
 /// The webhook outbox in the `webhook_notices` table.
 extension PostgresJobStore {
-    private static let noticeColumns = "id, job_id, type, url, body, \(PostgresSQL.milliseconds("created_at")), "
+    static let noticeColumns = "id, job_id, type, url, body, \(PostgresSQL.milliseconds("created_at")), "
         + "\(PostgresSQL.milliseconds("due_at")), attempts"
 
     /// Inserts one notice; runs inside the caller's transaction (`apply`), on the store's queue.
@@ -19,7 +19,7 @@ extension PostgresJobStore {
     public func pendingNotices(limit: Int) async throws -> [WebhookNotice] {
         try await perform { connection in
             let result = try connection.execute(
-                "SELECT \(Self.noticeColumns) FROM webhook_notices ORDER BY due_at, created_at, id LIMIT $1",
+                "SELECT \(Self.noticeColumns) FROM webhook_notices WHERE state = 'pending' ORDER BY due_at, created_at, id LIMIT $1",
                 [PostgresParameter(max(0, limit))], operation: "read webhook notices")
             return try (0..<result.rowCount).map { row in
                 guard let id = result.string(row, 0), let jobID = result.string(row, 1), let type = result.string(row, 2),
@@ -53,10 +53,11 @@ extension PostgresJobStore {
         }
     }
 
-    private static func reschedule(_ retry: WebhookNoticeRetry, _ connection: PostgresConnection) throws {
+    static func reschedule(_ retry: WebhookNoticeRetry, _ connection: PostgresConnection) throws {
         try connection.execute(
-            "UPDATE webhook_notices SET due_at = \(PostgresSQL.timestamp(2)), attempts = $3 WHERE id = $1",
-            [.text(retry.id), PostgresParameter(StoredDate.milliseconds(retry.dueAt)), PostgresParameter(retry.attempts)],
+            "UPDATE webhook_notices SET due_at = \(PostgresSQL.timestamp(2)), attempts = $3, last_status = $4 WHERE id = $1",
+            [.text(retry.id), PostgresParameter(StoredDate.milliseconds(retry.dueAt)), PostgresParameter(retry.attempts),
+             PostgresParameter(retry.lastStatus)],
             reuse: true, operation: "reschedule webhook notice")
     }
 

@@ -197,6 +197,25 @@ enum PostgresSchema {
                 last_used            timestamptz NOT NULL
             );
             """),
+        // API keys, as SQLite's schema 11 (version 10 is the fetch-through's).
+        Migration(version: 11, sql: """
+            ALTER TABLE jobs ADD COLUMN IF NOT EXISTS owner_key text;
+            CREATE INDEX jobs_owner_key_sequence ON jobs (owner_key, sequence);
+            CREATE TABLE keys (
+                id           text        PRIMARY KEY,
+                name         text        NOT NULL,
+                scope        text        NOT NULL,
+                limits       text        NOT NULL,
+                digest       text        NOT NULL UNIQUE,
+                created_at   timestamptz NOT NULL,
+                last_used_at timestamptz
+            );
+            ALTER TABLE webhook_notices ADD COLUMN state text NOT NULL DEFAULT 'pending',
+                ADD COLUMN last_status integer, ADD COLUMN settled_at timestamptz;
+            CREATE INDEX webhook_notices_state_due ON webhook_notices (state, due_at, created_at, id);
+            CREATE INDEX webhook_notices_job ON webhook_notices (job_id);
+            ALTER TABLE events ADD COLUMN owner_key text;
+            """),
     ]
 
     /// Schema 2: `jobs_search_text_trigram`, in a savepoint, so a server without `pg_trgm` keeps the rest.

@@ -10,8 +10,10 @@ struct SQLiteJobQuery {
     private let states: [JobState]?
     private let tag: String?
     private let text: String?
+    private let ownerKey: String?
 
     init(_ filter: JobFilter) {
+        ownerKey = filter.ownerKey
         states = filter.states.map { wanted in JobState.allCases.filter { wanted.contains($0) } }
         tag = filter.tag
         text = filter.text.flatMap { $0.isEmpty ? nil : JobFilter.folded($0) }
@@ -20,12 +22,19 @@ struct SQLiteJobQuery {
             conditions.append("jobs.state IN (\(states.indices.map { ":state\($0)" }.joined(separator: ", ")))")
         }
         if text != nil { conditions.append("instr(jobs.search_text, :text) > 0") }
+        if ownerKey != nil { conditions.append("jobs.owner_key = :owner_key") }
         let narrowing = conditions.map { " AND " + $0 }.joined()
         if tag != nil {
             sql = """
                 SELECT \(SQLiteJobRow.qualifiedSelectColumns) FROM job_tags JOIN jobs ON jobs.sequence = job_tags.sequence \
                 WHERE job_tags.tag = :tag AND job_tags.sequence > :after\(narrowing) \
                 ORDER BY job_tags.sequence LIMIT :limit
+                """
+        } else if ownerKey != nil {
+            // One key's jobs straight from `jobs_owner_key_sequence`, in list order.
+            sql = """
+                SELECT \(SQLiteJobRow.qualifiedSelectColumns) FROM jobs INDEXED BY jobs_owner_key_sequence \
+                WHERE jobs.sequence > :after\(narrowing) ORDER BY jobs.sequence LIMIT :limit
                 """
         } else {
             sql = """
@@ -42,5 +51,6 @@ struct SQLiteJobQuery {
         }
         if let tag { try statement.bind(tag, to: ":tag") }
         if let text { try statement.bind(text, to: ":text") }
+        if let ownerKey { try statement.bind(ownerKey, to: ":owner_key") }
     }
 }

@@ -11,7 +11,7 @@ enum SQLiteJobRow {
         "error_code", "error_message", "error_http_status", "attempts", "priority", "max_bytes_per_second",
         "connections", "headers", "etag", "last_modified",
         "created_at", "started_at", "finished_at", "updated_at", "tags", "notify", "delivery",
-        "sources", "follows",
+        "sources", "follows", "owner_key",
     ]
 
     static let selectColumns = columns.joined(separator: ", ")
@@ -70,6 +70,7 @@ enum SQLiteJobRow {
         try statement.bind(try job.delivery.map { try encodeDocument($0, "a delivery") }, to: ":delivery")
         try statement.bind(try job.sources.map { try encodeDocument($0, "sources") }, to: ":sources")
         try statement.bind(job.follows, to: ":follows")
+        try statement.bind(job.ownerKey, to: ":owner_key")
         try statement.bind(JobFilter.searchText(of: job), to: ":search_text")
     }
 

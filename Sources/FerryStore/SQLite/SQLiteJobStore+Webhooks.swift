@@ -2,7 +2,7 @@ import Foundation
 
 /// The webhook outbox in the `webhook_notices` table (schema 5).
 extension SQLiteJobStore {
-    private static let noticeColumns = "id, job_id, type, url, body, created_at, due_at, attempts"
+    static let noticeColumns = "id, job_id, type, url, body, created_at, due_at, attempts"
 
     /// Inserts one notice; runs inside the caller's transaction (`apply`), on the store's queue.
     static func insertNotice(_ notice: WebhookNotice, _ connection: SQLiteConnection) throws {
@@ -25,7 +25,7 @@ extension SQLiteJobStore {
     public func pendingNotices(limit: Int) async throws -> [WebhookNotice] {
         try await perform { connection in
             try connection.withStatement(
-                "SELECT \(Self.noticeColumns) FROM webhook_notices ORDER BY due_at, created_at, id LIMIT :limit",
+                "SELECT \(Self.noticeColumns) FROM webhook_notices WHERE state = 'pending' ORDER BY due_at, created_at, id LIMIT :limit",
                 operation: "read webhook notices"
             ) { statement in
                 try statement.bind(max(0, limit), to: ":limit")
@@ -68,14 +68,15 @@ extension SQLiteJobStore {
         }
     }
 
-    private static func reschedule(_ retry: WebhookNoticeRetry, _ connection: SQLiteConnection) throws {
+    static func reschedule(_ retry: WebhookNoticeRetry, _ connection: SQLiteConnection) throws {
         try connection.withStatement(
-            "UPDATE webhook_notices SET due_at = :due_at, attempts = :attempts WHERE id = :id",
+            "UPDATE webhook_notices SET due_at = :due_at, attempts = :attempts, last_status = :last_status WHERE id = :id",
             operation: "reschedule webhook notice"
         ) { statement in
             try statement.bind(retry.id, to: ":id")
             try statement.bind(StoredDate.seconds(retry.dueAt), to: ":due_at")
             try statement.bind(retry.attempts, to: ":attempts")
+            try statement.bind(retry.lastStatus, to: ":last_status")
             try statement.step()
         }
     }

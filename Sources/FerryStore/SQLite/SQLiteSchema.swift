@@ -175,6 +175,28 @@ enum SQLiteSchema {
                 DELETE FROM fetch_entries WHERE job_id = OLD.id;
             END;
             """),
+        // API keys (API.md, "API keys"): the keys (a token's SHA-256 digest, never the token; limits as one JSON
+        // object) and the key owning each job (`jobs.owner_key`, NULL for the administrator's), indexed with
+        // `sequence` so one key's jobs are read in list order. Version 10 is the fetch-through's.
+        Migration(version: 11, sql: """
+            ALTER TABLE jobs ADD COLUMN owner_key TEXT;
+            CREATE INDEX jobs_owner_key_sequence ON jobs (owner_key, sequence);
+            CREATE TABLE keys (
+                id           TEXT PRIMARY KEY NOT NULL,
+                name         TEXT NOT NULL,
+                scope        TEXT NOT NULL,
+                limits       TEXT NOT NULL,
+                digest       TEXT NOT NULL UNIQUE,
+                created_at   REAL NOT NULL,
+                last_used_at REAL
+            );
+            -- Notices stay once settled, so they can be listed and sent again: `state` pending, delivered or failed.
+            ALTER TABLE webhook_notices ADD COLUMN state TEXT NOT NULL DEFAULT 'pending';
+            ALTER TABLE webhook_notices ADD COLUMN last_status INTEGER;
+            ALTER TABLE webhook_notices ADD COLUMN settled_at REAL;
+            CREATE INDEX webhook_notices_state_due ON webhook_notices (state, due_at, created_at, id);
+            CREATE INDEX webhook_notices_job ON webhook_notices (job_id);
+            """),
     ]
 
     /// Brings the database up to `currentVersion` (or to `target`: tests make the databases older versions left).

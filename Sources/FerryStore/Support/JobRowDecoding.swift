@@ -9,7 +9,7 @@ enum JobColumn: Int, CaseIterable {
     case errorCode, errorMessage, errorHTTPStatus, attempts, priority, maxBytesPerSecond
     case connections, headers, etag, lastModified
     case createdAt, startedAt, finishedAt, updatedAt, tags, notify, delivery
-    case sources, follows
+    case sources, follows, ownerKey
 
     /// Its name in the schema (for error messages).
     var name: String { SQLiteJobRow.columns[rawValue] }
@@ -51,7 +51,7 @@ enum JobRowDecoding {
             JobFailure(code: FailureCode(rawValue: $0), message: row.text(.errorMessage) ?? "",
                        httpStatus: row.integer(.errorHTTPStatus).map { Int($0) })
         }
-        return JobRecord(
+        var record = JobRecord(
             id: id,
             sequence: try need(row.integer(.sequence), .sequence),
             url: strings.intern(try need(row.text(.url), .url)),
@@ -83,5 +83,7 @@ enum JobRowDecoding {
             finishedAt: row.date(.finishedAt),
             updatedAt: try need(row.date(.updatedAt), .updatedAt)
         )
+        if let owner = row.text(.ownerKey) { record.ownerKey = strings.intern(owner) }
+        return record
     }
 }

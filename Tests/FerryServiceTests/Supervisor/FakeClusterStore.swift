@@ -90,7 +90,7 @@ actor FakeClusterStore: ClusterJobStore {
         for id in deletions { owners[id] = nil }
         for event in change.events where commit.refused[event.jobID] == nil {
             let next = StoredEvent(id: Int64(stored.count + 1), jobID: event.jobID, kind: event.kind, data: event.data,
-                                   createdAt: Date())
+                                   createdAt: Date(), ownerKey: event.ownerKey)
             stored.append(next)
             commit.events.append(next)
         }
@@ -155,6 +155,19 @@ actor FakeClusterStore: ClusterJobStore {
     func saveFetchEntry(_ entry: FetchEntryRecord) async throws { await memory.saveFetchEntry(entry) }
     func fetchEntries() async throws -> [FetchEntryRecord] { await memory.fetchEntries() }
     func deleteFetchEntry(jobID: String) async throws { await memory.deleteFetchEntry(jobID: jobID) }
+    func settleNotices(finishing: [NoticeSettlement], rescheduling: [WebhookNoticeRetry]) async throws {
+        await memory.settleNotices(finishing: finishing, rescheduling: rescheduling)
+    }
+    func notices(_ filter: NoticeFilter, limit: Int) async throws -> [NoticeStatus] { await memory.notices(filter, limit: limit) }
+    func notice(id: String) async throws -> NoticeStatus? { await memory.notice(id: id) }
+    func retryNotice(id: String, at: Date) async throws -> WebhookNotice? { await memory.retryNotice(id: id, at: at) }
+    func purgeSettledNotices(olderThan date: Date) async throws { await memory.purgeSettledNotices(olderThan: date) }
+    func keys() async throws -> [APIKeyRecord] { await memory.keys() }
+    func key(id: String) async throws -> APIKeyRecord? { await memory.key(id: id) }
+    func insertKey(_ key: APIKeyRecord) async throws { try await memory.insertKey(key) }
+    func updateKey(_ key: APIKeyRecord) async throws { try await memory.updateKey(key) }
+    func deleteKey(id: String) async throws -> Bool { await memory.deleteKey(id: id) }
+    func touchKeys(_ uses: [String: Date]) async throws { await memory.touchKeys(uses) }
     func pendingNotices(limit: Int) async throws -> [WebhookNotice] { await memory.pendingNotices(limit: limit) }
     func rescheduleNotice(id: String, dueAt: Date, attempts: Int) async throws {
         await memory.rescheduleNotice(id: id, dueAt: dueAt, attempts: attempts)

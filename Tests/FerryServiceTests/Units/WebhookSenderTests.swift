@@ -46,8 +46,8 @@ struct WebhookSenderTests {
             try await Task.sleep(nanoseconds: 3_000_000)
             return notices
         }
-        func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) async throws {
-            try await store.settleNotices(deleting: deleting, rescheduling: rescheduling)
+        func settleNotices(finishing: [NoticeSettlement], rescheduling: [WebhookNoticeRetry]) async throws {
+            await store.settleNotices(finishing: finishing, rescheduling: rescheduling)
         }
     }
 

@@ -1,0 +1,56 @@
+import Foundation
+
+/// An API key as `GET /api/v1/keys` shows it; `token` only in the answer that made it (`POST /api/v1/keys`).
+public struct APIKey: Decodable, Sendable, Equatable {
+    public struct Limits: Decodable, Sendable, Equatable {
+        public var maxActiveJobs: Int64?
+        public var maxJobs: Int64?
+        public var maxBytesPerSecond: Int64?
+        public var bytesPerDay: Int64?
+        public var spoolBytes: Int64?
+    }
+
+    public var id: String
+    public var name: String
+    public var scope: String
+    public var limits: Limits
+    public var createdAt: String
+    public var lastUsedAt: String?
+    public var token: String?
+
+    /// One line for people: `ID  NAME  SCOPE  limits  last used`.
+    public var line: String {
+        var limits: [String] = []
+        if let value = self.limits.maxActiveJobs { limits.append("max-active \(value)") }
+        if let value = self.limits.maxJobs { limits.append("max-jobs \(value)") }
+        if let value = self.limits.maxBytesPerSecond { limits.append("\(value) B/s") }
+        if let value = self.limits.bytesPerDay { limits.append("\(value) B/day") }
+        if let value = self.limits.spoolBytes { limits.append("spool \(value) B") }
+        return "\(id)  \(name)  \(scope)  \(limits.isEmpty ? "no limits" : limits.joined(separator: ", "))  "
+            + "last used \(lastUsedAt ?? "never")"
+    }
+}
+
+/// The body of `POST /api/v1/keys`.
+public struct NewKey: Sendable, Equatable {
+    public var name: String
+    public var scope: String
+    public var maxActiveJobs: Int64?
+    public var maxJobs: Int64?
+
+    public init(name: String, scope: String, maxActiveJobs: Int64? = nil, maxJobs: Int64? = nil) {
+        self.name = name
+        self.scope = scope
+        self.maxActiveJobs = maxActiveJobs
+        self.maxJobs = maxJobs
+    }
+
+    /// The JSON body.
+    var body: [UInt8] {
+        var limits: [String: Int64] = [:]
+        if let maxActiveJobs { limits["maxActiveJobs"] = maxActiveJobs }
+        if let maxJobs { limits["maxJobs"] = maxJobs }
+        let object: [String: Any] = ["name": name, "scope": scope, "limits": limits]
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { Array($0) } ?? []
+    }
+}

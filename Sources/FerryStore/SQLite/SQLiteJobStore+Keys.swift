@@ -1,0 +1,101 @@
+import CSQLite
+import Foundation
+
+/// API keys in the `keys` table (schema 11).
+extension SQLiteJobStore {
+    private static let keyColumns = "id, name, scope, limits, digest, created_at, last_used_at"
+
+    public func keys() async throws -> [APIKeyRecord] {
+        try await perform { connection in
+            try connection.withStatement("SELECT \(Self.keyColumns) FROM keys ORDER BY created_at, id",
+                                         operation: "read keys") { statement in
+                var keys: [APIKeyRecord] = []
+                while try statement.step() { keys.append(try Self.key(from: statement)) }
+                return keys
+            }
+        }
+    }
+
+    public func key(id: String) async throws -> APIKeyRecord? {
+        try await perform { connection in
+            try connection.withStatement("SELECT \(Self.keyColumns) FROM keys WHERE id = :id",
+                                         operation: "read key") { statement in
+                try statement.bind(id, to: ":id")
+                return try statement.step() ? try Self.key(from: statement) : nil
+            }
+        }
+    }
+
+    public func insertKey(_ key: APIKeyRecord) async throws {
+        let key = key.storedForm
+        try await perform { connection in
+            try connection.withStatement("""
+                INSERT INTO keys (\(Self.keyColumns))
+                VALUES (:id, :name, :scope, :limits, :digest, :created_at, :last_used_at)
+                """, operation: "insert key") { statement in
+                try Self.bind(key, to: statement)
+                do { try statement.step() } catch JobStoreError.sqlite(let code, _, _) where code & 0xff == SQLITE_CONSTRAINT {
+                    throw JobStoreError.duplicateID(key.id)
+                }
+            }
+        }
+    }
+
+    public func updateKey(_ key: APIKeyRecord) async throws {
+        let key = key.storedForm
+        try await perform { connection in
+            try connection.withStatement("""
+                UPDATE keys SET name = :name, scope = :scope, limits = :limits, digest = :digest,
+                created_at = :created_at, last_used_at = :last_used_at WHERE id = :id
+                """, operation: "update key") { statement in
+                try Self.bind(key, to: statement)
+                try statement.step()
+            }
+            guard connection.changes > 0 else { throw JobStoreError.notFound(key.id) }
+        }
+    }
+
+    public func deleteKey(id: String) async throws -> Bool {
+        try await perform { connection in
+            try connection.withStatement("DELETE FROM keys WHERE id = :id", operation: "delete key") { statement in
+                try statement.bind(id, to: ":id")
+                try statement.step()
+            }
+            return connection.changes > 0
+        }
+    }
+
+    public func touchKeys(_ uses: [String: Date]) async throws {
+        guard !uses.isEmpty else { return }
+        try await perform { connection in
+            try connection.transaction("record key uses") {
+                for (id, date) in uses.sorted(by: { $0.key < $1.key }) {
+                    try connection.withStatement("UPDATE keys SET last_used_at = :at WHERE id = :id",
+                                                 operation: "record a key use") { statement in
+                        try statement.bind(StoredDate.seconds(date), to: ":at")
+                        try statement.bind(id, to: ":id")
+                        try statement.step()
+                    }
+                }
+            }
+        }
+    }
+
+    private static func bind(_ key: APIKeyRecord, to statement: Statement) throws {
+        try statement.bind(key.id, to: ":id")
+        try statement.bind(key.name, to: ":name")
+        try statement.bind(key.scope.rawValue, to: ":scope")
+        try statement.bind(try APIKeyRecord.encodeLimits(key.limits), to: ":limits")
+        try statement.bind(key.digest, to: ":digest")
+        try statement.bind(StoredDate.seconds(key.createdAt), to: ":created_at")
+        try statement.bind(key.lastUsedAt.map(StoredDate.seconds), to: ":last_used_at")
+    }
+
+    private static func key(from statement: Statement) throws -> APIKeyRecord {
+        try APIKeyRecord.decode(
+            id: statement.string(at: 0), name: statement.string(at: 1), scope: statement.string(at: 2),
+            limits: statement.string(at: 3), digest: statement.string(at: 4),
+            createdAt: statement.double(at: 5).map(StoredDate.date(seconds:)),
+            lastUsedAt: statement.double(at: 6).map(StoredDate.date(seconds:)))
+    }
+}

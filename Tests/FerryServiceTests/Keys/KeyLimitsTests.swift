@@ -1,0 +1,91 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// A key's `maxActiveJobs` and its share of the slots, end to end (API.md, "API keys": "more of this key's jobs wait";
+/// "one key's queued jobs never hold back another key's one").
+@Suite("API keys: limits, end to end")
+struct KeyLimitsTests {
+    @Test func maxActiveJobsMakesTheRestWaitAndAnotherKeyStillRuns() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/big.bin", size: 4 << 20, seed: 5)
+            try await withFerry(token: KeyTests.adminToken) { ferry in
+                let (id, busy) = try await KeyTests.makeKey(ferry, name: "busy", limits: ["maxActiveJobs": 1])
+                let (_, quiet) = try await KeyTests.makeKey(ferry, name: "quiet")
+                var busyJobs: [String] = []
+                for index in 0..<3 {
+                    let made = try await busy.json("POST", "/api/v1/jobs",
+                                                   ["url": nginx.url("/slow/big.bin?rate=262144&n=\(index)"), "dedupe": false])
+                    busyJobs.append(try #require(try made.json()["id"] as? String))
+                }
+                let quietJob = try #require(try await quiet.json("POST", "/api/v1/jobs",
+                                                                 ["url": nginx.url("/slow/big.bin?rate=262144&q=1")]).json()["id"] as? String)
+                _ = try await quiet.waitForJob(quietJob) { $0["state"] as? String == "downloading" }
+                try await Task.sleep(for: .milliseconds(500))
+                let states = try await busyJobs.asyncMap { try await busy.get("/api/v1/jobs/\($0)").json()["state"] as? String }
+                #expect(states.filter { $0 == "downloading" }.count == 1, "\(states)")
+                #expect(states.filter { $0 == "waiting" }.count == 2, "\(states)")
+
+                // Raised, the limit lets a second one start at once.
+                #expect(try await ferry.client.json("PATCH", "/api/v1/keys/\(id)", ["limits": ["maxActiveJobs": 2]]).status == 200)
+                _ = try await busy.waitForJob(busyJobs[1]) { $0["state"] as? String == "downloading" }
+                for job in busyJobs + [quietJob] { _ = try await ferry.client.request("POST", "/api/v1/jobs/\(job)/cancel") }
+            }
+        }
+    }
+}
+
+extension KeyLimitsTests {
+    /// A key's `maxBytesPerSecond` holds over all its transfers together.
+    @Test func maxBytesPerSecondHoldsOverAllTheKeysTransfers() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/big.bin", size: 16 << 20, seed: 6)
+            try await withFerry(token: KeyTests.adminToken) { ferry in
+                let limit = 262_144
+                let (_, slow) = try await KeyTests.makeKey(ferry, name: "slow", limits: ["maxBytesPerSecond": limit])
+                var jobs: [String] = []
+                for index in 0..<2 {
+                    let made = try await slow.json("POST", "/api/v1/jobs", ["url": nginx.url("/big.bin?n=\(index)"), "dedupe": false])
+                    jobs.append(try #require(try made.json()["id"] as? String))
+                }
+                let started = Date()
+                try await Task.sleep(for: .seconds(2))
+                let bytes = try await jobs.asyncMap { try await slow.get("/api/v1/jobs/\($0)").json()["bytesReceived"] as? Int ?? 0 }
+                let elapsed = Date().timeIntervalSince(started)
+                let total = bytes.reduce(0, +)
+                #expect(total > limit / 2, "\(bytes)")
+                #expect(Double(total) <= Double(limit) * (elapsed + 0.5), "\(bytes) in \(elapsed) s")
+                for job in jobs { _ = try await ferry.client.request("POST", "/api/v1/jobs/\(job)/cancel") }
+            }
+        }
+    }
+}
+
+extension KeyLimitsTests {
+    /// A key's `spoolBytes`: a file that would take its files past it fails with quota_exceeded before writing;
+    /// another key's same file still fits.
+    @Test func spoolBytesHoldsForTheKeysFiles() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/part.bin", size: 70_000, seed: 8)
+            try await withFerry(token: KeyTests.adminToken) { ferry in
+                let (_, small) = try await KeyTests.makeKey(ferry, name: "small", limits: ["spoolBytes": 100_000])
+                let (_, other) = try await KeyTests.makeKey(ferry, name: "other")
+                let first = try #require(try await small.json("POST", "/api/v1/jobs", ["url": nginx.url("/part.bin?n=1")]).json()["id"] as? String)
+                _ = try await small.waitForJob(first) { $0["state"] as? String == "finished" }
+                let second = try #require(try await small.json("POST", "/api/v1/jobs", ["url": nginx.url("/part.bin?n=2")]).json()["id"] as? String)
+                let failed = try await small.waitForJob(second) { $0["state"] as? String == "failed" }
+                #expect((failed["error"] as? [String: Any])?["code"] as? String == "quota_exceeded", "\(failed)")
+                let theirs = try #require(try await other.json("POST", "/api/v1/jobs", ["url": nginx.url("/part.bin?n=3")]).json()["id"] as? String)
+                _ = try await other.waitForJob(theirs) { $0["state"] as? String == "finished" }
+            }
+        }
+    }
+}
+
+extension Array {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}
