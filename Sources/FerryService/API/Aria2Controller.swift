@@ -19,7 +19,7 @@ struct Aria2Controller: Sendable {
                                    sessionID: Aria2Dispatcher.newSessionID())
         dispatcher = Aria2Dispatcher(queries: queries, actions: Aria2Actions(queries: queries, destinations: destinations))
         self.access = access
-        notifier = Aria2Notifier(hub: hub)
+        notifier = Aria2Notifier(hub: hub, owner: { [supervisor] id in supervisor.peek(id)?.0.ownerKey })
     }
 
     func register(_ routes: RouteTable) {
@@ -71,15 +71,15 @@ struct Aria2Controller: Sendable {
     /// (`403`, as the REST API does, against DNS rebinding).
     func authorization(for request: HTTPRequest) throws(APIError) -> Aria2Authorization {
         if access.isOpen { try access.checkLoopbackHost(request) }
-        var bearer: AccessLevel?
+        var bearer: AccessGuard.Credential?
         if let header = request.headers["Authorization"] {
             let parts = header.split(separator: " ", maxSplits: 1)
             if parts.count == 2, parts[0].lowercased() == "bearer" {
-                bearer = access.level(ofSecret: parts[1].trimmingCharacters(in: .whitespaces))
+                bearer = access.credential(ofSecret: parts[1].trimmingCharacters(in: .whitespaces))
             }
         }
         return Aria2Authorization(isOpen: access.isOpen, crossSite: AccessGuard.isCrossSite(request), bearer: bearer,
-                                  levelOfSecret: { [access] in access.level(ofSecret: $0) })
+                                  credentialOfSecret: { [access] in access.credential(ofSecret: $0) })
     }
 
     /// aria2's answers are `application/json-rpc`, never cached.

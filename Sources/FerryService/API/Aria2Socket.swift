@@ -31,8 +31,11 @@ final class Aria2Socket: Sendable {
     }
 
     private func open(_ session: WebSocketSession) {
+        // Notifications: a key's handshake gets its key's jobs only; a same-site socket that presented nothing gets
+        // every job's (aria2 notifies every socket, and aria2p's listener sends no secret): they carry only gids.
         let entitled = !authorization.crossSite || authorization.bearer != nil
-        let key = notifier.add(session, entitled: entitled)
+        let access = JobAccess(principal: authorization.bearer?.principal ?? .administrator)
+        let key = notifier.add(session, access: entitled ? access : nil)
         let input = input
         session.stream.onClose { [notifier] in
             notifier.remove(key)
@@ -43,7 +46,7 @@ final class Aria2Socket: Sendable {
                 let bytes = Array(text.utf8)
                 let (_, answer) = await dispatcher.respond(to: bytes, authorization: authorization)
                 queued.subtract(1, ordering: .relaxed)
-                if !entitled, authorization.provesSecret(in: bytes) { notifier.entitle(key) }
+                if let proven = authorization.provenAccess(in: bytes) { notifier.entitle(key, proven) }
                 guard session.send(String(decoding: answer, as: UTF8.self)) else { break }
             }
         }

@@ -32,7 +32,7 @@ struct Aria2Actions: Sendable {
         }
         do {
             let draft = try JobDraft.validate(body, destinations: destinations)
-            switch try await supervisor.create([draft])[0] {
+            switch try await supervisor.create([draft], owner: JobAccess.current.owner)[0] {
             case .created(let job), .existing(let job): return .string(JobGID.of(job.id))
             case .refused(let error): throw Self.refusal(error)
             }
@@ -144,6 +144,8 @@ struct Aria2Actions: Sendable {
 
     func changeGlobalOption(_ params: Aria2Params) async throws(Aria2Error) -> RPCValue {
         guard let options = try params.options(0) else { throw .missing(at: 0) }
+        // The settings are the service's: a key that does not manage keys may not change them (as PATCH /settings).
+        guard JobAccess.current.managesKeys else { throw .unauthorized }
         if let change = try Aria2Options.settingsChange(options, range: RuntimeSettings.maxConcurrentRange) {
             do { _ = try await queries.settings.change(change) } catch { throw Aria2Error(error.description) }
         }
@@ -152,7 +154,7 @@ struct Aria2Actions: Sendable {
 
     /// Deletes every ended job and its file.
     func purgeDownloadResult() async throws(Aria2Error) -> RPCValue {
-        do { _ = try await supervisor.purge(PurgeSelection(cutoff: Date.distantFuture)) } catch { throw Self.refusal(error) }
+        do { _ = try await supervisor.purge(PurgeSelection(cutoff: Date.distantFuture), visibleTo: JobAccess.current) } catch { throw Self.refusal(error) }
         return .string("OK")
     }
 

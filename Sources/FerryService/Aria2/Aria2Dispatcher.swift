@@ -8,11 +8,19 @@ struct Aria2Dispatcher: Sendable {
 
     /// The answer to one call.
     func answer(_ call: Aria2Call, authorization: Aria2Authorization) async -> Result<RPCValue, Aria2Error> {
+        let access: JobAccess
         do throws(Aria2Error) {
-            try authorization.check(call)
-            return .success(try await run(call, authorization: authorization))
+            access = try authorization.check(call)
         } catch {
             return .failure(error)
+        }
+        // The call's operations see, create and change only what its principal may (`JobAccess`, as the REST API).
+        return await JobAccess.$current.withValue(access) {
+            do throws(Aria2Error) {
+                return .success(try await run(call, authorization: authorization))
+            } catch {
+                return .failure(error)
+            }
         }
     }
 

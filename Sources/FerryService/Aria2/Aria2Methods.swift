@@ -34,40 +34,46 @@ enum Aria2Methods {
 /// Whether one call may run, from what its request carries (API.md, "aria2 JSON-RPC", Secret): the call's
 /// `"token:<secret>"` or the request's `Authorization: Bearer`; in open mode neither is needed, but a request from
 /// another site's page (`crossSite`) is refused unless it carries a valid secret or bearer token. The read-only token
-/// may call only `Aria2Methods.reading`. "Unauthorized" is checked before anything else about the call. Pure.
+/// may call only `Aria2Methods.reading`. "Unauthorized" is checked before anything else about the call. The call then
+/// runs as the credential's principal (`JobAccess`): an API key's secret sees and acts on that key's jobs only. Pure.
 struct Aria2Authorization: Sendable {
     /// No token is configured.
     let isOpen: Bool
     /// The request's `Origin` (or `Sec-Fetch-Site`) names another site.
     let crossSite: Bool
-    /// What the request's valid bearer token may do; nil without one.
-    let bearer: AccessLevel?
-    /// What a secret may do (`AccessGuard.level(ofSecret:)`).
-    let levelOfSecret: @Sendable (String) -> AccessLevel?
+    /// The request's valid bearer token (the token, the read token or an API key); nil without one.
+    let bearer: AccessGuard.Credential?
+    /// What a secret stands for (`AccessGuard.credential(ofSecret:)`).
+    let credentialOfSecret: @Sendable (String) -> AccessGuard.Credential?
 
-    func check(_ call: Aria2Call) throws(Aria2Error) {
-        if Aria2Methods.open.contains(call.method) || call.method == "system.multicall" { return }
+    /// Who the call runs as; throws "Unauthorized" when it may not run.
+    func check(_ call: Aria2Call) throws(Aria2Error) -> JobAccess {
         // Unknown methods answer "No such method" only to a caller who may call methods at all.
-        let level: AccessLevel?
+        let credential: AccessGuard.Credential?
         if isOpen {
-            level = crossSite ? nil : .full
+            credential = crossSite ? nil : .open
         } else {
-            level = call.secret.flatMap(levelOfSecret) ?? bearer
+            credential = call.secret.flatMap(credentialOfSecret) ?? bearer
         }
-        guard let level else { throw .unauthorized }
-        if level == .readOnly, !Aria2Methods.reading.contains(call.method) { throw .unauthorized }
+        if Aria2Methods.open.contains(call.method) || call.method == "system.multicall" {
+            return JobAccess(principal: credential?.principal ?? .administrator)
+        }
+        guard let credential else { throw .unauthorized }
+        if credential.access == .readOnly, !Aria2Methods.reading.contains(call.method) { throw .unauthorized }
+        return JobAccess(principal: credential.principal)
     }
 }
 
 extension Aria2Authorization {
-    /// Whether a message of calls (one or a batch) holds a call with a valid secret (a cross-site WebSocket then gets
-    /// notifications).
-    func provesSecret(in body: [UInt8]) -> Bool {
-        guard let value = RPCValue.parse(body) else { return false }
-        let objects = value.array ?? [value]
-        return objects.contains { object in
-            guard let call = try? Aria2Call.parse(object), let secret = call.secret else { return false }
-            return levelOfSecret(secret) != nil
+    /// Who the first call with a valid secret in a message of calls (one or a batch) speaks for, if any: a WebSocket
+    /// then gets that principal's notifications.
+    func provenAccess(in body: [UInt8]) -> JobAccess? {
+        guard let value = RPCValue.parse(body) else { return nil }
+        for object in value.array ?? [value] {
+            guard let call = try? Aria2Call.parse(object), let secret = call.secret,
+                  let credential = credentialOfSecret(secret) else { continue }
+            return JobAccess(principal: credential.principal)
         }
+        return nil
     }
 }

@@ -15,14 +15,17 @@ struct Aria2Queries: Sendable {
         "enabledFeatures": .array(["Async DNS", "GZip", "HTTPS", "Message Digest", "SFTP"].map(RPCValue.string)),
     ])
 
-    /// The job whose gid is `gid`, as the table has it now.
+    /// The job whose gid is `gid`, as the table has it now; another key's job is not found (`JobAccess.current`).
     func job(_ gid: String) throws(Aria2Error) -> (id: String, job: JobRecord, rates: LiveRates?) {
-        guard let id = supervisor.peekID(gid: gid), let (job, rates) = supervisor.peek(id) else { throw .notFound(gid: gid) }
+        guard let id = supervisor.peekID(gid: gid), let (job, rates) = supervisor.peek(id),
+              JobAccess.current.sees(job) else { throw .notFound(gid: gid) }
         return (id, job, rates)
     }
 
+    /// The jobs the call's principal may see (`JobAccess.current`).
     func jobs() async -> Aria2Jobs {
-        Aria2Jobs(await supervisor.list(states: nil, after: nil, limit: Int.max).jobs)
+        let access = JobAccess.current
+        return Aria2Jobs(await supervisor.list(states: nil, after: nil, limit: Int.max).jobs.filter { access.sees($0.0) })
     }
 
     func tellStatus(_ params: Aria2Params) throws(Aria2Error) -> RPCValue {

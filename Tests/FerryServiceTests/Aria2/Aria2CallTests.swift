@@ -64,9 +64,16 @@ struct Aria2CallTests {
         #expect(Aria2Error.notFound(gid: "2089b05ecca3d829").message == "GID 2089b05ecca3d829 is not found")
     }
 
+    static let key = KeyIdentity(id: "k1", name: "ci", scope: .write)
+
     func authorization(open: Bool = false, crossSite: Bool = false, bearer: AccessLevel? = nil) -> Aria2Authorization {
-        Aria2Authorization(isOpen: open, crossSite: crossSite, bearer: bearer) { secret in
-            secret == "T" ? .full : secret == "R" ? .readOnly : nil
+        Aria2Authorization(isOpen: open, crossSite: crossSite, bearer: bearer.map { .bearer($0) }) { secret in
+            switch secret {
+            case "T": .bearer(.full)
+            case "R": .bearer(.readOnly)
+            case "K": .key(Self.key)
+            default: nil
+            }
         }
     }
 
@@ -77,21 +84,24 @@ struct Aria2CallTests {
         #expect(throws: Aria2Error.unauthorized) { try guarded.check(call("aria2.tellActive", [])) }
         #expect(throws: Aria2Error.unauthorized) { try guarded.check(call("aria2.tellActive", [.string("token:X")])) }
         #expect(throws: Aria2Error.unauthorized) { try guarded.check(call("aria2.nope", [])) }
-        try guarded.check(call("aria2.addUri", [.string("token:T")]))
-        try guarded.check(call("aria2.tellActive", [.string("token:R")]))
+        _ = try guarded.check(call("aria2.addUri", [.string("token:T")]))
+        _ = try guarded.check(call("aria2.tellActive", [.string("token:R")]))
         #expect(throws: Aria2Error.unauthorized) { try guarded.check(call("aria2.addUri", [.string("token:R")])) }
-        try guarded.check(call("system.listMethods", []))
-        try authorization(bearer: .full).check(call("aria2.pause", []))
-        try authorization(bearer: .readOnly).check(call("aria2.tellStatus", []))
+        _ = try guarded.check(call("system.listMethods", []))
+        _ = try authorization(bearer: .full).check(call("aria2.pause", []))
+        _ = try authorization(bearer: .readOnly).check(call("aria2.tellStatus", []))
         #expect(throws: Aria2Error.unauthorized) { try authorization(bearer: .readOnly).check(call("aria2.pause", [])) }
         // Cross-site requests pass only with a valid secret or bearer token.
-        try authorization(crossSite: true).check(call("aria2.pause", [.string("token:T")]))
+        _ = try authorization(crossSite: true).check(call("aria2.pause", [.string("token:T")]))
         #expect(throws: Aria2Error.unauthorized) { try authorization(crossSite: true).check(call("aria2.pause", [])) }
+        // An API key's secret runs the call as that key (its jobs only); the token as the administrator.
+        #expect(try guarded.check(call("aria2.tellActive", [.string("token:K")])).onlyKey == "k1")
+        #expect(try guarded.check(call("aria2.tellActive", [.string("token:T")])).onlyKey == nil)
     }
 
     @Test func openModeIgnoresTheSecretButRefusesOtherSites() throws {
-        try authorization(open: true).check(call("aria2.pause", []))
-        try authorization(open: true).check(call("aria2.pause", [.string("token:whatever")]))
+        _ = try authorization(open: true).check(call("aria2.pause", []))
+        _ = try authorization(open: true).check(call("aria2.pause", [.string("token:whatever")]))
         #expect(throws: Aria2Error.unauthorized) { try authorization(open: true, crossSite: true).check(call("aria2.pause", [])) }
     }
 
