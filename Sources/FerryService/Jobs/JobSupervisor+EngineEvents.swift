@@ -218,7 +218,8 @@ extension JobSupervisor {
         if job.state != before, job.state == .finished || job.state == .failed {
             // An end is shown once it is durable: a reader told `finished` (or a delivery done) before that could
             // see a crash take it back, and the delivery sent again.
-            let table = self.table, hold = table.holdBack(id, showing: original)
+            let after = (events.map(\.id).min() ?? ids.lastAllocated + 1) - 1
+            let table = self.table, hold = table.holdBack(id, showing: original, after: after)
             change.onDurable.append { table.release(id, hold: hold) }
         }
         commits.enqueue(change)

@@ -113,7 +113,13 @@ actor JobSupervisor {
     }
 
     /// The id of the newest event already reflected in the table.
-    var lastEventID: Int64 { publishedMark?() ?? ids.lastAllocated }
+    /// On one node, the last id allocated, or less while a job's end is held back (`JobTable.heldAfter`): what a list
+    /// shows must reflect every event up to the id it answers with.
+    var lastEventID: Int64 {
+        if let mark = publishedMark?() { return mark }
+        let last = ids.lastAllocated
+        return table.heldAfter().map { min($0, last) } ?? last
+    }
 
     // MARK: Reading
 
@@ -202,8 +208,9 @@ actor JobSupervisor {
 
     /// A job and the id of the newest event already reflected in it (for a stream's first event).
     func snapshot(_ id: String) -> (job: JobRecord, rates: LiveRates?, eventID: Int64)? {
-        guard let job = jobs[id] else { return nil }
-        return (job, rates[id], lastEventID)
+        let eventID = lastEventID
+        guard let (job, rates) = table.entry(id) else { return nil }
+        return (job, rates, eventID)
     }
 
     /// Jobs by state, of the jobs `access` sees (metrics: a key counts its own).

@@ -15,9 +15,10 @@ final class JobTable: Sendable {
         var rates: [String: LiveRates] = [:]
         /// With several nodes, the node running each job that has one.
         var nodes: [String: String] = [:]
-        /// Jobs whose end (finished, failed) is not yet durable: the record readers see meanwhile, and the hold's
-        /// number (the latest hold of a job is the one whose release shows the table's record again).
-        var heldBack: [String: (shown: JobRecord, hold: Int)] = [:]
+        /// Jobs whose end (finished, failed) is not yet durable: the record readers see meanwhile, the id of the last
+        /// event reflected in it, and the hold's number (the latest hold of a job is the one whose release shows the
+        /// table's record again).
+        var heldBack: [String: (shown: JobRecord, after: Int64, hold: Int)] = [:]
         var holds = 0
         /// Job ids by `gid` (`JobGID`), kept with `jobs`: aria2's RPC names jobs by gid.
         var idsByGID: [String: String] = [:]
@@ -59,15 +60,22 @@ final class JobTable: Sendable {
         }
     }
 
-    /// Readers go on seeing `shown` (the job before a change that ends it) until `release` with the returned hold,
-    /// called once that change is durable. A job already held keeps the record it shows (the last durable one).
-    /// Changes only from the supervisor.
-    func holdBack(_ id: String, showing shown: JobRecord) -> Int {
+    /// Readers go on seeing `shown` (the job before a change that ends it, reflecting the events up to `after`) until
+    /// `release` with the returned hold, called once that change is durable. A job already held keeps the record it
+    /// shows (the last durable one). Changes only from the supervisor.
+    func holdBack(_ id: String, showing shown: JobRecord, after: Int64) -> Int {
         contents.withLock { contents in
             contents.holds += 1
-            contents.heldBack[id] = (contents.heldBack[id]?.shown ?? shown, contents.holds)
+            let earlier = contents.heldBack[id]
+            contents.heldBack[id] = (earlier?.shown ?? shown, earlier?.after ?? after, contents.holds)
             return contents.holds
         }
+    }
+
+    /// The newest event id every record readers see reflects while ends are held back (the least `after` of the
+    /// holds); nil when none is. A list answered with a later id would have its reader skip a held job's end event.
+    func heldAfter() -> Int64? {
+        contents.withLock { $0.heldBack.values.map(\.after).min() }
     }
 
     /// Whether readers see an earlier record of the job than the table's (an end not yet durable).

@@ -137,15 +137,21 @@ struct JobSupervisorTests {
         let job = try await h.create(url)
         await h.supervisor.apply(.started(id: job.id, offset: 0))
         await h.settle()
+        let before = await h.supervisor.list(states: nil, after: nil, limit: 10).eventID
         gate.close()
         await h.supervisor.apply(.finished(id: job.id, Self.file("held.iso")))
         #expect(await h.supervisor.job(job.id)?.0.state == .downloading)
-        let listed = await h.supervisor.list(states: [.finished], after: nil, limit: 10).jobs
-        #expect(listed.isEmpty)
+        let listed = await h.supervisor.list(states: [.finished], after: nil, limit: 10)
+        #expect(listed.jobs.isEmpty)
+        // The list's event id stops before the finish's event (allocated already), so that a stream resumed from it
+        // gets that event: the CLI's `--wait` missed it and waited for good.
+        #expect(listed.eventID == before)
+        #expect(await h.supervisor.snapshot(job.id)?.job.state == .downloading)
         gate.open()
         await h.settle()
         #expect(await h.job(job.id)?.state == .finished)
-        #expect(await h.supervisor.list(states: [.finished], after: nil, limit: 10).jobs.count == 1)
+        let after = await h.supervisor.list(states: [.finished], after: nil, limit: 10)
+        #expect(after.jobs.count == 1 && after.eventID > before)
     }
 
     /// An action on a job whose end is not yet shown waits for it, and is decided on the state then shown: a cancel
