@@ -25,7 +25,7 @@ struct WebSocketServerTests {
     @Test func messagesPingsAndTheCloseHandshakeGoBothWays() async throws {
         try await withServer(handler: Self.echo) { _, port in
             let (head, echoed, pong, closed, end) = try await offThePool {
-                let client = try WireClient(port: port)
+                let client = try WireClient(port: port, timeout: 30)  // a full parallel run can hold the server's handler ~8 s
                 // The first frame follows the handshake at once, before the 101 arrives.
                 try client.write(Array(Self.handshake.utf8) + Self.frame(1, "hello"))
                 let head = try client.readHead()
@@ -55,7 +55,7 @@ struct WebSocketServerTests {
             ]
             for (bytes, code) in cases {
                 let (closed, end) = try await offThePool {
-                    let client = try WireClient(port: port)
+                    let client = try WireClient(port: port, timeout: 30)  // a full parallel run can hold the server's handler ~8 s
                     try client.write(Self.handshake)
                     _ = try client.readHead()
                     try client.write(bytes)
@@ -65,7 +65,7 @@ struct WebSocketServerTests {
                 #expect(end == .closed)
             }
             let plain = try await offThePool {
-                let client = try WireClient(port: port)
+                let client = try WireClient(port: port, timeout: 30)  // a full parallel run can hold the server's handler ~8 s
                 try client.write("GET /ws HTTP/1.1\r\nHost: x\r\n\r\n")
                 return try client.readResponse()
             }
