@@ -159,6 +159,9 @@ class JobModel:
         self.full_since = None
         self.deleted = False
         self.killed_while_delivering = False
+        # Attempts to send the file onward a target may see: one, plus one per resume and per restart that found the
+        # job active (a cut delivery is sent again from its first byte). A failed delivery is never sent again by itself.
+        self.sends_allowed = 1
         self.last = None
         self.trail = []  # what we did to it and the states seen, in order (for failure messages)
 
@@ -376,6 +379,8 @@ class SeamMachine(RuleBasedStateMachine):
             return
         before = self._state_now(model)
         self.act_on(model, name)
+        if name == "resume":
+            model.sends_allowed += 1
         response = self.ferry.action(model.id, name)
         after = self._state_now(model)
         got = response.json() if response.status == 200 else None
@@ -486,6 +491,9 @@ class SeamMachine(RuleBasedStateMachine):
         WORLD.restarts += 1
         self.restarted = True
         before = int(self.ferry.request("GET", "/api/v1/jobs?limit=1").header("Ferry-Event-Id") or 0)
+        for model in self.live():
+            if (model.last or {}).get("state") in ACTIVE:
+                model.sends_allowed += 1
         if hard:
             for model in self.live():
                 if model.last and model.last.get("state") == "delivering":
@@ -495,10 +503,15 @@ class SeamMachine(RuleBasedStateMachine):
                 job = listed.get(model.id) or {}
                 if job.get("state") in ACTIVE:
                     model.killed_while_delivering = True
+                    model.sends_allowed += 1
                 model.note("kill -9 (listed just before as %s/delivery %s)" % (
                     job.get("state"), delivery_of(job).get("state")))
             self.ferry.kill9()
         else:
+            listed = self.listed()  # a delivery may start between our last look and the stop
+            for model in self.live():
+                if (listed.get(model.id) or {}).get("state") in ACTIVE:
+                    model.sends_allowed += 1
             status, seconds = self.ferry.stop()
             assert status == 0 and seconds <= 10, "SIGTERM: exit %s after %.1f s" % (status, seconds)
         for model in self.jobs.values():
@@ -636,6 +649,10 @@ class SeamMachine(RuleBasedStateMachine):
         puts = [e["status"] for e in log if e["method"] == "PUT" and e["path"] == path]
         ok = [s for s in puts if 200 <= s < 300]
         if kind == "refuse":
+            # Refused (403, not retried): each attempt is one PUT, and only a resume or a restart of an active job
+            # makes another (issue 30.2: a restart turned a failed delivery's file into a new attempt by itself).
+            assert len(puts) <= model.sends_allowed, "job %s: the refusing target %s got %d PUTs, %d allowed" % (
+                model.id, path, len(puts), model.sends_allowed)
             return
         limit = 2 if model.killed_while_delivering else 1
         assert len(ok) <= limit, "job %s: target %s got %d complete PUTs %s (kill -9 while delivering: %s)" % (
