@@ -81,6 +81,7 @@ extension JobSupervisor {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 engine.stopDelivery(id: id) { continuation.resume() }
             }
+            await settleHeldEnd(id)
             guard var latest = jobs[id] else { throw JobsError.notFound(id: id) }
             guard latest.state == .paused else { return try pauseOvertaken(latest) }
             latest.updatedAt = now()
@@ -97,6 +98,8 @@ extension JobSupervisor {
         let bytesOnDisk = await withCheckedContinuation { (continuation: CheckedContinuation<Int64?, Never>) in
             engine.pause(id: id) { continuation.resume(returning: $0) }
         }
+        // Finished meanwhile: the answer waits until readers see it (they saw the pause's `paused`, never published).
+        await settleHeldEnd(id)
         // Cancelled, deleted, resumed or finished meanwhile: that later action's answer and events stand.
         guard var latest = jobs[id] else { throw JobsError.notFound(id: id) }
         guard latest.state == .paused else { return try pauseOvertaken(latest) }

@@ -109,6 +109,38 @@ struct JobSupervisorTests {
         #expect(await h.job(job.id)?.state == .finished)
     }
 
+    /// The `409` of a pause overtaken by the finish comes once the finish is durable and shown: before, a reader saw
+    /// the job `paused` (the pause's own, never published, state) after the answer, and an event then say `finished`
+    /// (the seam suite's replay check, seed 736959745 in CI).
+    @Test func aPauseOvertakenByAFinishNotYetDurableAnswersOnceTheFinishIsShown() async throws {
+        let gate = PublishGate()
+        let h = SupervisorHarness(beforePublish: { _ in await gate.pass() })
+        let job = try await h.create(url)
+        await h.supervisor.apply(.started(id: job.id, offset: 0))
+        await h.settle()
+        h.engine.pausesAnswerAtOnce = false
+        let answered = PublishGate()
+        answered.close()
+        let pause = Task {
+            defer { answered.open() }
+            return try await h.supervisor.pause(job.id)
+        }
+        #expect(await h.eventually { h.engine.log.contains("pause \(job.id)") })
+        gate.close()
+        await h.supervisor.apply(.finished(id: job.id, Self.file("raced.iso")))
+        h.engine.completePause(job.id, bytes: 10)
+        try await Task.sleep(nanoseconds: 100_000_000)
+        #expect(answered.isClosed, "the pause answered while the finish was not yet shown")
+        gate.open()
+        do {
+            let paused = try await pause.value
+            Issue.record("the pause answered \(paused.state) instead of a conflict")
+        } catch {
+            #expect(error as? JobsError == .notApplicable(JobAction.pause.conflictMessage(.finished)))
+        }
+        #expect(await h.supervisor.job(job.id)?.0.state == .finished, "the answer came before readers saw the finish")
+    }
+
     /// A job with a delivery paused while its last bytes came in stays paused with its file (pause is allowed while
     /// delivering), and resume delivers it; the seam suite saw the pause answer `200` with the job `delivering`.
     @Test func aPauseOvertakenByTheDownloadOfAJobWithADeliveryStandsAndResumeDelivers() async throws {
