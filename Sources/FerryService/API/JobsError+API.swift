@@ -10,6 +10,8 @@ extension APIError {
         case .storeFailed, .ownerSilent: self.init(.unavailable, error.description)
         case .tooLargeToForward: self.init(.payloadTooLarge, error.description)
         case .keyJobLimit: self.init(.rateLimited, error.description)
+        case .keyDailyBytes(_, let retryAfter):
+            self.init(.rateLimited, error.description, headers: ["Retry-After": "\(retryAfter)"])
         case .lostAnswer: self.init(.internal, error.description)
         }
     }

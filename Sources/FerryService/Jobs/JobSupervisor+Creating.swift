@@ -49,6 +49,10 @@ extension JobSupervisor {
                 answers[index] = .refused(.keyJobLimit(limit: maxJobs))
                 continue
             }
+            if let refusal = dailyBytesRefusal(owner: owner) {
+                answers[index] = .refused(refusal)
+                continue
+            }
             if spoolFull, let budget = quota?.budget {
                 answers[index] = .refused(.spoolFull(quota: budget.quota))
                 continue

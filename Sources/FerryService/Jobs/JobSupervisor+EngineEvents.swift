@@ -27,6 +27,8 @@ extension JobSupervisor {
         let userStopped = job.state == .paused || job.state == .cancelled || job.state == .finished
         var events: [ServerEvent] = []
         var persist = true
+        /// Bytes this event says the transfer fetched since the last one counted (a key's `bytesPerDay`).
+        var fetched: Int64 = 0
         switch event {
         case .started(_, let offset):
             guard !userStopped else { return }
@@ -59,7 +61,8 @@ extension JobSupervisor {
         case .progress(_, let progress):
             guard job.state == .downloading else { return }
             if progress.bytesReceived > job.bytesReceived {
-                metrics.bytesDownloaded(progress.bytesReceived - job.bytesReceived)
+                fetched = progress.bytesReceived - job.bytesReceived
+                metrics.bytesDownloaded(fetched)
             }
             job.bytesReceived = progress.bytesReceived
             job.bytesExpected = progress.bytesExpected ?? job.bytesExpected
@@ -114,6 +117,7 @@ extension JobSupervisor {
         case .finished(_, let file):
             guard job.state != .cancelled else { return }
             let pausedMeanwhile = job.state == .paused
+            if before == .downloading { fetched = max(0, file.size - job.bytesReceived) }
             markFinished(&job, filename: file.filename, size: file.size, sha256: file.sha256)
             job.contentType = file.contentType ?? job.contentType
             job.finalURL = file.finalURL
@@ -143,6 +147,7 @@ extension JobSupervisor {
             events.append(jobEvent(job))
         case .paused(_, let bytes), .stopped(_, let bytes):
             // The bytes on disk; a pause's `job` event with them is published by `pause(_:)`, which waits for them.
+            fetched = max(0, bytes - job.bytesReceived)
             job.bytesReceived = bytes
             rates[id] = nil
         case .delivering(_, let progress):
@@ -224,6 +229,7 @@ extension JobSupervisor {
         }
         commits.enqueue(change)
         if job.state != before { settleFollowers(of: id) }
+        countFetched(fetched, of: job)
     }
 
     // MARK: Shared transfers

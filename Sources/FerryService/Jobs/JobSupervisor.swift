@@ -87,6 +87,8 @@ actor JobSupervisor {
     var byDedupeKey = DedupeIndex()
     /// How many jobs each API key holds (`maxJobs`).
     var ownedCounts: [String: Int64] = [:]
+    /// What each API key fetched in the last 24 hours, and its jobs waiting for that to free (`bytesPerDay`).
+    var dailyBytes = DailyByteQuota()
     /// Dedupe keys of jobs being inserted right now (between the store call and the table update).
     var pendingDedupe: [String: String] = [:]
     /// How many times each job's transfer restarted from zero (followers abort when it changes).
@@ -255,6 +257,7 @@ actor JobSupervisor {
             Task { self.apply(.failed(id: job.id, failure)) }
             return
         }
+        if waitsForDailyBytes(job) { return }
         engine.submit(spec(for: job, url: url))
     }
 

@@ -18,6 +18,8 @@ enum JobsError: Error, Equatable, CustomStringConvertible {
     case tooLargeToForward(node: String, bytes: Int)
     /// The API key holds as many jobs as its `maxJobs` allows.
     case keyJobLimit(limit: Int64)
+    /// The API key fetched its `bytesPerDay` in the last 24 hours; its window frees in `retryAfter` seconds.
+    case keyDailyBytes(limit: Int64, retryAfter: Int)
     /// An answer went missing (a defect, never the caller's fault).
     case lostAnswer
 
@@ -33,6 +35,8 @@ enum JobsError: Error, Equatable, CustomStringConvertible {
             "node '\(node)' runs this job, and a change of \(bytes) bytes is more than can be forwarded to it "
                 + "(\(ClusterChannel.commandLimit) at most; a URL that long is refused by most origins anyway)"
         case .keyJobLimit(let limit): "this key holds \(limit) jobs, its maxJobs; delete some before adding more"
+        case .keyDailyBytes(let limit, let retryAfter):
+            "this key fetched \(limit) bytes or more in the last 24 hours, its bytesPerDay; retry in \(retryAfter) s"
         case .lostAnswer: "job creation lost an answer"
         }
     }

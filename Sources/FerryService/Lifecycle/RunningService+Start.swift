@@ -167,7 +167,10 @@ extension RunningService {
                                                 spool: spool.root, store: store, shared: cluster?.store, keys: keys,
                                                 logger: logger)
         let keyDirectory = KeyDirectory(store: store, ring: keys, closeStreams: { hub.closeStreams(ofKey: $0) },
-                                        limitsChanged: applyLimits, logger: logger)
+                                        limitsChanged: { id, limits in
+                                            applyLimits(id, limits)
+                                            Task { await supervisor.keyLimitsChanged(id) }
+                                        }, logger: logger)
         let membership = zip(cluster, zip(feed, zip(relay, zip(renewals, fence)))).map { cluster, parts in
             ClusterMembership(store: cluster.store, renewals: parts.1.1.0, fence: parts.1.1.1, location: cluster.location,
                               configuration: configuration,

@@ -96,3 +96,42 @@ extension Array {
         return results
     }
 }
+
+extension KeyLimitsTests {
+    /// A key's `bytesPerDay`: once its transfers fetched that much, its running job waits with `quota_exceeded`, a new
+    /// job is `429` with `Retry-After`, another key is untouched, and a raised limit lets the job continue and finish.
+    @Test func bytesPerDayMakesTheKeysJobWaitAndRefusesItsNewOnes() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/day.bin", size: 4 << 20, seed: 9)
+            try await withFerry(token: KeyTests.adminToken) { ferry in
+                let (id, metered) = try await KeyTests.makeKey(ferry, name: "metered", limits: ["bytesPerDay": 1 << 20])
+                let (_, other) = try await KeyTests.makeKey(ferry, name: "unmetered")
+                let job = try #require(try await metered.json("POST", "/api/v1/jobs",
+                                                              ["url": nginx.url("/slow/day.bin?rate=1048576")]).json()["id"] as? String)
+                let waiting = try await metered.waitForJob(job) {
+                    $0["state"] as? String == "waiting"
+                        && ($0["error"] as? [String: Any])?["code"] as? String == "quota_exceeded"
+                }
+                let stopped = waiting["bytesReceived"] as? Int ?? 0
+                #expect(stopped >= 1 << 20 && stopped < 4 << 20, "\(waiting)")
+                try await Task.sleep(for: .seconds(1))
+                let still = try await metered.get("/api/v1/jobs/\(job)").json()
+                #expect(still["state"] as? String == "waiting", "\(still)")
+                #expect((still["bytesReceived"] as? Int ?? 0) < 4 << 20)
+
+                let refused = try await metered.json("POST", "/api/v1/jobs", ["url": nginx.url("/day.bin?n=2")])
+                #expect(refused.status == 429)
+                #expect((try refused.json()["error"] as? [String: Any])?["code"] as? String == "rate_limited")
+                let retryAfter = Int(refused.header("Retry-After") ?? "") ?? 0
+                #expect((1...86_400).contains(retryAfter), "Retry-After \(refused.header("Retry-After") ?? "none")")
+
+                let theirs = try #require(try await other.json("POST", "/api/v1/jobs", ["url": nginx.url("/day.bin?n=3")]).json()["id"] as? String)
+                _ = try await other.waitForJob(theirs) { $0["state"] as? String == "finished" }
+
+                #expect(try await ferry.client.json("PATCH", "/api/v1/keys/\(id)", ["limits": ["bytesPerDay": 100 << 20]]).status == 200)
+                let finished = try await metered.waitForJob(job) { $0["state"] as? String == "finished" }
+                #expect(finished["bytesReceived"] as? Int == 4 << 20 && finished["error"] is NSNull, "\(finished)")
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+
+/// The bytes each API key fetched in the last 24 hours, held against its `bytesPerDay` (API.md, "API keys"), and the
+/// jobs of each key that wait for its window to free.
+///
+/// A rolling window of 96 buckets of 15 minutes a key: bytes leave the window at most 15 minutes after they are 24
+/// hours old, so a key waits at most that much longer than an exact count would make it. Counted on each node for the
+/// transfers it runs, since it started (a restart forgets the counts).
+///
+/// Owner: `JobSupervisor`, a value on its actor; pure (the time is passed in), tested with a fake clock.
+struct DailyByteQuota {
+    static let bucketSeconds: Int64 = 900
+    static let bucketCount = 96
+
+    /// One key's counts: bucket number `n` (seconds since 1970 / `bucketSeconds`) is at `counts[n % bucketCount]`,
+    /// for the `bucketCount` numbers up to `newest`.
+    private struct Window {
+        var counts = [Int64](repeating: 0, count: DailyByteQuota.bucketCount)
+        var newest: Int64
+
+        mutating func add(_ bytes: Int64, bucket: Int64) {
+            if bucket > newest {
+                let cleared = min(bucket - newest, Int64(DailyByteQuota.bucketCount))
+                for step in 0..<cleared { counts[Int((bucket - step) % Int64(DailyByteQuota.bucketCount))] = 0 }
+                newest = bucket
+            }
+            // A late sample (a clock step back) counts in the newest bucket rather than in one already gone.
+            guard bucket > newest - Int64(DailyByteQuota.bucketCount) else { return }
+            counts[Int(bucket % Int64(DailyByteQuota.bucketCount))] += bytes
+        }
+
+        /// The buckets still in the window at bucket `now`, oldest first.
+        func live(at now: Int64) -> [(bucket: Int64, bytes: Int64)] {
+            let first = max(now, newest) - Int64(DailyByteQuota.bucketCount) + 1
+            guard first <= newest else { return [] }
+            return (first...newest).map { ($0, counts[Int($0 % Int64(DailyByteQuota.bucketCount))]) }
+        }
+    }
+
+    private var windows: [String: Window] = [:]
+    /// Jobs waiting for their key's window to free, by key.
+    private(set) var parked: [String: Set<String>] = [:]
+    /// When each key's next look at its window is due (one timer a key).
+    private var wakes: [String: Date] = [:]
+
+    static func bucket(at date: Date) -> Int64 {
+        Int64(date.timeIntervalSince1970.rounded(.down)) / bucketSeconds
+    }
+
+    /// Counts bytes a transfer of `key`'s fetched.
+    mutating func count(_ bytes: Int64, for key: String, at now: Date) {
+        guard bytes > 0 else { return }
+        let bucket = Self.bucket(at: now)
+        windows[key, default: Window(newest: bucket)].add(bytes, bucket: bucket)
+    }
+
+    /// Bytes `key`'s transfers fetched in the 24 hours up to `now`.
+    func fetched(by key: String, at now: Date) -> Int64 {
+        windows[key]?.live(at: Self.bucket(at: now)).reduce(0) { $0 + $1.bytes } ?? 0
+    }
+
+    /// Nil while `key` fetched less than `limit` in the window; else the time its window holds less than `limit`.
+    func over(_ limit: Int64, key: String, at now: Date) -> Date? {
+        guard let window = windows[key] else { return limit > 0 ? nil : .distantFuture }
+        let live = window.live(at: Self.bucket(at: now))
+        var total = live.reduce(0) { $0 + $1.bytes }
+        guard total >= limit else { return nil }
+        for (bucket, bytes) in live {
+            total -= bytes
+            // Bucket `b` leaves the window when bucket `b + bucketCount` begins.
+            if total < limit {
+                return Date(timeIntervalSince1970: TimeInterval((bucket + Int64(Self.bucketCount)) * Self.bucketSeconds))
+            }
+        }
+        // A limit of 0: never under it.
+        return .distantFuture
+    }
+
+    mutating func park(_ job: String, key: String) {
+        parked[key, default: []].insert(job)
+    }
+
+    func isParked(_ job: String, key: String) -> Bool {
+        parked[key]?.contains(job) ?? false
+    }
+
+    /// Takes `key`'s waiting jobs, to submit again.
+    mutating func unpark(key: String) -> Set<String> {
+        parked.removeValue(forKey: key) ?? []
+    }
+
+    /// A job that left its wait another way (paused, cancelled, deleted).
+    mutating func forget(_ job: String, key: String) {
+        parked[key]?.remove(job)
+        if parked[key]?.isEmpty == true { parked[key] = nil }
+    }
+
+    /// Whether a look at `key`'s window at `date` must be scheduled: none is due by then already.
+    mutating func needsWake(key: String, at date: Date) -> Bool {
+        if let due = wakes[key], due <= date { return false }
+        wakes[key] = date
+        return true
+    }
+
+    /// The look scheduled for `key` happened.
+    mutating func woke(key: String) {
+        wakes[key] = nil
+    }
+
+    /// A revoked key's counts and waits.
+    mutating func forget(key: String) {
+        windows[key] = nil
+        parked[key] = nil
+        wakes[key] = nil
+    }
+}
