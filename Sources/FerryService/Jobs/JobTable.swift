@@ -23,17 +23,18 @@ final class JobTable: Sendable {
         /// Job ids by `gid` (`JobGID`), kept with `jobs`: aria2's RPC names jobs by gid.
         var idsByGID: [String: String] = [:]
 
-        mutating func set(_ job: JobRecord?, for id: String, gid: String) -> JobRecord? {
-            guard let job else { return remove(id, gid: gid) }
+        /// The gid is hashed only when the job is new (inserts are rare, updates many: a progress sample each).
+        mutating func set(_ job: JobRecord?, for id: String) -> JobRecord? {
+            guard let job else { return remove(id) }
             let old = jobs.updateValue(job, forKey: id)
-            if old == nil { idsByGID[gid] = id }
+            if old == nil { idsByGID[JobGID.of(id)] = id }
             return old
         }
 
-        mutating func remove(_ id: String, gid: String) -> JobRecord? {
+        mutating func remove(_ id: String) -> JobRecord? {
             heldBack[id] = nil
             guard let old = jobs.removeValue(forKey: id) else { return nil }
-            idsByGID[gid] = nil
+            idsByGID[JobGID.of(id)] = nil
             return old
         }
     }
@@ -130,10 +131,7 @@ final class JobTable: Sendable {
 
         subscript(id: String) -> JobRecord? {
             get { table.contents.withLock { $0.jobs[id] } }
-            nonmutating set {
-                let gid = JobGID.of(id)  // hashed outside the lock
-                _ = table.contents.withLock { $0.set(newValue, for: id, gid: gid) }
-            }
+            nonmutating set { _ = table.contents.withLock { $0.set(newValue, for: id) } }
         }
 
         /// A copy of every record (cheap until the table next changes).
@@ -141,14 +139,12 @@ final class JobTable: Sendable {
 
         @discardableResult
         func updateValue(_ job: JobRecord, forKey id: String) -> JobRecord? {
-            let gid = JobGID.of(id)
-            return table.contents.withLock { $0.set(job, for: id, gid: gid) }
+            table.contents.withLock { $0.set(job, for: id) }
         }
 
         @discardableResult
         func removeValue(forKey id: String) -> JobRecord? {
-            let gid = JobGID.of(id)
-            return table.contents.withLock { $0.remove(id, gid: gid) }
+            table.contents.withLock { $0.remove(id) }
         }
 
         /// Room for `count` records without growing (recovery knows how many it adds).
