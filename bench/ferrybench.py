@@ -23,6 +23,7 @@ import time
 
 import cluster_case
 import fetch_case
+import aria2_case
 
 CLK = os.sysconf("SC_CLK_TCK")
 MiB = 1024 * 1024
@@ -34,7 +35,8 @@ SCALES = {
     "small": dict(big=256 * MiB, seg=40_000_000, small_files=500, wrk_seconds=2, sse_subscribers=1000,
                   sse_markers=4, sse_job_size=32 * MiB, store_jobs=5000, runs=3),
 }
-ALL_CASES = ["download", "upload", "segmented", "mirrors", "small-files", "api", "serve", "sse", "store", "cluster", "fetch"]
+ALL_CASES = ["download", "upload", "segmented", "mirrors", "small-files", "api", "serve", "sse", "store", "cluster", "fetch",
+             "aria2-rpc"]
 
 
 def log(msg):
@@ -1228,12 +1230,13 @@ CASES = {
     "store": case_store,
     "cluster": lambda b: cluster_case.run(b, sys.modules[__name__]),
     "fetch": lambda b: fetch_case.run(b, sys.modules[__name__]),
+    "aria2-rpc": lambda b: aria2_case.run(b, sys.modules[__name__]),
 }
 
 
 def budget(self, key):
-    full = {"download": 900, "upload": 600, "segmented": 600, "mirrors": 300, "small-files": 500, "api": 300, "serve": 300, "sse": 240, "store": 600, "cluster": 600, "fetch": 600}
-    small = {"download": 120, "upload": 120, "segmented": 90, "mirrors": 60, "small-files": 90, "api": 60, "serve": 60, "sse": 90, "store": 120, "cluster": 150, "fetch": 120}
+    full = {"download": 900, "upload": 600, "segmented": 600, "mirrors": 300, "small-files": 500, "api": 300, "serve": 300, "sse": 240, "store": 600, "cluster": 600, "fetch": 600, "aria2-rpc": 600}
+    small = {"download": 120, "upload": 120, "segmented": 90, "mirrors": 60, "small-files": 90, "api": 60, "serve": 60, "sse": 90, "store": 120, "cluster": 150, "fetch": 120, "aria2-rpc": 150}
     return (full if self.scale_name == "full" else small)[key]
 
 

@@ -9,7 +9,7 @@
 #   FERRY_BIN     Ferry binary (default .build/release/ferry)
 #   BENCH_SCALE   full (default) or small (quick smoke run, under ~2 minutes)
 #   RUNS          measured runs per tool and case after one warm-up (default 5; 3 when small)
-#   CASES         comma list of cases to run (default all): download,upload,segmented,mirrors,small-files,api,serve,sse,store,cluster
+#   CASES         comma list of cases to run (default all): download,upload,segmented,mirrors,small-files,api,serve,sse,store,cluster,fetch,aria2-rpc
 #   BENCH_TMP     parent directory of the temp dir (default $TMPDIR or /tmp); needs ~8 GB free at full scale
 #
 # Output: a Markdown table on stdout, also written to bench/out/results.md (raw numbers in

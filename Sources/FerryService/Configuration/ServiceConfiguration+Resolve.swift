@@ -11,7 +11,7 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
 }
 
 extension ServiceConfiguration {
-    /// The settings of `ferry serve` with their environment twins (API.md, "Running").
+    /// The settings of `ferry serve` with their environment twins; `ServeOption.all` describes each.
     public enum Setting: String, CaseIterable, Sendable {
         case host, port, spool, store, token
         case objectStore = "object-store"
@@ -39,6 +39,7 @@ extension ServiceConfiguration {
         case fetchStaleIfError = "fetch-stale-if-error"
         /// Repeatable on the command line (joined with commas); a comma list in `FERRY_CACHE_KEY_IGNORE`.
         case cacheKeyIgnore = "cache-key-ignore"
+        case logLevel = "log-level"
 
         /// `FERRY_MAX_CONCURRENT` for `--max-concurrent`.
         public var environmentName: String {
@@ -184,6 +185,12 @@ extension ServiceConfiguration {
             configuration.webhookSecret = text
         }
         try resolveFetch(&configuration, value: value)
+        if let (name, text) = value(.logLevel) {
+            guard let level = ServiceConfiguration.logLevels.first(where: { $0 == text.lowercased() }) else {
+                throw ConfigurationError(setting: name, value: text, expected: ServiceConfiguration.logLevels.joined(separator: ", "))
+            }
+            configuration.logLevel = level
+        }
         // Test-only: the first retry's delay, in seconds.
         if let text = environment["FERRY_WEBHOOK_RETRY_BASE"], let seconds = Double(text), seconds > 0 {
             configuration.webhookRetryBase = seconds

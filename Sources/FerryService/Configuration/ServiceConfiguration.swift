@@ -76,6 +76,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// Fetch-through (`--fetch-allow`, `--fetch-max-age`, `--fetch-stale-if-error`, `--cache-key-ignore`): off until
     /// an origin is allowed.
     public var fetch = FetchSettings()
+    /// How much is logged (`--log-level`): one of `logLevels`.
+    public var logLevel = "info"
+    public static let logLevels = ["trace", "debug", "info", "notice", "warning", "error"]
     /// Longest a graceful stop may take before remaining work is abandoned (API.md: exit within 10 s).
     public var shutdownGrace: Double = 8
 
