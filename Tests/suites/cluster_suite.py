@@ -36,9 +36,9 @@ Checks and figures:
   - 20 random jobs' content (with at least one big file) fetched whole and with a Range request from every node,
     byte-identical to the origin's file.
 
-Usage: python3 Tests/suites/cluster_suite.py [--quick] [--jobs N] [--seed N] [--keep] [--split-kills-only]
+Usage: python3 Tests/suites/cluster_suite.py [--quick] [--jobs N] [--seed N] [--keep] [--handovers-only]
        --quick: ~60 jobs, under 3 minutes; default 300 jobs (issue 12), which make test (and CI) runs.
-       --split-kills-only: only the last phase (see split_kill_phase).
+       --handovers-only: only the last phases (split_kill_phase, pause_move_phase).
 Last line: `N passed, N failed`; exit status 1 on any failure.
 """
 
@@ -77,6 +77,21 @@ PART_SIZE = 5 << 20  # the nodes' object-store part size (FERRY_OBJECT_PART_SIZE
 # connection (part 1) have one.
 KILL_AFTER = 11
 UPLOADS_IN_FLIGHT = 2  # part uploads one download may have in flight (DownloadEngine.partUploadsInFlight)
+WRITER_BACKLOG = 8 << 20  # bytes a download may have received and not yet written (EngineConfiguration.writeBufferLimit)
+
+
+def socket_buffers():
+    """What a paused fast connection holds that the origin counts as sent: nginx's send buffer (at most
+    net.ipv4.tcp_wmem's maximum, 4 MiB here) and the receiving socket's queue (2 MiB seen: `ss -tm`)."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_wmem") as handle:
+            send = int(handle.read().split()[2])
+    except (OSError, ValueError, IndexError):
+        send = 4 << 20
+    return send + (2 << 20)
+
+
+SOCKET_BUFFERS = socket_buffers()
 SMALL = 64 * 1024
 NODE_NAMES = ["node-a", "node-b", "node-c"]
 LOG_FIELDS = ["$remote_port", "$msec", "$request_time"]
@@ -88,8 +103,9 @@ def parse_args():
     parser.add_argument("--jobs", type=int, default=None, help="jobs in all (default 300; 60 with --quick)")
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: random, printed)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
-    parser.add_argument("--split-kills-only", action="store_true",
-                        help="only the phase killing a fast split download's node several times (issue 33)")
+    parser.add_argument("--handovers-only", action="store_true",
+                        help="only the last phases: a fast split download's node killed several times (issue 33), a "
+                             "paused job resumed on another node (issue 23)")
     args = parser.parse_args()
     if args.jobs is None:
         args.jobs = 60 if args.quick else 300
@@ -608,8 +624,9 @@ def body(suite, args):
         log("%s on 127.0.0.1:%d (%.1f s)" % (node.name, node.port, seconds))
     a = nodes[0]
 
-    if args.split_kills_only:
+    if args.handovers_only:
         split_kill_phase(suite, args, rng, nodes, nginx, root, 16 << 20)
+        pause_move_phase(suite, rng, nodes, nginx, root)
         for node in nodes:
             node.stop()
         return
@@ -949,6 +966,7 @@ def body(suite, args):
                 "%d requests" % fetched if not content_bad else "%d bad: %s" % (len(content_bad), content_bad[:3]))
 
     split_kill_phase(suite, args, rng, nodes, nginx, root, per_run)
+    pause_move_phase(suite, rng, nodes, nginx, root)
 
     for node in nodes:
         if node.alive():
@@ -963,8 +981,9 @@ def split_kill_phase(suite, args, rng, nodes, nginx, root, per_run):
     the download several times (each next node killed in turn, some right after it took the job over, while it
     restores the stored parts and stores them again, some further on). Each kill costs at most what the node held
     beyond its recorded parts: one part per connection (the one it was writing), the parts whose upload was in
-    flight and the one waiting for a slot (the download pauses then: `UPLOADS_IN_FLIGHT` + 1), and what the origin
-    had put in the socket buffers (the run's allowance for cut fast requests, `per_run`, once per run)."""
+    flight and the one waiting for a slot (the download pauses then: `UPLOADS_IN_FLIGHT` + 1), what it had received
+    but not yet written (`WRITER_BACKLOG`) and what the origin had sent into each paused connection
+    (`SOCKET_BUFFERS`); plus, once, the run's allowance for the requests its splits cut (`per_run`)."""
     log = S.log
     size, kills, connections = (64 << 20, 2, 4) if args.quick else (200 << 20, 3, 4)
     name = "split-kill.bin"
@@ -1023,7 +1042,8 @@ def split_kill_phase(suite, args, rng, nodes, nginx, root, per_run):
                if entry["method"] == "GET" and entry["path"].rsplit("/", 1)[-1] == name)
     extra = sent - size
     times = len(done_kills)
-    bound = PART_SIZE * (connections + UPLOADS_IN_FLIGHT + 1) * times + per_run * (1 + times)
+    bound = (PART_SIZE * (connections + UPLOADS_IN_FLIGHT + 1) + (SOCKET_BUFFERS * connections) + WRITER_BACKLOG) \
+        * times + per_run
     log("  figure: split kills: %d kills of %s (at %s), handovers %s s, finished in %.1f s; %s beyond its size "
         "(bound %s)" % (times, ", ".join(done_kills), ", ".join(at),
                         ", ".join("%.1f" % h if h is not None else "-" for h in handovers), took,
@@ -1034,9 +1054,59 @@ def split_kill_phase(suite, args, rng, nodes, nginx, root, per_run):
     suite.check("split kills: the file finished with its SHA-256",
                 bool(final) and final["state"] == "finished" and final.get("sha256") == sha,
                 "%s" % ((None if not final else (final["state"], (final.get("sha256") or "")[:12])),))
-    suite.check("split kills: at most one part per connection and %d more fetched again per kill (+ %s per run)"
-                % (UPLOADS_IN_FLIGHT + 1, S.fmt_bytes(per_run)), extra <= bound,
+    suite.check("split kills: at most one part and %s per connection, %d parts and %s more fetched again per kill "
+                "(+ %s per run)" % (S.fmt_bytes(SOCKET_BUFFERS), UPLOADS_IN_FLIGHT + 1, S.fmt_bytes(WRITER_BACKLOG),
+                                    S.fmt_bytes(per_run)), extra <= bound,
                 "%s beyond %s" % (S.fmt_bytes(extra), S.fmt_bytes(size)))
+
+
+def pause_move_phase(suite, rng, nodes, nginx, root):
+    """Issue 23: a job paused on one node and resumed on another (the first stopped meanwhile, so that another takes
+    it). The parts stored while it downloaded are restored there; what only the first node's spool held is fetched
+    again: the part each connection was writing and the parts written but not yet stored (in flight, one waiting),
+    at most one part per connection and `UPLOADS_IN_FLIGHT` + 1 more, plus one second of the rate per connection."""
+    log = S.log
+    size, connections, rate = 30 << 20, 2, 1 << 20
+    name = "pause-move.bin"
+    sha = S.write_random_file(os.path.join(root, name), size, rng)
+    asker = next(n for n in nodes if n.alive())
+    response = asker.submit({"url": nginx.url("/slow/%s?rate=%d" % (name, rate)), "filename": name, "dedupe": False,
+                             "connections": connections}, idempotency_key="cluster-" + name)
+    if response.status not in (200, 201):
+        suite.check("pause and resume elsewhere: the job submitted", False, repr(response))
+        return
+    job_id = response.json()["id"]
+    job = S.wait_until(lambda: (lambda j: j if j and j["state"] == "downloading" and j.get("node") and
+                                (j.get("bytesReceived") or 0) >= 12 << 20 else None)(asker.job(job_id)), 60, 0.1)
+    if not job:
+        suite.check("pause and resume elsewhere: the job ran to 12 MiB", False, repr(asker.job(job_id)))
+        return
+    holder = next(n for n in nodes if n.name == job["node"])
+    paused_at = holder.action(job_id, "pause")
+    paused = S.wait_until(lambda: (lambda j: j if j and j["state"] == "paused" else None)(holder.job(job_id)), 15, 0.1)
+    status, _ = holder.stop()
+    other = next(n for n in nodes if n is not holder and n.alive())
+    resumed = other.action(job_id, "resume")
+    final = S.wait_until(lambda: (lambda j: j if j and j["state"] in ("finished", "failed", "cancelled") else None)(
+        other.job(job_id)), 120, 0.2)
+    holder.start(timeout=60)
+    time.sleep(1.0)
+    sent = sum(entry["bytes"] for entry in nginx.access_log()
+               if entry["method"] == "GET" and entry["path"].rsplit("/", 1)[-1] == name)
+    extra = sent - size
+    bound = PART_SIZE * (connections + UPLOADS_IN_FLIGHT + 1) + rate * connections
+    log("  figure: pause and resume elsewhere: paused on %s at %s, resumed on %s (%s), %s beyond its size "
+        "(bound %s)" % (holder.name, S.fmt_bytes((paused or {}).get("bytesReceived") or 0), other.name,
+                        (final or {}).get("node") or "-", S.fmt_bytes(extra), S.fmt_bytes(bound)))
+    suite.check("pause and resume elsewhere: paused, resumed on another node, finished with its SHA-256",
+                bool(paused) and status == 0 and getattr(paused_at, "status", 0) == 200 and
+                getattr(resumed, "status", 0) == 200 and bool(final) and final["state"] == "finished" and
+                final.get("sha256") == sha,
+                "pause %s, stop %s, resume %s, %s" % (getattr(paused_at, "status", None), status,
+                                                    getattr(resumed, "status", None),
+                                                    final and (final["state"], (final.get("sha256") or "")[:12])))
+    suite.check("pause and resume elsewhere: at most one part per connection and %d more fetched again"
+                % (UPLOADS_IN_FLIGHT + 1), extra <= bound, "%s beyond %s" % (S.fmt_bytes(extra), S.fmt_bytes(size)))
 
 
 def main():
