@@ -983,7 +983,8 @@ def split_kill_phase(suite, args, rng, nodes, nginx, root, per_run):
     beyond its recorded parts: one part per connection (the one it was writing), the parts whose upload was in
     flight and the one waiting for a slot (the download pauses then: `UPLOADS_IN_FLIGHT` + 1), what it had received
     but not yet written (`WRITER_BACKLOG`) and what the origin had sent into each paused connection
-    (`SOCKET_BUFFERS`); plus, once, the run's allowance for the requests its splits cut (`per_run`)."""
+    (`SOCKET_BUFFERS`); plus, for each node's run of it, the allowance for the requests its splits cut
+    (`per_run`, as for every big file)."""
     log = S.log
     size, kills, connections = (64 << 20, 2, 4) if args.quick else (200 << 20, 3, 4)
     name = "split-kill.bin"
@@ -1043,7 +1044,7 @@ def split_kill_phase(suite, args, rng, nodes, nginx, root, per_run):
     extra = sent - size
     times = len(done_kills)
     bound = (PART_SIZE * (connections + UPLOADS_IN_FLIGHT + 1) + (SOCKET_BUFFERS * connections) + WRITER_BACKLOG) \
-        * times + per_run
+        * times + per_run * (1 + times)
     log("  figure: split kills: %d kills of %s (at %s), handovers %s s, finished in %.1f s; %s beyond its size "
         "(bound %s)" % (times, ", ".join(done_kills), ", ".join(at),
                         ", ".join("%.1f" % h if h is not None else "-" for h in handovers), took,
