@@ -158,10 +158,14 @@ extension DownloadEngine {
                 }
             }
             let kept = next
+            let readBack = runs.flatMap { Array($0.parts) }.filter { number in
+                PartProgress.covers(restored, PartProgress.range(of: number, size: record.size, partSize: record.partSize))
+            }
             self.queue.async {
                 if live.generation == generation {
                     live.record = kept
                     live.prefixObject = true
+                    live.awaiting = Set(readBack).subtracting(kept?.parts.map(\.number) ?? [])
                     self.saveRecord(transfer)
                 }
                 self.opened(transfer, opened)
@@ -266,8 +270,8 @@ extension DownloadEngine {
         }
         guard record.size == size, record.etag == transfer.etag, record.lastModified == transfer.lastModified else { return }
         var done = Set(record.parts.map(\.number)).union(live.inFlight)
-        let ready = PartProgress.ready(size: size, partSize: record.partSize, written: written, done: done,
-                                       limit: Self.partUploadsInFlight - live.inFlight.count)
+        let ready = PartProgress.next(size: size, partSize: record.partSize, written: written, done: done,
+                                      first: live.awaiting, limit: Self.partUploadsInFlight - live.inFlight.count)
         // Right before the side effect: a node that lost its lease stores no part.
         guard ready.isEmpty || (uploadLedger?.mayAct(jobID: transfer.id) ?? true) else { return }
         for number in ready {
@@ -345,6 +349,7 @@ extension DownloadEngine {
                 if live.generation == generation, var current = live.record, current.uploadID == record.uploadID {
                     switch result {
                     case .success(let part):
+                        self.logger.debug("part stored", metadata: ["id": "\(transfer.id)", "part": "\(part.number)"])
                         current.store(.init(number: part.number, etag: part.etag, size: part.size))
                         live.record = current
                         live.failures = 0
@@ -379,11 +384,14 @@ extension DownloadEngine {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let ledger = uploadLedger else { return }
         let live = transfer.parts
+        guard PartProgress.mayRecord(live.record, awaiting: live.awaiting) else { return }
+        live.awaiting = []
         guard !live.saving else { live.unsaved = true; return }
         live.saving = true
-        let record = live.record, id = transfer.id
+        let record = live.record, id = transfer.id, logger = self.logger
         Task {
             await ledger.store(record, jobID: id)
+            logger.debug("parts recorded", metadata: ["id": "\(id)", "parts": "\(record?.parts.map(\.number) ?? [])"])
             self.queue.async {
                 live.saving = false
                 if live.unsaved {
@@ -425,6 +433,7 @@ extension DownloadEngine {
         }
         live.record = nil
         live.prefixObject = false
+        live.awaiting = []
         live.failures = 0
         live.notBefore = 0
         saveRecord(transfer)
@@ -437,6 +446,7 @@ extension DownloadEngine {
         live.generation += 1
         live.record = nil
         live.prefixObject = false
+        live.awaiting = []
         saveRecord(transfer)
     }
 
@@ -450,6 +460,7 @@ extension DownloadEngine {
             live.generation += 1
             live.record = nil
             live.prefixObject = false
+            live.awaiting = []
         }
         Task {
             var found = known

@@ -36,8 +36,9 @@ Checks and figures:
   - 20 random jobs' content (with at least one big file) fetched whole and with a Range request from every node,
     byte-identical to the origin's file.
 
-Usage: python3 Tests/suites/cluster_suite.py [--quick] [--jobs N] [--seed N] [--keep]
-       --quick: ~60 jobs, under 3 minutes (make test); default 300 jobs (issue 12).
+Usage: python3 Tests/suites/cluster_suite.py [--quick] [--jobs N] [--seed N] [--keep] [--handovers-only]
+       --quick: ~60 jobs, under 3 minutes; default 300 jobs (issue 12), which make test (and CI) runs.
+       --handovers-only: only the last phases (split_kill_phase, pause_move_phase).
 Last line: `N passed, N failed`; exit status 1 on any failure.
 """
 
@@ -75,6 +76,22 @@ PART_SIZE = 5 << 20  # the nodes' object-store part size (FERRY_OBJECT_PART_SIZE
 # each segment of a split file (two connections: parts 1 and 3 of 20 MiB, past a gap) and the file on one
 # connection (part 1) have one.
 KILL_AFTER = 11
+UPLOADS_IN_FLIGHT = 2  # part uploads one download may have in flight (DownloadEngine.partUploadsInFlight)
+WRITER_BACKLOG = 8 << 20  # bytes a download may have received and not yet written (EngineConfiguration.writeBufferLimit)
+
+
+def socket_buffers():
+    """What a paused fast connection holds that the origin counts as sent: nginx's send buffer (at most
+    net.ipv4.tcp_wmem's maximum, 4 MiB here) and the receiving socket's queue (2 MiB seen: `ss -tm`)."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_wmem") as handle:
+            send = int(handle.read().split()[2])
+    except (OSError, ValueError, IndexError):
+        send = 4 << 20
+    return send + (2 << 20)
+
+
+SOCKET_BUFFERS = socket_buffers()
 SMALL = 64 * 1024
 NODE_NAMES = ["node-a", "node-b", "node-c"]
 LOG_FIELDS = ["$remote_port", "$msec", "$request_time"]
@@ -86,6 +103,9 @@ def parse_args():
     parser.add_argument("--jobs", type=int, default=None, help="jobs in all (default 300; 60 with --quick)")
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: random, printed)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument("--handovers-only", action="store_true",
+                        help="only the last phases: a fast split download's node killed several times (issue 33), a "
+                             "paused job resumed on another node (issue 23)")
     args = parser.parse_args()
     if args.jobs is None:
         args.jobs = 60 if args.quick else 300
@@ -604,6 +624,13 @@ def body(suite, args):
         log("%s on 127.0.0.1:%d (%.1f s)" % (node.name, node.port, seconds))
     a = nodes[0]
 
+    if args.handovers_only:
+        split_kill_phase(suite, args, rng, nodes, nginx, root, 16 << 20)
+        pause_move_phase(suite, rng, nodes, nginx, root)
+        for node in nodes:
+            node.stop()
+        return
+
     sampler = ConnectionSampler(nginx.port, nodes)
     sampler.start()
     events = EventClient(nodes, a)
@@ -938,12 +965,149 @@ def body(suite, args):
                 not content_bad and fetched == 6 * len(picked),
                 "%d requests" % fetched if not content_bad else "%d bad: %s" % (len(content_bad), content_bad[:3]))
 
+    split_kill_phase(suite, args, rng, nodes, nginx, root, per_run)
+    pause_move_phase(suite, rng, nodes, nginx, root)
+
     for node in nodes:
         if node.alive():
             status, took = node.stop()
             suite.check("%s stops with exit 0 within 10 s" % node.name, status == 0 and took <= 10,
                         "exit %s in %.2f s" % (status, took))
     log("suite time %.0f s" % suite.elapsed())
+
+
+def split_kill_phase(suite, args, rng, nodes, nginx, root, per_run):
+    """Issue 33: one file served at full speed and split over four connections, its node SIGKILLed in the middle of
+    the download several times (each next node killed in turn, some right after it took the job over, while it
+    restores the stored parts and stores them again, some further on). Each kill costs at most what the node held
+    beyond its recorded parts: one part per connection (the one it was writing), the parts whose upload was in
+    flight and the one waiting for a slot (the download pauses then: `UPLOADS_IN_FLIGHT` + 1), what it had received
+    but not yet written (`WRITER_BACKLOG`) and what the origin had sent into each paused connection
+    (`SOCKET_BUFFERS`); plus, for each node's run of it, the allowance for the requests its splits cut
+    (`per_run`, as for every big file)."""
+    log = S.log
+    size, kills, connections = (64 << 20, 2, 4) if args.quick else (200 << 20, 3, 4)
+    name = "split-kill.bin"
+    sha = S.write_random_file(os.path.join(root, name), size, rng)
+    live = [n for n in nodes if n.alive()]
+    first = live[0]
+    response = first.submit({"url": nginx.url("/" + name), "filename": name, "dedupe": False,
+                             "connections": connections}, idempotency_key="cluster-" + name)
+    if response.status not in (200, 201):
+        suite.check("split kills: the job submitted", False, repr(response))
+        return
+    job_id = response.json()["id"]
+    log("split kills: %s of %s on %d connections, %d kills" % (name, S.fmt_bytes(size), connections, kills))
+    done_kills, handovers, at = [], [], []
+    victim_name = None
+    began = time.monotonic()
+    for i in range(kills):
+        # Odd kills come right after a node took the job over (while it restores the stored parts and stores them
+        # again), even ones once it has fetched its share of the file further on.
+        threshold = size * (i + 1) // (kills + 2)
+        early = i % 2 == 1
+
+        def running():
+            job = first.job(job_id) if first.alive() else None
+            if job is None or job["state"] != "downloading" or not job.get("node") or job["node"] == victim_name:
+                return None
+            return job if early or (job.get("bytesReceived") or 0) >= threshold else None
+
+        asker = next(n for n in nodes if n.alive())
+        first = asker
+        job = S.wait_until(running, LEASE + 30, 0.05)
+        if not job:
+            break
+        if early:
+            time.sleep(rng.uniform(0.3, 1.0))
+        victim = next(n for n in nodes if n.name == job["node"])
+        victim.kill9()
+        victim_name = victim.name
+        done_kills.append(victim.name)
+        at.append(S.fmt_bytes(job.get("bytesReceived") or 0) + (" (just taken over)" if early else ""))
+        killed = time.monotonic()
+        first = next(n for n in nodes if n.alive())
+        taken = S.wait_until(lambda: (lambda j: j if j and (j["state"] == "finished" or j.get("node") not in
+                                                             (None, victim.name)) else None)(first.job(job_id)),
+                             LEASE + 20, 0.1)
+        handovers.append(time.monotonic() - killed if taken else None)
+        victim.start(timeout=60)
+        if taken and taken["state"] == "finished":
+            break
+    first = next(n for n in nodes if n.alive())
+    final = S.wait_until(lambda: (lambda j: j if j and j["state"] in ("finished", "failed", "cancelled") else None)(
+        first.job(job_id)), 300, 0.5)
+    took = time.monotonic() - began
+    time.sleep(1.0)  # nginx logs a cut request once it notices
+    sent = sum(entry["bytes"] for entry in nginx.access_log()
+               if entry["method"] == "GET" and entry["path"].rsplit("/", 1)[-1] == name)
+    extra = sent - size
+    times = len(done_kills)
+    bound = (PART_SIZE * (connections + UPLOADS_IN_FLIGHT + 1) + (SOCKET_BUFFERS * connections) + WRITER_BACKLOG) \
+        * times + per_run * (1 + times)
+    log("  figure: split kills: %d kills of %s (at %s), handovers %s s, finished in %.1f s; %s beyond its size "
+        "(bound %s)" % (times, ", ".join(done_kills), ", ".join(at),
+                        ", ".join("%.1f" % h if h is not None else "-" for h in handovers), took,
+                        S.fmt_bytes(extra), S.fmt_bytes(bound)))
+    suite.check("split kills: a fast split file's node killed %d times mid-download" % kills,
+                times == kills and all(h is not None for h in handovers),
+                "%d kills, handovers %s" % (times, handovers))
+    suite.check("split kills: the file finished with its SHA-256",
+                bool(final) and final["state"] == "finished" and final.get("sha256") == sha,
+                "%s" % ((None if not final else (final["state"], (final.get("sha256") or "")[:12])),))
+    suite.check("split kills: at most one part and %s per connection, %d parts and %s more fetched again per kill "
+                "(+ %s per run)" % (S.fmt_bytes(SOCKET_BUFFERS), UPLOADS_IN_FLIGHT + 1, S.fmt_bytes(WRITER_BACKLOG),
+                                    S.fmt_bytes(per_run)), extra <= bound,
+                "%s beyond %s" % (S.fmt_bytes(extra), S.fmt_bytes(size)))
+
+
+def pause_move_phase(suite, rng, nodes, nginx, root):
+    """Issue 23: a job paused on one node and resumed on another (the first stopped meanwhile, so that another takes
+    it). The parts stored while it downloaded are restored there; what only the first node's spool held is fetched
+    again: the part each connection was writing and the parts written but not yet stored (in flight, one waiting),
+    at most one part per connection and `UPLOADS_IN_FLIGHT` + 1 more, plus one second of the rate per connection."""
+    log = S.log
+    size, connections, rate = 30 << 20, 2, 1 << 20
+    name = "pause-move.bin"
+    sha = S.write_random_file(os.path.join(root, name), size, rng)
+    asker = next(n for n in nodes if n.alive())
+    response = asker.submit({"url": nginx.url("/slow/%s?rate=%d" % (name, rate)), "filename": name, "dedupe": False,
+                             "connections": connections}, idempotency_key="cluster-" + name)
+    if response.status not in (200, 201):
+        suite.check("pause and resume elsewhere: the job submitted", False, repr(response))
+        return
+    job_id = response.json()["id"]
+    job = S.wait_until(lambda: (lambda j: j if j and j["state"] == "downloading" and j.get("node") and
+                                (j.get("bytesReceived") or 0) >= 12 << 20 else None)(asker.job(job_id)), 60, 0.1)
+    if not job:
+        suite.check("pause and resume elsewhere: the job ran to 12 MiB", False, repr(asker.job(job_id)))
+        return
+    holder = next(n for n in nodes if n.name == job["node"])
+    paused_at = holder.action(job_id, "pause")
+    paused = S.wait_until(lambda: (lambda j: j if j and j["state"] == "paused" else None)(holder.job(job_id)), 15, 0.1)
+    status, _ = holder.stop()
+    other = next(n for n in nodes if n is not holder and n.alive())
+    resumed = other.action(job_id, "resume")
+    final = S.wait_until(lambda: (lambda j: j if j and j["state"] in ("finished", "failed", "cancelled") else None)(
+        other.job(job_id)), 120, 0.2)
+    holder.start(timeout=60)
+    time.sleep(1.0)
+    sent = sum(entry["bytes"] for entry in nginx.access_log()
+               if entry["method"] == "GET" and entry["path"].rsplit("/", 1)[-1] == name)
+    extra = sent - size
+    bound = PART_SIZE * (connections + UPLOADS_IN_FLIGHT + 1) + rate * connections
+    log("  figure: pause and resume elsewhere: paused on %s at %s, resumed on %s (%s), %s beyond its size "
+        "(bound %s)" % (holder.name, S.fmt_bytes((paused or {}).get("bytesReceived") or 0), other.name,
+                        (final or {}).get("node") or "-", S.fmt_bytes(extra), S.fmt_bytes(bound)))
+    suite.check("pause and resume elsewhere: paused, resumed on another node, finished with its SHA-256",
+                bool(paused) and status == 0 and getattr(paused_at, "status", 0) == 200 and
+                getattr(resumed, "status", 0) == 200 and bool(final) and final["state"] == "finished" and
+                final.get("sha256") == sha,
+                "pause %s, stop %s, resume %s, %s" % (getattr(paused_at, "status", None), status,
+                                                    getattr(resumed, "status", None),
+                                                    final and (final["state"], (final.get("sha256") or "")[:12])))
+    suite.check("pause and resume elsewhere: at most one part per connection and %d more fetched again"
+                % (UPLOADS_IN_FLIGHT + 1), extra <= bound, "%s beyond %s" % (S.fmt_bytes(extra), S.fmt_bytes(size)))
 
 
 def main():

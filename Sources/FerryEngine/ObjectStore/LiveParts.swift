@@ -15,6 +15,10 @@ final class LiveParts: @unchecked Sendable {
     var notBefore: Double = 0
     /// The object key holds the stored prefix of an earlier upload (see `ObjectUploadRecord.prefixObject`).
     var prefixObject = false
+    /// Parts a restore read back that the new upload does not hold yet (the store refused to copy them): uploaded
+    /// first, and until they are all in it the ledger keeps the record the restore read them from
+    /// (`PartProgress.mayRecord`), so that a node killed meanwhile costs the next one none of them.
+    var awaiting: Set<Int> = []
     /// A save to the ledger runs; another is due when it ends.
     var saving = false
     var unsaved = false

@@ -22,6 +22,31 @@ enum PartProgress {
         return numbers
     }
 
+    /// The parts to upload next, at most `limit`: first those of `first` (parts a restore read back, to be stored
+    /// again) that `written` covers and that are not `done`, lowest first; then the other ready parts (`ready`).
+    static func next(size: Int64, partSize: Int64, written: [Range<Int64>], done: Set<Int>, first: Set<Int>,
+                     limit: Int) -> [Int] {
+        guard limit > 0, partSize > 0, size > 0 else { return [] }
+        let runs = merged(written)
+        let count = Int((size + partSize - 1) / partSize)
+        let picked = Array(first.subtracting(done).sorted().filter { number in
+            (1...count).contains(number) && covers(runs, range(of: number, size: size, partSize: partSize))
+        }.prefix(limit))
+        guard picked.count < limit else { return picked }
+        return picked + ready(size: size, partSize: partSize, written: runs, done: done.union(picked),
+                              limit: limit - picked.count)
+    }
+
+    /// Whether `record` may replace the one in the ledger while the parts `awaiting` (read back by a restore from
+    /// the object at the key, not copied into the new upload) are not all in it: the ledger's record then still
+    /// names that object's parts, and a node taking over next restores them from it (issue 33). Removing the
+    /// record (nil) waits too; a discard or a finish empties `awaiting` first.
+    static func mayRecord(_ record: ObjectUploadRecord?, awaiting: Set<Int>) -> Bool {
+        guard !awaiting.isEmpty else { return true }
+        guard let record else { return false }
+        return awaiting.isSubset(of: Set(record.parts.map(\.number)))
+    }
+
     /// Ready parts of a file whose written bytes are the prefix `[0, prefix)`.
     static func ready(size: Int64, partSize: Int64, prefix: Int64, done: Set<Int>, limit: Int) -> [Int] {
         ready(size: size, partSize: partSize, written: [0..<max(0, prefix)], done: done, limit: limit)

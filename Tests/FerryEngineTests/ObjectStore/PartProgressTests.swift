@@ -123,4 +123,30 @@ struct PartProgressTests {
         record.store(.init(number: 2, etag: "c", size: 1))
         #expect(record.parts.map(\.etag) == ["a", "c"])
     }
+
+    /// Issue 33: a node that restored parts it could not copy stores them again before any part it fetched itself.
+    @Test func restoredPartsAreUploadedBeforeTheOthers() {
+        let size = 8 * Self.part
+        let written: [Range<Int64>] = [0..<(2 * Self.part), (5 * Self.part)..<(7 * Self.part)]
+        // Parts 6 and 7 were read back: they come first, then the lowest ready part.
+        #expect(PartProgress.next(size: size, partSize: Self.part, written: written, done: [], first: [6, 7], limit: 3) == [6, 7, 1])
+        #expect(PartProgress.next(size: size, partSize: Self.part, written: written, done: [6], first: [6, 7], limit: 2) == [7, 1])
+        // A part already stored or in flight, not covered, or outside the file is never picked twice or at all.
+        #expect(PartProgress.next(size: size, partSize: Self.part, written: written, done: [1, 6, 7], first: [6, 7], limit: 2) == [2])
+        #expect(PartProgress.next(size: size, partSize: Self.part, written: written, done: [], first: [4, 9], limit: 1) == [1])
+        #expect(PartProgress.next(size: size, partSize: Self.part, written: written, done: [], first: [6], limit: 0) == [])
+        // With nothing read back it is `ready`.
+        #expect(PartProgress.next(size: size, partSize: Self.part, written: written, done: [1], first: [], limit: 4)
+            == PartProgress.ready(size: size, partSize: Self.part, written: written, done: [1], limit: 4))
+    }
+
+    /// Issue 33: the ledger keeps the record a restore read from until the new upload holds every part read back, so
+    /// a node killed while it stores them again costs the next one none of them.
+    @Test func aNewUploadIsRecordedOnlyOnceItHoldsThePartsReadBack() {
+        #expect(PartProgress.mayRecord(Self.record(parts: []), awaiting: []))
+        #expect(PartProgress.mayRecord(nil, awaiting: []))
+        #expect(!PartProgress.mayRecord(Self.record(parts: [1]), awaiting: [1, 2]))
+        #expect(!PartProgress.mayRecord(nil, awaiting: [1]))
+        #expect(PartProgress.mayRecord(Self.record(parts: [1, 2, 3]), awaiting: [1, 2]))
+    }
 }
