@@ -55,7 +55,13 @@ struct RestartTests {
                 try await Task.sleep(nanoseconds: 100_000_000)
                 resumed = nginx.accessLog().filter { $0.path.hasPrefix("/slow/crash.bin") && $0.status == 206 }
             }
-            #expect(!resumed.isEmpty, "after a crash the download continues with a Range request")
+            // Why not, when it does not (a rare failure under a loaded full run, issue 24): the origin's requests and the
+            // restarted Ferry's log (recovery, the resume decision).
+            let requests = nginx.accessLog().filter { $0.path.hasPrefix("/slow/crash.bin") }.map { "\($0.status) \($0.bytesSent)" }
+            #expect(!resumed.isEmpty, """
+                after a crash the download continues with a Range request; origin saw \(requests); \
+                the job: \(finished); Ferry's log: \(ferry.standardError().suffix(4000))
+                """)
             let fetched = nginx.accessLog().filter { $0.path.hasPrefix("/slow/crash.bin") }.reduce(Int64(0)) { $0 + $1.bytesSent }
             #expect(fetched < Int64(Double(size) * 1.5), "fetched \(fetched) bytes for a \(size)-byte file")
         }
