@@ -17,6 +17,20 @@ enum ClientRun {
     }
 
     /// Writes a JSON document the server sent (or assembled from its pieces) to stdout, with a final newline.
+    /// Runs `body` for each id in turn; a refusal by the API (`ClientError.api`) is printed as `ferry: ID: message`
+    /// and the next id goes on; any other error ends the run. The exit status: 1 if any id was refused, else 0.
+    static func forEach(_ ids: [String], _ body: (String) throws -> Void) throws -> Int32 {
+        var failed = false
+        for id in ids {
+            do { try body(id) } catch let error as ClientError {
+                guard case .api = error else { throw error }
+                failed = true
+                Console.standardError.line("ferry: \(id): \(error)")
+            }
+        }
+        return failed ? 1 : 0
+    }
+
     static func printJSON(_ bytes: [UInt8]) {
         Console.standardOutput.line(String(decoding: bytes, as: UTF8.self))
     }

@@ -6,21 +6,14 @@ import FerryClient
 private func act(_ action: JobAction, ids: [String], json: Bool, connection: ConnectionOptions) throws {
     try ClientRun.run {
         let api = try connection.api()
-        var failed = false
         var bodies: [[UInt8]] = []
-        for id in ids {
-            do {
-                let job = try api.perform(action, on: id)
-                bodies.append(job.body)
-                if !json { Console.standardOutput.line(TerminalText.sanitized("\(job.value.id)  \(job.value.state)")) }
-            } catch let error as ClientError {
-                guard case .api = error else { throw error }
-                failed = true
-                Console.standardError.line("ferry: \(id): \(error)")
-            }
+        let status = try ClientRun.forEach(ids) { id in
+            let job = try api.perform(action, on: id)
+            bodies.append(job.body)
+            if !json { Console.standardOutput.line(TerminalText.sanitized("\(job.value.id)  \(job.value.state)")) }
         }
         if json { ClientRun.printJSON(ids.count == 1 && bodies.count == 1 ? bodies[0] : ClientRun.jsonArray(bodies)) }
-        return failed ? 1 : 0
+        return status
     }
 }
 
@@ -62,18 +55,10 @@ struct RemoveCommand: ParsableCommand {
     func run() throws {
         try ClientRun.run {
             let api = try connection.api()
-            var failed = false
-            for id in ids {
-                do {
-                    try api.delete(id)
-                    Console.standardOutput.line(TerminalText.sanitized(id) + "  removed")
-                } catch let error as ClientError {
-                    guard case .api = error else { throw error }
-                    failed = true
-                    Console.standardError.line("ferry: \(id): \(error)")
-                }
+            return try ClientRun.forEach(ids) { id in
+                try api.delete(id)
+                Console.standardOutput.line(TerminalText.sanitized(id) + "  removed")
             }
-            return failed ? 1 : 0
         }
     }
 }

@@ -65,15 +65,7 @@ struct KeysRemoveCommand: ParsableCommand {
     func run() throws {
         try ClientRun.run {
             let api = try connection.api()
-            var failed = false
-            for id in ids {
-                do { try api.revokeKey(id) } catch let error as ClientError {
-                    guard case .api = error else { throw error }
-                    failed = true
-                    Console.standardError.line("ferry: \(id): \(error)")
-                }
-            }
-            return failed ? 1 : 0
+            return try ClientRun.forEach(ids) { try api.revokeKey($0) }
         }
     }
 }
