@@ -1,5 +1,6 @@
 import ArgumentParser
 import FerryClient
+import FerryCore
 
 /// `ferry keys add|ls|rm`: API keys for the clients that share one Ferry (API.md, "API keys"); needs the
 /// administrator's token (or an admin key) in `FERRY_TOKEN` / `--token`.
@@ -16,6 +17,12 @@ struct KeysAddCommand: ParsableCommand {
     @Option(help: "read, write or admin.") var scope = "write"
     @Option(name: .customLong("max-active"), help: "Jobs of this key running at once; more wait.") var maxActive: Int64?
     @Option(name: .customLong("max-jobs"), help: "Jobs this key may hold; more are refused.") var maxJobs: Int64?
+    @Option(name: .customLong("max-bytes-per-second"), help: "Speed of all this key's downloads together, e.g. 10MiB.")
+    var maxBytesPerSecond: String?
+    @Option(name: .customLong("bytes-per-day"), help: "Bytes this key may fetch in a rolling 24 hours, e.g. 50GiB.")
+    var bytesPerDay: String?
+    @Option(name: .customLong("spool-bytes"), help: "Bytes this key's files may hold in the spool, e.g. 20GiB.")
+    var spoolBytes: String?
     @Flag(help: "Print the API's key object.") var json = false
     @OptionGroup var connection: ConnectionOptions
 
@@ -24,7 +31,11 @@ struct KeysAddCommand: ParsableCommand {
             guard ["read", "write", "admin"].contains(scope) else {
                 throw ClientError.usage("--scope must be read, write or admin (got '\(scope)')")
             }
-            let made = try connection.api().createKey(NewKey(name: name, scope: scope, maxActiveJobs: maxActive, maxJobs: maxJobs))
+            let limits = APIKey.Limits(
+                maxActiveJobs: maxActive, maxJobs: maxJobs,
+                maxBytesPerSecond: try Self.size(maxBytesPerSecond, "--max-bytes-per-second", allowing: "/s"),
+                bytesPerDay: try Self.size(bytesPerDay, "--bytes-per-day"), spoolBytes: try Self.size(spoolBytes, "--spool-bytes"))
+            let made = try connection.api().createKey(NewKey(name: name, scope: scope, limits: limits))
             if json {
                 ClientRun.printJSON(made.body)
             } else {
@@ -34,6 +45,19 @@ struct KeysAddCommand: ParsableCommand {
             }
             return 0
         }
+    }
+}
+
+extension KeysAddCommand {
+    /// A size option's bytes (as `ferry serve` reads sizes: `500K`, `10MiB`), nil when not given; `suffix` may end it.
+    static func size(_ text: String?, _ option: String, allowing suffix: String? = nil) throws(ClientError) -> Int64? {
+        guard let text else { return nil }
+        var size = Substring(text.trimmingCharacters(in: .whitespaces))
+        if let suffix, size.lowercased().hasSuffix(suffix) { size = size.dropLast(suffix.count) }
+        guard let bytes = ByteSize.parse(String(size)), bytes >= 0 else {
+            throw .usage("\(option) must be a size such as 500K, 10MiB or 1GiB (got '\(text)')")
+        }
+        return bytes
     }
 }
 

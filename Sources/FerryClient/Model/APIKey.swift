@@ -8,6 +8,15 @@ public struct APIKey: Decodable, Sendable, Equatable {
         public var maxBytesPerSecond: Int64?
         public var bytesPerDay: Int64?
         public var spoolBytes: Int64?
+
+        public init(maxActiveJobs: Int64? = nil, maxJobs: Int64? = nil, maxBytesPerSecond: Int64? = nil,
+                    bytesPerDay: Int64? = nil, spoolBytes: Int64? = nil) {
+            self.maxActiveJobs = maxActiveJobs
+            self.maxJobs = maxJobs
+            self.maxBytesPerSecond = maxBytesPerSecond
+            self.bytesPerDay = bytesPerDay
+            self.spoolBytes = spoolBytes
+        }
     }
 
     public var id: String
@@ -35,22 +44,24 @@ public struct APIKey: Decodable, Sendable, Equatable {
 public struct NewKey: Sendable, Equatable {
     public var name: String
     public var scope: String
-    public var maxActiveJobs: Int64?
-    public var maxJobs: Int64?
+    /// The key's limits, each nil for none.
+    public var limits: APIKey.Limits
 
-    public init(name: String, scope: String, maxActiveJobs: Int64? = nil, maxJobs: Int64? = nil) {
+    public init(name: String, scope: String, limits: APIKey.Limits = APIKey.Limits()) {
         self.name = name
         self.scope = scope
-        self.maxActiveJobs = maxActiveJobs
-        self.maxJobs = maxJobs
+        self.limits = limits
     }
 
     /// The JSON body.
     var body: [UInt8] {
-        var limits: [String: Int64] = [:]
-        if let maxActiveJobs { limits["maxActiveJobs"] = maxActiveJobs }
-        if let maxJobs { limits["maxJobs"] = maxJobs }
-        let object: [String: Any] = ["name": name, "scope": scope, "limits": limits]
+        var given: [String: Int64] = [:]
+        if let value = limits.maxActiveJobs { given["maxActiveJobs"] = value }
+        if let value = limits.maxJobs { given["maxJobs"] = value }
+        if let value = limits.maxBytesPerSecond { given["maxBytesPerSecond"] = value }
+        if let value = limits.bytesPerDay { given["bytesPerDay"] = value }
+        if let value = limits.spoolBytes { given["spoolBytes"] = value }
+        let object: [String: Any] = ["name": name, "scope": scope, "limits": given]
         return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { Array($0) } ?? []
     }
 }

@@ -25,6 +25,14 @@ extension ClientEndToEnd {
 
                 let refused = try await cli.run(["keys", "add", "x", "--scope", "root"])
                 #expect(refused.status == 64, "\(refused)")
+                let metered = try await cli.run(["keys", "add", "metered", "--bytes-per-day", "1GiB", "--spool-bytes", "500M",
+                                                 "--max-bytes-per-second", "10MiB/s", "--json"])
+                #expect(metered.status == 0, "\(metered)")
+                let meteredLimits = try metered.jsonObject()["limits"] as? [String: Any]
+                #expect(meteredLimits?["bytesPerDay"] as? Int == 1 << 30 && meteredLimits?["spoolBytes"] as? Int == 500_000_000
+                        && meteredLimits?["maxBytesPerSecond"] as? Int == 10 << 20, "\(metered)")
+                #expect(try await cli.run(["keys", "rm", try #require(try metered.jsonObject()["id"] as? String)]).status == 0)
+                #expect(try await cli.run(["keys", "add", "y", "--bytes-per-day", "lots"]).status == 64)
                 #expect(try await cli.run(["keys", "rm", id]).status == 0)
                 #expect(try await cli.run(["keys", "ls"]).lines.isEmpty)
                 #expect(try await cli.run(["keys", "rm", id]).status == 1)
