@@ -223,8 +223,9 @@ extension JobSupervisor {
                     sources[0] = JobSource(url: url.normalized, bytesReceived: sources[0].bytesReceived)
                     job.sources = sources
                 }
-                self.reindex(job, dedupeKey: Self.dedupeKey(url: url, headers: job.headers))
-                job.dedupeKey = Self.dedupeKey(url: url, headers: job.headers)
+                let key = self.dedupeKey(url: url, headers: job.headers)
+                self.reindex(job, dedupeKey: key)
+                job.dedupeKey = key
                 if job.state == .waiting || job.state == .downloading {
                     self.engine.updateURL(id: id, url)
                 }

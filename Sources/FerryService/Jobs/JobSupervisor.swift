@@ -41,6 +41,8 @@ actor JobSupervisor {
         var onResponded: (@Sendable (JobRecord, TransferMetadata) -> Void)?
         /// The API keys: their names for job views, their limits for scheduling.
         var keys = KeyRing()
+        /// Which query parameters a dedupe key leaves out (`--cache-key-ignore`), as for a new job's.
+        var keyRule: CacheKeyRule = .standard
     }
 
     /// The answer to one item of a create request.
@@ -67,6 +69,7 @@ actor JobSupervisor {
     let onResponded: (@Sendable (JobRecord, TransferMetadata) -> Void)?
     /// The API keys, readable from any thread.
     nonisolated let keys: KeyRing
+    let keyRule: CacheKeyRule
     /// With several nodes: the jobs this node runs, when each became its own (`ownershipEpoch` then), and actions
     /// forwarded to another node waiting for their job to change (`JobSupervisor+Cluster`).
     var owned: Set<String> = []
@@ -112,6 +115,7 @@ actor JobSupervisor {
         publishedMark = dependencies.publishedMark
         onResponded = dependencies.onResponded
         keys = dependencies.keys
+        keyRule = dependencies.keyRule
     }
 
     /// The id of the newest event already reflected in the table.
@@ -319,9 +323,12 @@ actor JobSupervisor {
             contentType: job.contentType, maxBytesPerSecond: job.maxBytesPerSecond))
     }
 
-    static func dedupeKey(url: SubmittedURL, headers: [HeaderField]) -> String {
-        JobDraft(url: url, filename: nil, headers: headers, checksum: nil, priority: 0,
-                 maxBytesPerSecond: nil, connections: nil, paused: false, dedupe: true).dedupeKey
+    /// The dedupe key of a job fetching `url` with `headers`, made as a new job's is (`JobDraft.dedupeKey`).
+    func dedupeKey(url: SubmittedURL, headers: [HeaderField]) -> String {
+        var draft = JobDraft(url: url, filename: nil, headers: headers, checksum: nil, priority: 0,
+                             maxBytesPerSecond: nil, connections: nil, paused: false, dedupe: true)
+        draft.keyRule = keyRule
+        return draft.dedupeKey
     }
 
     func insertIntoTable(_ job: JobRecord) {

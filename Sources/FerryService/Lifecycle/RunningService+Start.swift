@@ -146,6 +146,7 @@ extension RunningService {
             logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL))
         if configuration.fetch.isOn { dependencies.onResponded = { job, metadata in fetchCache.responded(job, metadata) } }
         dependencies.keys = keys
+        dependencies.keyRule = configuration.fetch.keyRule
         if let cluster {
             dependencies.role = NodeRole(store: cluster.store, node: configuration.nodeID, lease: configuration.lease,
                                          wantsWork: wantsWork, fence: fence, held: held)

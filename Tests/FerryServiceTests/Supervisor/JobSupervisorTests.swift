@@ -35,6 +35,16 @@ struct JobSupervisorTests {
         guard case .existing = fourth.first else { Issue.record("a finished job with its file was not reused"); return }
     }
 
+    /// A new URL given with PATCH is keyed for dedupe as a new job's is: `--cache-key-ignore`'s parameters left out.
+    @Test func aPatchedURLIsKeyedWithTheCacheKeyRule() async throws {
+        let rule = CacheKeyRule(ignoring: ["token"])
+        let h = SupervisorHarness(keyRule: rule)
+        let job = try await h.create("http://example.org/other.iso") { $0.paused = true }
+        let patched = try await h.supervisor.update(job.id, JobPatch(url: try SubmittedURL.parse(url + "?token=2")))
+        #expect(patched.dedupeKey == rule.key(for: try SubmittedURL.parse(url + "?token=1")))
+        #expect(patched.dedupeKey == url, "\(patched.dedupeKey)")
+    }
+
     @Test func engineEventsDriveTheJob() async throws {
         let h = SupervisorHarness()
         let job = try await h.create(url)
