@@ -54,7 +54,7 @@ final class FileWriter: @unchecked Sendable {
     /// Owns `digest`: hashing a run overlaps writing the next one. Every operation of `queue` reaches it in the
     /// order of `queue` (updates with `async`, results with `sync`), and every result is delivered through it
     /// (`deliver`), so results keep submission order and a run's buffer is reused only once it was hashed.
-    private let digestQueue: DispatchQueue
+    let digestQueue: DispatchQueue
     private let callbackQueue: DispatchQueue
     /// Results wait for the digest (a checksum to verify, a delivery): the behaviour before issue 26. When false,
     /// see the type's comment.
@@ -339,9 +339,9 @@ final class FileWriter: @unchecked Sendable {
 
     /// Makes the bytes durable and closes the file, and reports its size without waiting for the digest; the digests
     /// follow through `digested` (on `callbackQueue`), once what was not hashed from memory is read back on
-    /// `digestQueue` (from a duplicate of the descriptor: the file may be moved meanwhile). Removes the segment
-    /// sidecar once the bytes are synced. For a writer with `digestFirst`, this is `finish`, the digests right
-    /// after the size.
+    /// `digestQueue` (from a duplicate of the descriptor: the file may be moved meanwhile). `completion` always
+    /// comes first. Removes the segment sidecar once the bytes are synced. For a writer with `digestFirst`, this is
+    /// `finish`, the digests right after the size.
     func finishAhead(completion: @escaping @Sendable (Result<Int64, SystemError>) -> Void,
                      digested: @escaping @Sendable (Result<FileDigests, SystemError>) -> Void) {
         guard !digestFirst else {
@@ -352,6 +352,7 @@ final class FileWriter: @unchecked Sendable {
         }
         flush()
         queue.async { [self] in
+            var tail: TrailingDigest?
             let result = Result<Int64, SystemError> { () throws(SystemError) in
                 if let failure { throw failure }
                 guard fd >= 0 else { throw SystemError("fsync", path, errno: EBADF) }
@@ -361,17 +362,19 @@ final class FileWriter: @unchecked Sendable {
                 let size = Int64(info.st_size)
                 let reader = dup(fd)
                 guard reader >= 0 else { throw SystemError("dup", path) }
-                let tail = TrailingDigest(descriptor: reader, path: path, hashedUpTo: digestInvalid ? nil : hashedUpTo, size: size)
-                digestQueue.async { [self, callbackQueue] in
-                    let digests = tail.complete(digest)
-                    callbackQueue.async { digested(digests) }
-                }
+                tail = TrailingDigest(descriptor: reader, path: path, hashedUpTo: digestInvalid ? nil : hashedUpTo, size: size)
                 closeFile()
                 if let segmentsPath, !sidecarRemoved { AtomicFile.remove(segmentsPath) }
                 return size
             }
             dropSpareBuffers()
             callbackQueue.async { completion(result) }
+            guard let tail else { return }
+            // Queued after `completion` (both end on the serial `callbackQueue`), so the digests come second.
+            digestQueue.async { [self, callbackQueue] in
+                let digests = tail.complete(digest)
+                callbackQueue.async { digested(digests) }
+            }
         }
     }
 
