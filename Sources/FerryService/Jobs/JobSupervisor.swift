@@ -273,8 +273,9 @@ actor JobSupervisor {
             maxBytesPerSecond: job.maxBytesPerSecond, connections: job.connections, priority: job.priority, sequence: job.sequence,
             attempts: job.attempts, resume: resume, sources: Self.transferSources(job, url: url))
         spec.group = job.ownerKey
-        // A delivery starts from a file whose digest is known (`JobRecord.hasDownloadedFile` reads it so).
-        spec.digestBeforeFinish = job.delivery != nil
+        // A delivery starts from a file whose digest is known (`JobRecord.hasDownloadedFile` reads it so); a node
+        // of a cluster keeps the digest first too (its start-up, `joinCluster`, computes no missing digest).
+        spec.digestBeforeFinish = job.delivery != nil || role != nil
         return spec
     }
 
