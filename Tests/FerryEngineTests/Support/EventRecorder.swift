@@ -56,6 +56,25 @@ final class EventRecorder: @unchecked Sendable {
     }
 }
 
+extension EventRecorder {
+    /// Every `.finished` file so far, one that came without its SHA-256 given the digest of the `.digested` event
+    /// that follows it (waited for up to `timeout` seconds).
+    func finishedFiles(timeout: Double = 30) async -> [FinishedFile] {
+        await wait(timeout: timeout) { events in
+            let pending = Set(events.filter { $0.finishedFile.map { $0.sha256 == nil } ?? false }.map(\.id))
+            return pending.isSubset(of: Set(events.filter { $0.digestedSHA256 != nil }.map(\.id)))
+        }
+        let events = all
+        var digests: [String: String] = [:]
+        for event in events { if let sha256 = event.digestedSHA256 { digests[event.id] = sha256 } }
+        return events.compactMap { event in
+            guard var file = event.finishedFile else { return nil }
+            if file.sha256 == nil { file.sha256 = digests[event.id] }
+            return file
+        }
+    }
+}
+
 extension TransferEvent {
     var isEnd: Bool {
         switch self {
