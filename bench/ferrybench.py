@@ -517,12 +517,12 @@ def case_download(b):
     ], b.runs, budget=b.budget("download"), between=b.sync)
     lag = [x for x in s_f.extra.get("digest_wait", []) if x is not None]
     if lag:
-        c.rows = c.rows + [("Ferry: seconds from `finished` to the `sha256` that follows it (issue 26), median",
+        c.rows = getattr(c, "rows", []) + [("Ferry: seconds from `finished` to the `sha256` that follows it (issue 26), median",
                             f"{fmt(med(lag), 2)} s ({span(lag, 2)}); CPU/GB with the digest "
                             f"{fmt(med(s_f.extra.get('cpu_digest_per', [])), 2)} s")]
     fin = [x for x in s_f.extra.get("finalize", []) if x is not None]
     if fin:
-        c.rows = c.rows + [("Ferry: seconds from the job showing every byte to `finished` (fsync, rename, commit), median",
+        c.rows = getattr(c, "rows", []) + [("Ferry: seconds from the job showing every byte to `finished` (fsync, rename, commit), median",
                    f"{fmt(med(fin), 2)} s ({span(fin, 2)}) of {fmt(med(s_f.extra.get('wall', [])), 2)} s in all")]
     r, rs = paired_ratio(s_f, s_c)
     cpu_f, cpu_c = med(s_f.cpu_per), med(s_c.cpu_per)
