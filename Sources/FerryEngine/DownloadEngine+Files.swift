@@ -45,6 +45,21 @@ extension DownloadEngine {
         }
     }
 
+    /// Computes the SHA-256 of a job's finished file whose digest was never stored (the process stopped between
+    /// `.finished` and `.digested`), on `backfillQueue`, one file at a time, and emits `.digested` for it. A file
+    /// that cannot be read is logged and left without one.
+    public func digestFinished(jobID: String, filename: String) {
+        let path = storage.location(ofFinished: filename), logger = self.logger
+        backfillQueue.async {
+            do throws(SystemError) {
+                let digests = try Digest.ofFile(path)
+                self.queue.async { self.emit(.digested(id: jobID, sha256: digests.sha256)) }
+            } catch {
+                logger.error("hashing a finished file failed", metadata: ["id": "\(jobID)", "error": "\(error)"])
+            }
+        }
+    }
+
     /// Removes a job for good: stops its transfer, and deletes its partial file, its finished file `filename` (if it
     /// has one) and its name.
     public func discard(jobID: String, finishedFile filename: String?) {

@@ -48,10 +48,10 @@ extension DownloadEngine {
                 }
                 failure = nil
                 // An upload started before the digest was known gets it now (a copy of the object onto itself).
-                if existing != nil {
+                if existing != nil, let sha256 = finish.sha256 {
                     do throws(ObjectStoreError) {
                         try await client.replaceMetadata(key: key, contentType: contentType,
-                                                         metadata: [FinishedObjectUpload.digestMetadata: finish.sha256])
+                                                         metadata: [FinishedObjectUpload.digestMetadata: sha256])
                     } catch {
                         logger.warning("the finished object keeps no SHA-256 metadata",
                                        metadata: ["job": "\(finish.jobID)", "error": "\(error)"])

@@ -156,6 +156,9 @@ extension DownloadEngine {
 
     /// The body is complete: make it durable, verify it, move it into `files/`.
     ///
+    /// A transfer whose writer is not `digestFirst` (no checksum to verify, no delivery, no object store) is moved
+    /// and reported `finished` once its file is durable; its SHA-256 follows (`digestTrailed`).
+    ///
     /// The move is a group commit: each file is fsynced on its own writer queue (side by side), then the files
     /// that reach this point close together are moved into `files/` as one group, sharing one fsync of each
     /// directory and one file of finish records (`Spool.moveToFiles(_:)` on `diskQueue`, `finishGroups`),
@@ -163,6 +166,18 @@ extension DownloadEngine {
     private func finish(_ transfer: Transfer) {
         // The slot stays taken until the final event: a job is "downloading" until it is finished.
         transfer.phase = .finishing
+        guard transfer.writer.digestFirst else {
+            transfer.writer.finishAhead(completion: { result in
+                switch result {
+                case .failure(let error):
+                    transfer.phase = .running
+                    self.attemptFailed(transfer, .write(error))
+                case .success(let size):
+                    self.keep(self.pendingFinish(transfer, size: size, sha256: nil))
+                }
+            }, digested: { result in self.digestTrailed(transfer, result) })
+            return
+        }
         transfer.writer.finish { result in
             switch result {
             case .failure(let error):
@@ -177,11 +192,28 @@ extension DownloadEngine {
                     self.giveUp(transfer, FailureClassifier.classify(.checksumMismatch(expected: expected, actual: digests.hex[expected.algorithm] ?? "")).failure)
                     return
                 }
-                let finalURL = transfer.finalURL ?? transfer.url.normalized
-                let name = transfer.filename ?? Filename.resolve(requested: nil, contentDisposition: nil, finalURL: finalURL)
-                let pending = PendingFinish(transfer: transfer, finish: FinishingFile(jobID: transfer.id, filename: name, size: size, sha256: digests.sha256))
-                self.keep(pending)
+                self.keep(self.pendingFinish(transfer, size: size, sha256: digests.sha256))
             }
+        }
+    }
+
+    private func pendingFinish(_ transfer: Transfer, size: Int64, sha256: String?) -> PendingFinish {
+        let finalURL = transfer.finalURL ?? transfer.url.normalized
+        let name = transfer.filename ?? Filename.resolve(requested: nil, contentDisposition: nil, finalURL: finalURL)
+        return PendingFinish(transfer: transfer, finish: FinishingFile(jobID: transfer.id, filename: name, size: size, sha256: sha256))
+    }
+
+    /// The digest of a file reported (or about to be reported) finished without it: carried by `.finished` when it
+    /// came first, else emitted as `.digested`. A failure to read the file back is logged; the job keeps no
+    /// `sha256` until the next start-up computes it (`digestFinished`).
+    private func digestTrailed(_ transfer: Transfer, _ result: Result<FileDigests, SystemError>) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        switch result {
+        case .failure(let error):
+            logger.error("hashing the finished file failed", metadata: ["id": "\(transfer.id)", "error": "\(error)"])
+        case .success(let digests):
+            guard transfer.finishReported else { return transfer.trailingSHA256 = digests.sha256 }
+            emit(.digested(id: transfer.id, sha256: digests.sha256))
         }
     }
 
@@ -226,10 +258,12 @@ extension DownloadEngine {
                 }
             } else {
                 var file = FinishedFile(
-                    filename: filename, path: storage.location(ofFinished: filename), size: finish.size, sha256: finish.sha256,
+                    filename: filename, path: storage.location(ofFinished: filename), size: finish.size,
+                    sha256: finish.sha256 ?? transfer.trailingSHA256,
                     contentType: transfer.contentType, finalURL: transfer.finalURL ?? transfer.url.normalized,
                     etag: transfer.etag, lastModified: transfer.lastModified)
                 file.sourceBytes = sourceBytes(transfer)
+                transfer.finishReported = true
                 emit(.finished(id: id, file))
             }
             forget(transfer)

@@ -22,6 +22,8 @@ public final class DownloadEngine: @unchecked Sendable {
     let queue = DispatchQueue(label: "ferry.engine")
     let eventQueue = DispatchQueue(label: "ferry.engine.events")
     let diskQueue = DispatchQueue(label: "ferry.engine.disk", qos: .utility)
+    /// Hashes finished files whose SHA-256 was never stored (`digestFinished`), one at a time.
+    let backfillQueue = DispatchQueue(label: "ferry.engine.digest-backfill", qos: .utility)
     var configuration: EngineConfiguration
     /// The staging area: partial files, segment state, finish records, free space.
     let spool: Spool

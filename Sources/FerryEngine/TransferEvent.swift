@@ -26,6 +26,10 @@ public enum TransferEvent: Sendable {
     case storing(id: String, at: Date, attempt: Int, failure: JobFailure)
     /// The file is complete, verified and in `files/`.
     case finished(id: String, FinishedFile)
+    /// The SHA-256 of a file whose `.finished` came without one (a job with no checksum to verify and no
+    /// delivery: the digest is computed after the file was whole and durable). Also after start-up, for a finished
+    /// file whose digest was never stored (`DownloadEngine.digestFinished`).
+    case digested(id: String, sha256: String)
     /// Gave up; partial bytes are kept (deleted only for `checksum_mismatch`).
     case failed(id: String, JobFailure)
     /// Paused by `pause(id:)`; the bytes on disk are kept.
@@ -49,7 +53,7 @@ public enum TransferEvent: Sendable {
     public var id: String {
         switch self {
         case .started(let id, _), .responded(let id, _), .restarted(let id, _), .progress(let id, _), .sourceDropped(let id, _, _),
-             .waiting(let id, _), .storing(let id, _, _, _), .finished(let id, _), .failed(let id, _), .paused(let id, _), .stopped(let id, _),
+             .waiting(let id, _), .storing(let id, _, _, _), .finished(let id, _), .digested(let id, _), .failed(let id, _), .paused(let id, _), .stopped(let id, _),
              .delivering(let id, _), .deliveryWaiting(let id, _, _, _), .delivered(let id, _), .deliveryFailed(let id, _):
             return id
         }

@@ -34,6 +34,9 @@ public struct TransferSpec: Sendable {
     /// Present when bytes may already be on disk from an earlier run: continue from them if the origin's
     /// validators still match.
     public var resume: ResumeValidators?
+    /// The file's SHA-256 must be known before `.finished` (as it must be when `checksum` is set): the service
+    /// asks this for a job with a delivery. Otherwise `.finished` may come without it, and `.digested` follows.
+    public var digestBeforeFinish = false
     /// The group whose turn it takes for a slot (the job's API key; nil: the administrator's), see `SchedulingQueue`.
     public var group: String?
 

@@ -82,7 +82,7 @@ extension EngineIntegrationTests {
             let done = await h.recorder.wait(timeout: 60) { events in events.filter(\.isEnd).count == 200 }
             #expect(done)
             print("200 files at concurrency 32: \(String(format: "%.2f", Date().timeIntervalSince(began))) s")
-            let files = h.recorder.all.compactMap(\.finishedFile)
+            let files = await h.recorder.finishedFiles()
             #expect(files.count == 200)
             for file in files {
                 #expect(file.sha256 == expected[file.filename])

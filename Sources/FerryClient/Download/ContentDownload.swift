@@ -31,6 +31,7 @@ public final class ContentDownload {
     /// - Throws: `.failed` when the job is not finished, `.checksumMismatch` when the bytes do not match the
     ///   job's digest, API, transport and file errors.
     public func run(job: Job, to path: String) throws(ClientError) -> DownloadReport {
+        let job = try withDigest(job)
         guard job.state == .finished else {
             throw .failed("job \(job.id) is \(job.state), not finished: there is no file to get yet [conflict]")
         }
@@ -59,6 +60,19 @@ public final class ContentDownload {
             if report.sha256 == expected { return report }
             return try fetch(job, to: path, from: 0, etag: nil, expected: expected, length: length)
         }
+    }
+
+    /// The job once its SHA-256 is known: it may follow `finished` by a moment (API.md), so a finished job without
+    /// one is asked for again, every quarter second for up to two minutes (a large file on a CPU without SHA
+    /// extensions hashes at a few hundred MB/s).
+    private func withDigest(_ job: Job) throws(ClientError) -> Job {
+        var job = job
+        let deadline = Date().addingTimeInterval(120)
+        while job.state == .finished, job.sha256 == nil, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.25)
+            job = try api.job(job.id).value
+        }
+        return job
     }
 
     /// One GET, from `offset` (with `If-Range: etag`) or from zero. With `acceptMismatch` a wrong digest is

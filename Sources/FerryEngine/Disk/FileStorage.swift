@@ -33,9 +33,10 @@ public struct FinishingFile: Sendable {
     public let jobID: String
     public let filename: String
     public let size: Int64
-    public let sha256: String
+    /// Nil when the digest follows the finish (`TransferEvent.digested`).
+    public let sha256: String?
 
-    public init(jobID: String, filename: String, size: Int64, sha256: String) {
+    public init(jobID: String, filename: String, size: Int64, sha256: String?) {
         self.jobID = jobID
         self.filename = filename
         self.size = size

@@ -40,6 +40,12 @@ import Foundation
 /// writes and truncations of the same file: the sidecar is created before the file is preallocated and removed
 /// only after the file was emptied or completed and synced, so a preallocated file never lacks its sidecar (a
 /// preallocated file alone would look like a complete download).
+///
+/// A writer made with `digestFirst: false` (a job nobody asked to verify) never lets the digest hold back the bytes
+/// (issue 26): results are delivered from `queue` without waiting for `digestQueue`; a run continuing the hashed
+/// prefix is hashed from memory only while at most `digestBacklogLimit` runs wait for the digest, and once it fell
+/// behind (or the file was resumed, or is split) the rest is read back after `finishAhead` reported the file whole
+/// and durable, on `digestQueue`, whose result comes later.
 final class FileWriter: @unchecked Sendable {
     let path: String
     /// Where the segment sidecar lives; nil when the writer never handles segmented downloads (tests).
@@ -48,8 +54,15 @@ final class FileWriter: @unchecked Sendable {
     /// Owns `digest`: hashing a run overlaps writing the next one. Every operation of `queue` reaches it in the
     /// order of `queue` (updates with `async`, results with `sync`), and every result is delivered through it
     /// (`deliver`), so results keep submission order and a run's buffer is reused only once it was hashed.
-    private let digestQueue: DispatchQueue
+    let digestQueue: DispatchQueue
     private let callbackQueue: DispatchQueue
+    /// Results wait for the digest (a checksum to verify, a delivery): the behaviour before issue 26. When false,
+    /// see the type's comment.
+    let digestFirst: Bool
+    /// Runs queued on `digestQueue` and not yet hashed (writers with `digestFirst` false). Guarded by `stagingLock`.
+    private var digestBacklog = 0
+    /// The most runs waiting for the digest before a writer with `digestFirst` false stops hashing from memory.
+    static let digestBacklogLimit = 8
     private var fd: Int32 = -1
     /// Held while the file is opened for creation: see `Spool.partialEntries`.
     private let creating: NSLock?
@@ -113,9 +126,11 @@ final class FileWriter: @unchecked Sendable {
     /// - Parameters:
     ///   - algorithms: what the digest computes besides SHA-256 (the job's `checksum` algorithm).
     ///   - creating: held while the file is opened for creation (`Spool.partialEntries`).
+    ///   - digestFirst: whether results wait for the digest (see the type's comment).
     init(path: String, segmentsPath: String? = nil, label: String, callbackQueue: DispatchQueue, algorithms: [DigestAlgorithm] = [],
-         creating: NSLock? = nil) {
+         creating: NSLock? = nil, digestFirst: Bool = true) {
         self.path = path
+        self.digestFirst = digestFirst
         self.creating = creating
         self.digest = Digest([.sha256] + algorithms)
         self.segmentsPath = segmentsPath
@@ -185,13 +200,17 @@ final class FileWriter: @unchecked Sendable {
                     for segment in sidecar.table.segments where segment.next > segment.start {
                         written.insert(segment.start..<segment.next)
                     }
-                    try hashFile(length: written.prefix)
-                    hashedUpTo = written.prefix
+                    if digestFirst {
+                        try hashFile(length: written.prefix)
+                        hashedUpTo = written.prefix
+                    }
                     return .segmented(sidecar)
                 }
-                try hashFile(length: size)
-                hashedUpTo = size
                 written.reset(prefix: size)
+                if digestFirst {
+                    try hashFile(length: size)
+                    hashedUpTo = size
+                }
                 return .contiguous(bytes: size)
             }
             deliver { completion(result) }
@@ -215,7 +234,8 @@ final class FileWriter: @unchecked Sendable {
     func write(_ bytes: [UInt8], at offset: Int64, completion: @escaping @Sendable (SystemError?) -> Void) {
         flush()
         queue.async { [self] in
-            let error = writeAndHash(.array(bytes), at: offset)
+            var hashing = false
+            let error = writeAndHash(.array(bytes), at: offset, hashing: &hashing)
             deliver { completion(error) }
         }
     }
@@ -252,7 +272,14 @@ final class FileWriter: @unchecked Sendable {
         let (offset, completions) = (staged.offset, staged.completions)
         staged = StagedRun()
         queue.async { [self] in
-            let error = writeAndHash(.run(buffer), at: offset)
+            var hashing = false
+            let error = writeAndHash(.run(buffer), at: offset, hashing: &hashing)
+            guard digestFirst else {
+                // A run being hashed is recycled by `digestQueue` once hashed (`hashWritten`).
+                if !hashing { recycle(buffer) }
+                callbackQueue.async { for completion in completions { completion(error) } }
+                return
+            }
             // On `digestQueue`, after the run was hashed: the buffer is free again.
             deliver(recycling: buffer) {
                 for completion in completions { completion(error) }
@@ -260,15 +287,21 @@ final class FileWriter: @unchecked Sendable {
         }
     }
 
+    /// Keeps a written (and hashed) run's buffer for a later run.
+    private func recycle(_ buffer: RunBuffer) {
+        guard buffer.capacity == Self.stagingLimit else { return }
+        stagingLock.withLock {
+            if spareBuffers.count < Self.spareLimit { spareBuffers.append(buffer) }
+        }
+    }
+
     /// Delivers a result on `callbackQueue` once the digest work queued before it ran (see `digestQueue`); with
     /// `recycling`, first keeps that run's buffer for a later run.
+    /// Without `digestFirst`, delivers at once (from `queue`, so still in submission order).
     private func deliver(recycling buffer: RunBuffer? = nil, _ result: @escaping @Sendable () -> Void) {
+        guard digestFirst else { return callbackQueue.async(execute: result) }
         digestQueue.async { [self] in
-            if let buffer, buffer.capacity == Self.stagingLimit {
-                stagingLock.withLock {
-                    if spareBuffers.count < Self.spareLimit { spareBuffers.append(buffer) }
-                }
-            }
+            if let buffer { recycle(buffer) }
             callbackQueue.async(execute: result)
         }
     }
@@ -301,6 +334,47 @@ final class FileWriter: @unchecked Sendable {
             }
             dropSpareBuffers()
             deliver { completion(result) }
+        }
+    }
+
+    /// Makes the bytes durable and closes the file, and reports its size without waiting for the digest; the digests
+    /// follow through `digested` (on `callbackQueue`), once what was not hashed from memory is read back on
+    /// `digestQueue` (from a duplicate of the descriptor: the file may be moved meanwhile). `completion` always
+    /// comes first. Removes the segment sidecar once the bytes are synced. For a writer with `digestFirst`, this is
+    /// `finish`, the digests right after the size.
+    func finishAhead(completion: @escaping @Sendable (Result<Int64, SystemError>) -> Void,
+                     digested: @escaping @Sendable (Result<FileDigests, SystemError>) -> Void) {
+        guard !digestFirst else {
+            return finish { result in
+                completion(result.map(\.size))
+                if case .success(let finished) = result { digested(.success(finished.digests)) }
+            }
+        }
+        flush()
+        queue.async { [self] in
+            var tail: TrailingDigest?
+            let result = Result<Int64, SystemError> { () throws(SystemError) in
+                if let failure { throw failure }
+                guard fd >= 0 else { throw SystemError("fsync", path, errno: EBADF) }
+                guard fsync(fd) == 0 else { throw SystemError("fsync", path) }
+                var info = stat()
+                guard fstat(fd, &info) == 0 else { throw SystemError("fstat", path) }
+                let size = Int64(info.st_size)
+                let reader = dup(fd)
+                guard reader >= 0 else { throw SystemError("dup", path) }
+                tail = TrailingDigest(descriptor: reader, path: path, hashedUpTo: digestInvalid ? nil : hashedUpTo, size: size)
+                closeFile()
+                if let segmentsPath, !sidecarRemoved { AtomicFile.remove(segmentsPath) }
+                return size
+            }
+            dropSpareBuffers()
+            callbackQueue.async { completion(result) }
+            guard let tail else { return }
+            // Queued after `completion` (both end on the serial `callbackQueue`), so the digests come second.
+            digestQueue.async { [self, callbackQueue] in
+                let digests = tail.complete(digest)
+                callbackQueue.async { digested(digests) }
+            }
         }
     }
 
@@ -385,11 +459,12 @@ final class FileWriter: @unchecked Sendable {
 
     /// Writes `bytes` at `offset` unless an earlier write failed, and has them hashed; returns the first failure.
     /// Starts write-back of the file every `writeBehindBytes`.
-    private func writeAndHash(_ bytes: Payload, at offset: Int64) -> SystemError? {
+    /// `hashing`: the bytes were queued on `digestQueue` to be hashed from memory.
+    private func writeAndHash(_ bytes: Payload, at offset: Int64, hashing: inout Bool) -> SystemError? {
         guard failure == nil else { return failure }
         failure = bytes.withBytes { writeFully($0, at: offset) }
         guard failure == nil else { return failure }
-        hashWritten(bytes, at: offset)
+        hashing = hashWritten(bytes, at: offset)
         writtenSinceWriteBehind += Int64(bytes.count)
         if writtenSinceWriteBehind >= Self.writeBehindBytes {
             writtenSinceWriteBehind = 0
@@ -400,17 +475,36 @@ final class FileWriter: @unchecked Sendable {
 
     /// Hashes what a successful write made contiguous: the write itself from memory when it continues the hashed
     /// prefix (queued on `digestQueue`, overlapping the next write), then whatever earlier writes past it now
-    /// joined the prefix, read back from the file.
-    private func hashWritten(_ bytes: Payload, at offset: Int64) {
+    /// joined the prefix, read back from the file. Without `digestFirst`, only while the digest keeps up (at most
+    /// `digestBacklogLimit` runs waiting), and nothing is read back here (`finishAhead` does). Returns whether
+    /// `bytes` were queued to be hashed.
+    private func hashWritten(_ bytes: Payload, at offset: Int64) -> Bool {
         let end = offset + Int64(bytes.count)
-        if offset == hashedUpTo, written.prefix == hashedUpTo {
-            digestQueue.async { [self] in bytes.withBytes { digest.update($0) } }
+        var hashing = false
+        if offset == hashedUpTo, written.prefix == hashedUpTo, digestFirst || takeBacklogSlot() {
+            hashing = true
+            digestQueue.async { [self] in
+                bytes.withBytes { digest.update($0) }
+                guard !digestFirst else { return }
+                if case .run(let buffer) = bytes { recycle(buffer) }
+                stagingLock.withLock { digestBacklog -= 1 }
+            }
             hashedUpTo = end
         } else if offset < hashedUpTo {
             digestInvalid = true
         }
         written.insert(offset..<end)
-        catchUp(budget: Self.catchUpSlice)
+        if digestFirst { catchUp(budget: Self.catchUpSlice) }
+        return hashing
+    }
+
+    /// Counts one more run waiting for the digest, unless `digestBacklogLimit` already wait.
+    private func takeBacklogSlot() -> Bool {
+        stagingLock.withLock {
+            guard digestBacklog < Self.digestBacklogLimit else { return false }
+            digestBacklog += 1
+            return true
+        }
     }
 
     /// Hashes up to `budget` bytes of the written prefix past `hashedUpTo`, reading them back from the file, and

@@ -17,10 +17,12 @@ struct FinishedObjectUpload: Sendable {
     /// - Parameter existing: the upload the download's parts went to while it ran (`DownloadEngine+Parts`): its parts
     ///   of the right size are not sent again, only the others, and a failure leaves it for the engine to retry or
     ///   abort. Without it, a new upload is made, and aborted on failure.
-    func upload(path: String, key: String, size: Int64, sha256: String, contentType: String?,
+    /// - Parameter sha256: the object's `sha256` metadata; nil: none (the engine computes it before storing a
+    ///   file in the object store, so this does not happen there today).
+    func upload(path: String, key: String, size: Int64, sha256: String?, contentType: String?,
                 existing: (uploadID: String, parts: [UploadedPart])? = nil,
                 proceed: @Sendable () async -> Bool) async throws(ObjectStoreError) {
-        let metadata = [Self.digestMetadata: sha256]
+        let metadata = sha256.map { [Self.digestMetadata: $0] } ?? [:]
         let plan = PartPlan(size: size, partSize: partSize)
         guard !plan.parts.isEmpty else {
             _ = try await client.putObject(key: key, bytes: [], contentType: contentType, metadata: metadata)

@@ -42,6 +42,11 @@ final class Transfer: @unchecked Sendable {
     /// While the finished file waits out a back-off before it is offered to the object store again: the retry, and
     /// the file's size. A pause or shutdown then stops the transfer at once (`stop`), the file kept whole.
     var storeWait: (retry: DispatchWorkItem, size: Int64)?
+    /// The finished file's SHA-256 when it was computed after `finishAhead` (the digest trails the finish) and
+    /// before `.finished` was emitted: `.finished` then carries it.
+    var trailingSHA256: String?
+    /// `.finished` was emitted: a digest computed after it is emitted as `.digested`.
+    var finishReported = false
     /// A submit for the same id that arrived while this transfer was stopping.
     var pendingResubmit: TransferSpec?
 

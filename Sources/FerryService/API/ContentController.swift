@@ -33,8 +33,11 @@ struct ContentController: Sendable {
     }
 
     /// The answer to `request` from a finished job's file (ranges and validators), from the spool or the object store.
+    /// Until the file's SHA-256 is known (it may follow `finished` by a moment), the answer has no `Repr-Digest` and
+    /// its strong ETag is made of the file's size and modification time (`provisionalTag`) instead of the digest.
     func finishedFile(_ request: HTTPRequest, job: JobRecord) async throws -> HTTPResponse {
-        guard let filename = job.filename, let digest = job.sha256 else {
+        let digest = job.sha256
+        guard let filename = job.filename else {
             throw APIError(.internal, "the finished job has no file recorded")
         }
         if let objects {
@@ -46,15 +49,16 @@ struct ContentController: Sendable {
             throw APIError(.notFound, "the file of this job is no longer in the spool")
         }
         let length = Int64(info.st_size)
+        let tag = digest ?? Self.provisionalTag(size: length, modified: info.st_mtim)
         let entity = Representation(
-            length: length, etag: EntityTag(value: digest, isWeak: false),
+            length: length, etag: EntityTag(value: tag, isWeak: false),
             lastModified: job.finishedAt ?? Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec)),
             contentType: job.contentType ?? "application/octet-stream", digest: digest, filename: filename)
         return Self.respond(to: request, with: entity, path: path)
     }
 
     /// A finished file from the object store: the same answer as from the spool, its bytes read from the object.
-    private func serveObject(_ request: HTTPRequest, job: JobRecord, filename: String, digest: String,
+    private func serveObject(_ request: HTTPRequest, job: JobRecord, filename: String, digest: String?,
                              from objects: ObjectStoreClient) async throws -> HTTPResponse {
         let key = objects.location.key(jobID: job.id, filename: filename)
         let info: ObjectInfo
@@ -66,9 +70,15 @@ struct ContentController: Sendable {
             throw APIError(.unavailable, "the file of this job cannot be read now: \(error)")
         }
         let entity = Representation(
-            length: info.size, etag: EntityTag(value: digest, isWeak: false), lastModified: job.finishedAt ?? Date(),
+            length: info.size, etag: EntityTag(value: digest ?? "size-\(info.size)", isWeak: false), lastModified: job.finishedAt ?? Date(),
             contentType: job.contentType ?? "application/octet-stream", digest: digest, filename: filename)
         return ObjectBody.replacingFiles(in: Self.respond(to: request, with: entity, path: key), key: key, client: objects)
+    }
+
+    /// A strong validator for a finished file whose digest is not known yet: its size and modification time (the
+    /// file is whole and never written again, so these name its bytes until the digest does).
+    static func provisionalTag(size: Int64, modified: timespec) -> String {
+        "\(size)-\(modified.tv_sec)-\(modified.tv_nsec)"
     }
 
     /// The 409's sentence for a job without a finished file. It suggests `?follow=true` only where
@@ -102,7 +112,8 @@ struct ContentController: Sendable {
         var etag: EntityTag
         var lastModified: Date
         var contentType: String
-        var digest: String
+        /// The SHA-256 (hex) for `Repr-Digest`; nil while it is not known.
+        var digest: String?
         var filename: String
 
         var headers: HTTPHeaders {
@@ -112,7 +123,7 @@ struct ContentController: Sendable {
             headers["Accept-Ranges"] = "bytes"
             headers["Cache-Control"] = "private, no-cache"
             headers["Content-Disposition"] = ContentDisposition.attachment(filename: filename)
-            headers["Repr-Digest"] = "sha-256=:\(Self.base64(hex: digest)):"
+            if let digest { headers["Repr-Digest"] = "sha-256=:\(Self.base64(hex: digest)):" }
             return headers
         }
 

@@ -17,5 +17,7 @@ protocol JobFiles: Sendable {
     var sharesFinishedFiles: Bool { get }
     /// Gives a job its own finished file from another's; `done` gets the outcome on some queue.
     func share(_ request: SharedFile, done: @escaping @Sendable (SharedFile.Outcome) -> Void)
+    /// Computes a finished file's SHA-256 that was never stored; a `.digested` event brings it.
+    func digestFinished(jobID: String, filename: String)
     func recoverFiles(_ jobs: [RecoveringJob]) -> [String: RecoveredFiles]
 }

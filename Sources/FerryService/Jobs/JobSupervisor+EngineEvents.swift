@@ -27,6 +27,8 @@ extension JobSupervisor {
         let userStopped = job.state == .paused || job.state == .cancelled || job.state == .finished
         var events: [ServerEvent] = []
         var persist = true
+        var digestNotices: [WebhookNotice] = []
+        var digested = false
         /// Bytes this event says the transfer fetched since the last one counted (a key's `bytesPerDay`).
         var fetched: Int64 = 0
         switch event {
@@ -141,6 +143,14 @@ extension JobSupervisor {
                 }
             }
             events.append(jobEvent(job))
+        case .digested(_, let sha256):
+            // The digest of a file finished without it: shown with a `job` event; the `job.finished` notice, held
+            // back for it (`notices(_:leaving:)`), goes now; followers waiting for it share the file.
+            guard job.sha256 == nil, job.state == .finished, job.filename != nil else { return }
+            job.sha256 = sha256
+            digested = true
+            events.append(jobEvent(job))
+            digestNotices = notices(job, leaving: .downloading)
         case .failed(_, let failure):
             guard !userStopped else { return }
             fail(&job, failure)
@@ -213,7 +223,7 @@ extension JobSupervisor {
         jobs[id] = job
         settleOwnership(job)
         var change = CommitPipeline.Change(upserts: persist ? [job] : [], events: events,
-                                           notices: notices(job, leaving: before))
+                                           notices: notices(job, leaving: before) + digestNotices)
         if case .finished = event, job.state == .finished || job.hasDownloadedFile {
             // Once the store knows the file is finished (the job finished, or delivering it), the spool's finish
             // record has done its work: a restart must not adopt the file again as a finished job.
@@ -228,7 +238,7 @@ extension JobSupervisor {
             change.onDurable.append { table.release(id, hold: hold) }
         }
         commits.enqueue(change)
-        if job.state != before { settleFollowers(of: id) }
+        if job.state != before || digested { settleFollowers(of: id) }
         countFetched(fetched, of: job)
     }
 
@@ -319,7 +329,7 @@ extension JobSupervisor {
             jobs[id] = job
             let file = FinishedFile(
                 filename: name, path: files.location(ofFinished: name), size: leader.bytesExpected ?? leader.bytesReceived,
-                sha256: leader.sha256 ?? "", contentType: leader.contentType, finalURL: leader.finalURL ?? leader.url,
+                sha256: leader.sha256, contentType: leader.contentType, finalURL: leader.finalURL ?? leader.url,
                 etag: leader.etag, lastModified: leader.lastModified)
             apply(.finished(id: id, file))
         case .failed(let failure):

@@ -27,7 +27,8 @@ extension JobSupervisor {
                 adopt(finish, into: &job)
                 changed.append(job)
                 if job.delivery == nil {
-                    notices += webhooks.notices(.finished, for: job, at: now())
+                    // Without its digest, the notice waits for it (`notices(_:leaving:)`).
+                    if job.sha256 != nil { notices += webhooks.notices(.finished, for: job, at: now()) }
                 } else {
                     // Downloaded just before the stop, never delivered: the delivery comes before `finished`
                     // (a kill -9 there left it `finished` with its delivery pending and nothing uploaded).
@@ -77,6 +78,12 @@ extension JobSupervisor {
         for job in resubmit where job.follows == nil { submitTransfer(job) }
         for job in resubmit where job.follows != nil { resettle(job.id) }
         for job in redeliver { startDelivery(job) }
+        // Stopped between `finished` and its digest: the digest is computed again (`.digested` stores it).
+        for job in stored where job.sha256 == nil {
+            guard let current = jobs[job.id], current.state == .finished, current.sha256 == nil, current.delivery == nil,
+                  let filename = current.filename else { continue }
+            files.digestFinished(jobID: job.id, filename: filename)
+        }
         logger.info("recovered jobs", metadata: ["jobs": "\(stored.count)", "resumed": "\(resubmit.count)"])
         // Reading every row freed many small buffers (SQLite's, the decoder's): give the pages back.
         FreeMemory.returnToSystem()
@@ -113,7 +120,7 @@ extension JobSupervisor {
     }
 
     /// The job's file is in place, whole and verified.
-    func markFinished(_ job: inout JobRecord, filename: String, size: Int64, sha256: String) {
+    func markFinished(_ job: inout JobRecord, filename: String, size: Int64, sha256: String?) {
         job.state = .finished
         job.error = nil
         job.filename = filename

@@ -248,8 +248,11 @@ actor JobSupervisor {
     // MARK: Helpers
 
     /// The webhook notices of a job that has just entered a state that has them (finished, failed, cancelled).
+    /// A job finished without its SHA-256 yet has its `job.finished` notice held back until the digest comes
+    /// (`TransferEvent.digested`), so receivers get the `sha256`.
     func notices(_ job: JobRecord, leaving before: JobState) -> [WebhookNotice] {
         guard job.state != before, let type = WebhookOutbox.noticeType(entering: job.state) else { return [] }
+        if job.state == .finished, job.sha256 == nil, job.delivery == nil { return [] }
         return webhooks.notices(type, for: job, at: now())
     }
 
@@ -277,6 +280,9 @@ actor JobSupervisor {
             maxBytesPerSecond: job.maxBytesPerSecond, connections: job.connections, priority: job.priority, sequence: job.sequence,
             attempts: job.attempts, resume: resume, sources: Self.transferSources(job, url: url))
         spec.group = job.ownerKey
+        // A delivery starts from a file whose digest is known (`JobRecord.hasDownloadedFile` reads it so); a node
+        // of a cluster keeps the digest first too (its start-up, `joinCluster`, computes no missing digest).
+        spec.digestBeforeFinish = job.delivery != nil || role != nil
         return spec
     }
 

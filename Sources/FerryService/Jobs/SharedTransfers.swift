@@ -47,6 +47,8 @@ struct SharedTransfers {
     static func step(leader: JobRecord?, fileExists: Bool) -> Step {
         guard let leader else { return .runAlone }
         if leader.state != .cancelled, leader.sha256 != nil, fileExists { return .share }
+        // Finished, its digest still to come (`.digested`): the follower's checksum and `sha256` need it.
+        if leader.state == .finished, fileExists { return .wait }
         switch leader.state {
         case .waiting, .downloading: return .wait
         default: return .runAlone

@@ -44,10 +44,34 @@ final class EventRecorder: @unchecked Sendable {
         return condition(all)
     }
 
-    /// Waits for the job's `.finished` or `.failed` event and returns it.
+    /// Waits for the job's `.finished` or `.failed` event and returns it. A `.finished` that came before its
+    /// SHA-256 (a job with nothing to verify) is returned with the digest of the `.digested` event that follows.
     func end(of id: String, timeout: Double = 30) async -> TransferEvent? {
         await wait(timeout: timeout) { events in events.contains { $0.id == id && $0.isEnd } }
-        return events(for: id).last { $0.isEnd }
+        guard let end = events(for: id).last(where: { $0.isEnd }) else { return nil }
+        guard var file = end.finishedFile, file.sha256 == nil else { return end }
+        await wait(timeout: timeout) { events in events.contains { $0.id == id && $0.digestedSHA256 != nil } }
+        file.sha256 = events(for: id).lazy.compactMap(\.digestedSHA256).first
+        return .finished(id: id, file)
+    }
+}
+
+extension EventRecorder {
+    /// Every `.finished` file so far, one that came without its SHA-256 given the digest of the `.digested` event
+    /// that follows it (waited for up to `timeout` seconds).
+    func finishedFiles(timeout: Double = 30) async -> [FinishedFile] {
+        await wait(timeout: timeout) { events in
+            let pending = Set(events.filter { $0.finishedFile.map { $0.sha256 == nil } ?? false }.map(\.id))
+            return pending.isSubset(of: Set(events.filter { $0.digestedSHA256 != nil }.map(\.id)))
+        }
+        let events = all
+        var digests: [String: String] = [:]
+        for event in events { if let sha256 = event.digestedSHA256 { digests[event.id] = sha256 } }
+        return events.compactMap { event in
+            guard var file = event.finishedFile else { return nil }
+            if file.sha256 == nil { file.sha256 = digests[event.id] }
+            return file
+        }
     }
 }
 
@@ -61,6 +85,11 @@ extension TransferEvent {
 
     var finishedFile: FinishedFile? {
         if case .finished(_, let file) = self { return file }
+        return nil
+    }
+
+    var digestedSHA256: String? {
+        if case .digested(_, let sha256) = self { return sha256 }
         return nil
     }
 

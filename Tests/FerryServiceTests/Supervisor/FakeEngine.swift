@@ -94,4 +94,5 @@ final class FakeEngine: TransferControl, JobFiles, @unchecked Sendable {
         done(outcome)
     }
     func recoverFiles(_ jobs: [RecoveringJob]) -> [String: RecoveredFiles] { lock.withLock { recovered } }
+    func digestFinished(jobID: String, filename: String) { record("digest \(jobID) \(filename)") }
 }

@@ -228,13 +228,15 @@ struct TestClient: Sendable {
 
     /// Polls a job every 50 ms until `condition` holds or `timeout` passes; returns the last job seen. Past the
     /// deadline it still polls until it has polled 10 times (`pollUntilAsync`), so a test process starved on a
-    /// loaded machine is not taken for a job that never got there.
+    /// loaded machine is not taken for a job that never got there. A `finished` job matches once its `sha256` is
+    /// known (API.md: it may follow `finished` by a moment, with a `job` event).
     @discardableResult
     func waitForJob(_ id: String, timeout: Double = 30, _ condition: ([String: Any]) -> Bool) async throws -> [String: Any] {
         var last: [String: Any] = [:]
         let matched = try await pollUntilAsync(timeout: timeout, interval: 0.05, minimumChecks: 10) { () -> [String: Any]? in
             last = try await get("/api/v1/jobs/\(id)").json()
-            return condition(last) ? last : nil
+            let digestToCome = last["state"] as? String == "finished" && last["sha256"] is NSNull
+            return condition(last) && !digestToCome ? last : nil
         }
         if let matched { return matched }
         throw TestClientError.timeout("job \(id) never matched; last: \(last)")
