@@ -40,7 +40,10 @@ struct RestartTests {
             var ferry = try await Self.launch(port: port, spool: spool)
             defer { ferry.stopInBackground(grace: 2) }
             let client = TestClient(port: port)
-            let id = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/crash.bin?rate=1048576")]).json()["id"] as? String)
+            // 512 KiB/s: 12 s for the file, so that the kill still comes mid-download when this process is held up
+            // for seconds between seeing 1.5 MB and killing (a full parallel run on a loaded machine held it ~4 s
+            // at 1 MiB/s, and the file was whole before the kill: no Range request to see).
+            let id = try #require(try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/crash.bin?rate=524288")]).json()["id"] as? String)
             try await client.waitForJob(id) { ($0["bytesReceived"] as? Int ?? 0) > 1_500_000 }
             ferry.terminate(signal: SIGKILL)
             #expect(await ferry.exit(within: 5) != nil)
