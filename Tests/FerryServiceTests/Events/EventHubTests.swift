@@ -149,4 +149,60 @@ import Testing
         #expect(eventIDs == Array(1...603))
         hub.closeAll()
     }
+
+    /// A filtered stream that stops reading is not offered events any more: it keeps its position in the log (no
+    /// queue of what it missed, however much is published), and reads the log page by page when it reads again.
+    @Test func aSlowPrivateStreamHoldsOnlyItsPositionAndReadsTheLogWhenItReturns() throws {
+        let ids = EventIDAllocator(startingAfter: 0)
+        let hub = EventHub(ids: ids, logger: Logger(label: "test"), heartbeat: 0)
+        let slow = Sink()
+        hub.subscribe(writer: slow.writer, stream: slow.stream, jobs: ["job1", "job2", "job3"], intervalMilliseconds: 500,
+                      start: .live)
+        settle(hub, [slow])
+        var expected: [Int64] = []
+        for round in 0..<3 {
+            for _ in 0..<1_500 {   // 3 MB, most of it for the stream's jobs
+                let id = ids.next()
+                let job = "job\(id % 4)"
+                hub.publish([ServerEvent(id: id, kind: .job, jobID: job, data: Array((job + "|" + String(repeating: "x", count: 2_000)).utf8))])
+                if job != "job0" { expected.append(id) }
+            }
+            settle(hub, [slow])
+            #expect(slow.stream.bufferedByteCount <= 256 * 1024 + 64 * 1024 + 2_100, "round \(round)")
+            #expect(hub.privateFigures.heldEvents <= 130, "at most one page of the log, not what it missed")
+            #expect(hub.privateFigures.readingLog == 1)
+            var reads = 0
+            while reads < 200, slow.stream.bufferedByteCount > 0 || hub.privateFigures.readingLog > 0 {
+                slow.drain()
+                settle(hub, [slow])
+                reads += 1
+            }
+            #expect(reads >= 5, "read a page at a time")
+            #expect(hub.privateFigures.readingLog == 0, "caught up: fed live again")
+        }
+        #expect(slow.events().ids == expected)
+        hub.closeAll()
+    }
+
+    /// A stream that stops reading for longer than the log keeps events is closed when it returns (its client resumes
+    /// with Last-Event-ID and is told to reset), and meanwhile holds nothing.
+    @Test func aStreamBehindWhatTheLogKeepsIsClosedOnItsReturn() throws {
+        let ids = EventIDAllocator(startingAfter: 0)
+        let hub = EventHub(ids: ids, logger: Logger(label: "test"), windowCapacity: 200, heartbeat: 0)
+        let slow = Sink(), member = Sink()
+        hub.subscribe(writer: slow.writer, stream: slow.stream, jobs: nil, intervalMilliseconds: 500, start: .after(0))
+        hub.subscribe(writer: member.writer, stream: member.stream, jobs: nil, intervalMilliseconds: 500, start: .live)
+        settle(hub, [slow, member])
+        for _ in 0..<1_000 { hub.publish([jobEvent(ids.next(), ids)]) }
+        settle(hub, [slow, member])
+        #expect(hub.privateFigures.heldEvents <= 130)
+        #expect(!slow.stream.isClosed && !member.stream.isClosed, "closed only when it reads again")
+        for sink in [slow, member] {
+            for _ in 0..<5 { sink.drain(); settle(hub, [sink]) }
+        }
+        #expect(slow.stream.isClosed)
+        #expect(member.stream.isClosed, "a group member resynchronized past the log is closed too")
+        #expect(hub.subscriberCount == 0)
+        hub.closeAll()
+    }
 }
