@@ -57,10 +57,12 @@ final class EventHub: @unchecked Sendable {
     private var heartbeat: DispatchSourceTimer?
     private let clock: @Sendable () -> Double
     /// Bytes a private stream may have unwritten in its socket buffer before the hub stops feeding it (it then reads
-    /// the log from its position once drained); also the size of a log page and the most it is handed at once.
-    private let highWater = 256 * 1024
+    /// the log from its position once drained); also the size of a log page and the most it is handed at once. What
+    /// a slow subscriber costs is about twice this (its stream's and its connection's buffers): at 256 KiB, 50 slow
+    /// all-job subscribers of the load suite held some 25 MB, which swung RSS by as much.
+    private let highWater = 64 * 1024
     /// The largest chunk a private stream is handed (several events framed together; an event larger goes alone).
-    private let chunkBytes = 64 * 1024
+    private let chunkBytes = 32 * 1024
     /// The same for a group member, lower: a member held back costs only its cursor, whereas bytes handed
     /// to its connection are copied there, and thousands of members may be slow at once.
     private let sharedHighWater = 16 * 1024
