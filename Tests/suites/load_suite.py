@@ -933,6 +933,10 @@ def heap_figures(client):
             found["window"] = int(line.split()[1])
         elif line.startswith("ferry_event_window_capacity "):
             found["window_capacity"] = int(line.split()[1])
+        elif line.startswith("ferry_event_streams_reading_log "):
+            found["reading_log"] = int(line.split()[1])
+        elif line.startswith("ferry_event_held_events "):
+            found["held_events"] = int(line.split()[1])
     return found
 
 
@@ -940,8 +944,11 @@ def describe_heap(figures):
     if "in_use" not in figures:
         return "n/a"
     mapped = figures.get("mapped", 0)
-    return "%.1f+%.0f/%.1f (%s)" % ((figures["in_use"] - mapped) / 1048576.0, mapped / 1048576.0,
-                                    figures.get("free", 0) / 1048576.0, figures.get("window", "?"))
+    streams = ""
+    if "reading_log" in figures:
+        streams = ", %d reading the log, %d held" % (figures["reading_log"], figures.get("held_events", 0))
+    return "%.1f+%.0f/%.1f (%s%s)" % ((figures["in_use"] - mapped) / 1048576.0, mapped / 1048576.0,
+                                      figures.get("free", 0) / 1048576.0, figures.get("window", "?"), streams)
 
 
 def soak_band(rss, duration, band):
@@ -1211,7 +1218,7 @@ def main():
                     sse_result["resets"], sse_result["reference_job_events_after_e0"], e0))
         if heap:
             log("Ferry heap every 10 s (MiB in use in the arenas + in mmapped chunks / free held by the arenas; replay "
-                "window events): %s" % "; ".join(
+                "window events, private streams reading the log, events held for private streams): %s" % "; ".join(
                 "%.0f s %s" % (t, describe_heap(figures)) for t, figures in heap))
         if args.rss_csv:
             with open(args.rss_csv, "w") as handle:

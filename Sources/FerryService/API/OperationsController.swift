@@ -97,7 +97,8 @@ struct OperationsController: Sendable {
             objectStore: objects?.counts,
             node: await supervisor.nodeGauge(),
             heap: FreeMemory.figures(),
-            eventWindow: hub.windowFigures)
+            eventWindow: hub.windowFigures,
+            privateStreams: hub.privateFigures)
         var headers: HTTPHeaders = [:]
         headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
         headers["Cache-Control"] = "no-store"

@@ -114,15 +114,54 @@ public struct EventLog: Sendable {
     ///   - lastAllocated: ``EventIDAllocator/lastAllocated`` now (ids up to it were issued, even if
     ///     their events are not appended yet).
     public func replay(after lastID: Int64, lastAllocated: Int64) -> Replay {
-        if lastID < 0 || lastID < base || lastID > max(lastAllocated, newestID) {
-            return .reset
-        }
-        if let evictedThrough, lastID < evictedThrough {
-            return .reset
-        }
+        guard canReplay(after: lastID, lastAllocated: lastAllocated) else { return .reset }
         let window = storage[(firstIndex(after: lastID))...]
         let progress = progressByJob.values.filter { $0.id > lastID }.sorted { $0.id < $1.id }
         return .events(Self.merge(Array(window), progress))
+    }
+
+    /// A bounded piece of a replay, for a stream that reads the log from its own position (`EventHub`'s streams that
+    /// fell behind or resume with `Last-Event-ID`) instead of holding a queue of its own.
+    public struct Page: Sendable, Equatable {
+        /// The events after the position that the filter admits, in increasing id order: `job`/`removed` events
+        /// until about `maxBytes`, and each job's latest non-superseded progress with an id up to `through`.
+        public var events: [ServerEvent]
+        /// The id read through: the next page starts after it.
+        public var through: Int64
+        /// Whether the page reached the newest event appended (the reader has caught up: later events are live).
+        public var reachedEnd: Bool
+    }
+
+    /// The next page of a replay after `lastID` for a reader with `filter`: the events `replay(after:lastAllocated:)`
+    /// would answer (those the filter admits), from the oldest, until their frames reach `maxBytes` (at least one
+    /// event when any is admitted). `nil` when that replay would be a `reset`: the reader cannot be served from here.
+    /// Reading page after page (each after the last one's `through`) yields the replay's events once each, in order.
+    public func page(after lastID: Int64, lastAllocated: Int64, filter: EventFilter, maxBytes: Int) -> Page? {
+        guard canReplay(after: lastID, lastAllocated: lastAllocated) else { return nil }
+        var index = firstIndex(after: lastID)
+        var window: [ServerEvent] = []
+        var bytes = 0
+        while index < storage.count, bytes < maxBytes {
+            let event = storage[index]
+            if filter.admits(event) {
+                window.append(event)
+                bytes += event.frame.count
+            }
+            index += 1
+        }
+        let reachedEnd = index == storage.count
+        let through = reachedEnd ? max(newestID, lastID) : storage[index - 1].id
+        let progress = progressByJob.values
+            .filter { $0.id > lastID && $0.id <= through && filter.admits($0) }
+            .sorted { $0.id < $1.id }
+        return Page(events: Self.merge(window, progress), through: through, reachedEnd: reachedEnd)
+    }
+
+    /// Whether a replay after `lastID` is complete from here (not a `reset`: see the type's rules).
+    public func canReplay(after lastID: Int64, lastAllocated: Int64) -> Bool {
+        if lastID < 0 || lastID < base || lastID > max(lastAllocated, newestID) { return false }
+        if let evictedThrough, lastID < evictedThrough { return false }
+        return true
     }
 
     /// The index in `storage` of the first kept event with an id above `lastID` (binary search).

@@ -96,6 +96,12 @@ final class JobTable: Sendable {
         contents.withLock { $0.idsByGID[gid] }
     }
 
+    /// How many entries each of its maps holds (jobs, gid index, rates, nodes, ends held back), from any thread: each
+    /// is bounded by the jobs kept (`DeletedJobTracesTests`).
+    var entryCounts: (jobs: Int, gids: Int, rates: Int, nodes: Int, heldBack: Int) {
+        contents.withLock { ($0.jobs.count, $0.idsByGID.count, $0.rates.count, $0.nodes.count, $0.heldBack.count) }
+    }
+
     /// Every job's live rates by id (a copy), from any thread.
     func ratesByID() -> [String: LiveRates] {
         contents.withLock { $0.rates }

@@ -144,7 +144,13 @@ extension RunningService {
         var dependencies = JobSupervisor.Dependencies(
             store: store, engine: engine, files: engine, ids: ids, commits: commits, metrics: metrics,
             logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL))
-        if configuration.fetch.isOn { dependencies.onResponded = { job, metadata in fetchCache.responded(job, metadata) } }
+        if configuration.fetch.isOn {
+            dependencies.onResponded = { job, metadata in fetchCache.responded(job, metadata) }
+            // A fetch job deleted through the API or by `--retention` takes its entry with it (it used to stay).
+            hub.tap { events in
+                for event in events where event.kind == .removed { event.jobID.map { fetchCache.forget(jobID: $0) } }
+            }
+        }
         dependencies.keys = keys
         dependencies.keyRule = configuration.fetch.keyRule
         if let cluster {

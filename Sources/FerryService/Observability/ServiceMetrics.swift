@@ -86,6 +86,9 @@ final class ServiceMetrics: @unchecked Sendable {
         var heap: FreeMemory.Figures? = nil
         /// `job`/`removed` events kept for replay (the hub's `EventLog`), and its bound; nil: not shown.
         var eventWindow: (count: Int, capacity: Int)? = nil
+        /// Private event streams reading the log from their position (behind their socket or resuming), and the
+        /// events held in private streams' queues and outboxes (`EventHub.privateFigures`); nil: not shown.
+        var privateStreams: (readingLog: Int, heldEvents: Int)? = nil
     }
 
     /// Prometheus text exposition format, version 0.0.4.
@@ -138,6 +141,12 @@ final class ServiceMetrics: @unchecked Sendable {
             out += "ferry_event_window_events \(window.count)\n"
             family("ferry_event_window_capacity", "gauge", "The most job and removed events kept for replay.")
             out += "ferry_event_window_capacity \(window.capacity)\n"
+        }
+        if let streams = gauges.privateStreams {
+            family("ferry_event_streams_reading_log", "gauge", "Event streams that fell behind (or resume) and read the replay log from their position.")
+            out += "ferry_event_streams_reading_log \(streams.readingLog)\n"
+            family("ferry_event_held_events", "gauge", "Events held for private event streams beyond the replay log (their queues and the page being sent).")
+            out += "ferry_event_held_events \(streams.heldEvents)\n"
         }
         if let objectStore = gauges.objectStore {
             family("ferry_object_store_requests_total", "counter", "Object-store requests that ended, by S3 operation.")

@@ -97,8 +97,8 @@ import Testing
         settle(hub, [fast, slow])
         #expect(hub.sharedSubscriberCount == 2, "the slow one has a queue of its own now")
         publish(5)
-        slow.drain()
-        settle(hub, [fast, slow, late])
+        for _ in 0..<10 { slow.drain(); settle(hub, [fast, slow, late]) }   // the rest of the log, a page at a time
+        #expect(hub.privateFigures.readingLog == 0)
         // Caught up, it rejoins its group at the next publication.
         publish(1)
         #expect(hub.sharedSubscriberCount == 3)
@@ -114,8 +114,8 @@ import Testing
         hub.closeAll()
     }
 
-    /// A stream resuming far back (`Last-Event-ID`) is owed the whole log: it is handed at most 256 KiB (plus a
-    /// 64 KiB chunk) at a time, the rest only as it reads, so a replay never sits in its buffers at once.
+    /// A stream resuming far back (`Last-Event-ID`) is owed the whole log: it is handed at most 64 KiB (plus a
+    /// 32 KiB chunk) at a time, the rest only as it reads, so a replay never sits in its buffers at once.
     @Test func aLongReplayIsHandedOutAsTheStreamReads() throws {
         let ids = EventIDAllocator(startingAfter: 0)
         let hub = EventHub(ids: ids, logger: Logger(label: "test"), heartbeat: 0)
@@ -131,7 +131,7 @@ import Testing
         var received: [UInt8] = []
         var reads = 0
         while received.count < 600 * 2_000 && reads < 100 {
-            #expect(resumed.stream.bufferedByteCount <= 256 * 1024 + 64 * 1024 + 2_100)
+            #expect(resumed.stream.bufferedByteCount <= 64 * 1024 + 32 * 1024 + 2_100)
             received = resumed.drain()
             reads += 1
             settle(hub, [resumed])
@@ -147,6 +147,62 @@ import Testing
         let (eventIDs, jobs) = resumed.events()
         #expect(jobs == published)
         #expect(eventIDs == Array(1...603))
+        hub.closeAll()
+    }
+
+    /// A filtered stream that stops reading is not offered events any more: it keeps its position in the log (no
+    /// queue of what it missed, however much is published), and reads the log page by page when it reads again.
+    @Test func aSlowPrivateStreamHoldsOnlyItsPositionAndReadsTheLogWhenItReturns() throws {
+        let ids = EventIDAllocator(startingAfter: 0)
+        let hub = EventHub(ids: ids, logger: Logger(label: "test"), heartbeat: 0)
+        let slow = Sink()
+        hub.subscribe(writer: slow.writer, stream: slow.stream, jobs: ["job1", "job2", "job3"], intervalMilliseconds: 500,
+                      start: .live)
+        settle(hub, [slow])
+        var expected: [Int64] = []
+        for round in 0..<3 {
+            for _ in 0..<1_500 {   // 3 MB, most of it for the stream's jobs
+                let id = ids.next()
+                let job = "job\(id % 4)"
+                hub.publish([ServerEvent(id: id, kind: .job, jobID: job, data: Array((job + "|" + String(repeating: "x", count: 2_000)).utf8))])
+                if job != "job0" { expected.append(id) }
+            }
+            settle(hub, [slow])
+            #expect(slow.stream.bufferedByteCount <= 64 * 1024 + 32 * 1024 + 2_100, "round \(round)")
+            #expect(hub.privateFigures.heldEvents <= 40, "at most one page of the log, not what it missed")
+            #expect(hub.privateFigures.readingLog == 1)
+            var reads = 0
+            while reads < 200, slow.stream.bufferedByteCount > 0 || hub.privateFigures.readingLog > 0 {
+                slow.drain()
+                settle(hub, [slow])
+                reads += 1
+            }
+            #expect(reads >= 20, "read a page at a time")
+            #expect(hub.privateFigures.readingLog == 0, "caught up: fed live again")
+        }
+        #expect(slow.events().ids == expected)
+        hub.closeAll()
+    }
+
+    /// A stream that stops reading for longer than the log keeps events is closed when it returns (its client resumes
+    /// with Last-Event-ID and is told to reset), and meanwhile holds nothing.
+    @Test func aStreamBehindWhatTheLogKeepsIsClosedOnItsReturn() throws {
+        let ids = EventIDAllocator(startingAfter: 0)
+        let hub = EventHub(ids: ids, logger: Logger(label: "test"), windowCapacity: 200, heartbeat: 0)
+        let slow = Sink(), member = Sink()
+        hub.subscribe(writer: slow.writer, stream: slow.stream, jobs: nil, intervalMilliseconds: 500, start: .after(0))
+        hub.subscribe(writer: member.writer, stream: member.stream, jobs: nil, intervalMilliseconds: 500, start: .live)
+        settle(hub, [slow, member])
+        for _ in 0..<1_000 { hub.publish([jobEvent(ids.next(), ids)]) }
+        settle(hub, [slow, member])
+        #expect(hub.privateFigures.heldEvents <= 40)
+        #expect(!slow.stream.isClosed && !member.stream.isClosed, "closed only when it reads again")
+        for sink in [slow, member] {
+            for _ in 0..<5 { sink.drain(); settle(hub, [sink]) }
+        }
+        #expect(slow.stream.isClosed)
+        #expect(member.stream.isClosed, "a group member resynchronized past the log is closed too")
+        #expect(hub.subscriberCount == 0)
         hub.closeAll()
     }
 }

@@ -18,10 +18,14 @@ import Testing
         #expect(await h.supervisor.pendingDedupe.isEmpty)
         #expect(await h.supervisor.allJobs().map(\.id) == kept)
         #expect(await h.supervisor.jobs.values.count == kept.count)
+        let counts = await h.supervisor.table.entryCounts
+        #expect(counts.jobs == kept.count && counts.gids == kept.count, "the gid index aria2's RPC reads forgets them too")
+        #expect(counts.rates <= kept.count && counts.nodes == 0 && counts.heldBack == 0)
         for id in kept { try await h.supervisor.delete(id) }
         #expect(await h.supervisor.order.isEmpty)
         #expect(await h.supervisor.byDedupeKey.count == 0)
         #expect(await h.supervisor.jobs.values.isEmpty)
         #expect(await h.supervisor.rates.values.isEmpty)
+        #expect(await h.supervisor.table.entryCounts.gids == 0)
     }
 }
