@@ -54,19 +54,25 @@ struct Aria2Jobs: Sendable {
         }
     }
 
+    /// Puts each list in its order: active by age; waiting by priority (higher first), then age; stopped by when they
+    /// ended, then age.
     mutating func sortLists() {
-        active.sort { $0.job.sequence < $1.job.sequence }
-        waiting.sort(by: Self.queueOrder)
-        stopped.sort(by: Self.endOrder)
+        active = Self.sorted(active) { (0, $0.sequence) }
+        waiting = Self.sorted(waiting) { (-Double($0.priority), $0.sequence) }
+        stopped = Self.sorted(stopped) { (($0.finishedAt ?? $0.updatedAt).timeIntervalSinceReferenceDate, $0.sequence) }
     }
 
-    static func queueOrder(_ a: Entry, _ b: Entry) -> Bool {
-        a.job.priority != b.job.priority ? a.job.priority > b.job.priority : a.job.sequence < b.job.sequence
-    }
-
-    static func endOrder(_ a: Entry, _ b: Entry) -> Bool {
-        let (endA, endB) = (a.job.finishedAt ?? a.job.updatedAt, b.job.finishedAt ?? b.job.updatedAt)
-        return endA != endB ? endA < endB : a.job.sequence < b.job.sequence
+    /// `entries` ordered by `key`: the keys are sorted, not the entries, so a record is copied once, not at every move
+    /// of the sort (a copy of a record retains each of its strings).
+    private static func sorted(_ entries: [Entry], by key: (JobRecord) -> (Double, Int64)) -> [Entry] {
+        var keys: [(first: Double, sequence: Int64, index: Int)] = []
+        keys.reserveCapacity(entries.count)
+        for index in entries.indices {
+            let (first, sequence) = key(entries[index].job)
+            keys.append((first, sequence, index))
+        }
+        keys.sort { $0.first != $1.first ? $0.first < $1.first : $0.sequence < $1.sequence }
+        return keys.map { entries[$0.index] }
     }
 
     /// The priority that places a job at `position` of the waiting queue `others` (the job itself left out) without

@@ -36,7 +36,8 @@ struct Aria2Queries: Sendable {
 
     func tellActive(_ params: Aria2Params) throws(Aria2Error) -> RPCValue {
         let fields = Aria2StatusFields(keys: try params.strings(0))
-        return status.write(jobs(keeping: .active).active, fields: fields)
+        let active = jobs(keeping: .active).active
+        return status.write(active, at: Array(active.indices), fields: fields)
     }
 
     /// `tellWaiting` (`stopped` false) and `tellStopped`: aria2's offset rules (`Aria2Page`).
@@ -48,7 +49,7 @@ struct Aria2Queries: Sendable {
         let all = jobs(keeping: stopped ? .stopped : .waiting)
         let list = stopped ? all.stopped : all.waiting
         let page = Aria2Page(offset: offset, num: num, count: list.count)
-        return status.write(page.select(list), fields: fields)
+        return status.write(list, at: page.positions, fields: fields)
     }
 
     func getUris(_ params: Aria2Params) throws(Aria2Error) -> RPCValue {

@@ -77,11 +77,14 @@ struct Aria2Status {
         json.endObject()
     }
 
-    /// Writes the status objects of `entries` as one array (`tellActive`, `tellWaiting`, `tellStopped`).
-    func write(_ entries: some Collection<Aria2Jobs.Entry>, fields: Aria2StatusFields) -> RPCValue {
-        var json = JSONWriter(capacity: 64 + entries.count * (fields == .all ? 640 : 224))
+    /// Writes the status objects of the `entries` at `positions`, in that order, as one array (`tellActive`,
+    /// `tellWaiting`, `tellStopped`); each entry is read where it is, not copied.
+    func write(_ entries: [Aria2Jobs.Entry], at positions: [Int], fields: Aria2StatusFields) -> RPCValue {
+        var json = JSONWriter(capacity: 64 + positions.count * (fields == .all ? 640 : 224))
         json.beginArray()
-        for entry in entries { write(entry.job, gid: entry.gid, rates: entry.rates, fields: fields, into: &json) }
+        for index in positions {
+            write(entries[index].job, gid: entries[index].gid, rates: entries[index].rates, fields: fields, into: &json)
+        }
         json.endArray()
         return .json(json.bytes)
     }

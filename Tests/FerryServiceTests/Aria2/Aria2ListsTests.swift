@@ -80,7 +80,8 @@ struct Aria2ListsTests {
         let paused = status.render(job(3, .paused), rates: nil, keys: ["status", "gid", "completedLength", "uploadSpeed"])
         #expect(String(decoding: paused.bytes, as: UTF8.self)
             == #"{"completedLength":"0","gid":"\#(JobGID.of("j3"))","status":"paused","uploadSpeed":"0"}"#)
-        let list = status.write(gathered([job(3, .paused), job(5, .waiting)]).waiting, fields: [.gid])
+        let waiting = gathered([job(3, .paused), job(5, .waiting)]).waiting
+        let list = status.write(waiting, at: [0, 1], fields: [.gid])
         #expect(String(decoding: list.bytes, as: UTF8.self)
             == #"[{"gid":"\#(JobGID.of("j3"))"},{"gid":"\#(JobGID.of("j5"))"}]"#)
     }
