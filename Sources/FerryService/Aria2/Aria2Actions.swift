@@ -27,7 +27,7 @@ struct Aria2Actions: Sendable {
         if params.value(2) != nil {
             let position = try params.int(2)
             guard position >= 0 else { throw .negative(at: 2) }
-            let waiting = await queries.jobs().waiting.map(\.job)
+            let waiting = queries.jobs(keeping: .waiting).waiting.map(\.job)
             body.priority = Aria2Jobs.priority(forPosition: Int(min(position, Int64(waiting.count))), among: waiting)
         }
         do {
@@ -70,10 +70,10 @@ struct Aria2Actions: Sendable {
 
     /// `pauseAll` (`pausing`) and `unpauseAll`: every job it applies to; one that changed meanwhile is left as it is.
     func all(pausing: Bool) async -> RPCValue {
-        let jobs = await queries.jobs()
+        let jobs = queries.jobs(keeping: pausing ? [.active, .waiting] : .waiting)
         let targets = pausing ? jobs.active + jobs.waiting.filter { $0.job.state == .waiting }
                               : jobs.waiting.filter { $0.job.state == .paused }
-        for (job, _) in targets {
+        for (job, _, _) in targets {
             _ = try? await (pausing ? supervisor.pause(job.id) : supervisor.resume(job.id))
         }
         return .string("OK")
@@ -84,7 +84,7 @@ struct Aria2Actions: Sendable {
         let pos = try params.int(1)
         let how = try params.string(2)
         let found = try queries.job(gid)
-        let waiting = await queries.jobs().waiting.map(\.job)
+        let waiting = queries.jobs(keeping: .waiting).waiting.map(\.job)
         guard let current = waiting.firstIndex(where: { $0.id == found.id }) else {
             throw Aria2Error("GID#\(gid) not found in the waiting queue.")
         }

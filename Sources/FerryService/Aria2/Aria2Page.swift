@@ -31,9 +31,9 @@ struct Aria2Page: Equatable {
         range = Int(offset)..<Int(max(offset, last))
     }
 
+    /// The positions in the list of the items this page answers, in the order they are answered.
+    var positions: [Int] { reversed ? range.reversed() : Array(range) }
+
     /// The items of `list` this page answers, in the order they are answered.
-    func select<T>(_ list: [T]) -> [T] {
-        let slice = Array(list[range])
-        return reversed ? slice.reversed() : slice
-    }
+    func select<T>(_ list: [T]) -> [T] { positions.map { list[$0] } }
 }

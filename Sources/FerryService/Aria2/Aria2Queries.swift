@@ -1,8 +1,9 @@
 import FerryStore
 import Foundation
 
-/// aria2's reading methods, answered from the supervisor's table (`peek` for one job, one `list` for the lists).
-/// Stateless; the supervisor owns the jobs and `LiveSettings` the settings.
+/// aria2's reading methods, answered from the supervisor's table on the caller's thread, without waiting for the
+/// actor (`peek` for one job, one pass of `Aria2Jobs.gather` for the lists and counts). Stateless; the supervisor owns
+/// the jobs and `LiveSettings` the settings.
 struct Aria2Queries: Sendable {
     let supervisor: JobSupervisor
     let settings: LiveSettings
@@ -22,10 +23,9 @@ struct Aria2Queries: Sendable {
         return (id, job, rates)
     }
 
-    /// The jobs the call's principal may see (`JobAccess.current`).
-    func jobs() async -> Aria2Jobs {
-        let access = JobAccess.current
-        return Aria2Jobs(await supervisor.list(states: nil, after: nil, limit: Int.max).jobs.filter { access.sees($0.0) })
+    /// The jobs the call's principal may see (`JobAccess.current`), with the lists `lists` kept.
+    func jobs(keeping lists: Aria2Jobs.Lists = .all) -> Aria2Jobs {
+        Aria2Jobs.gather(from: supervisor.table, access: JobAccess.current, keeping: lists)
     }
 
     func tellStatus(_ params: Aria2Params) throws(Aria2Error) -> RPCValue {
@@ -34,21 +34,22 @@ struct Aria2Queries: Sendable {
         return status.render(found.job, rates: found.rates, keys: try params.strings(1))
     }
 
-    func tellActive(_ params: Aria2Params) async throws(Aria2Error) -> RPCValue {
-        let keys = try params.strings(0)
-        return .array(await jobs().active.map { status.render($0.job, rates: $0.rates, keys: keys) })
+    func tellActive(_ params: Aria2Params) throws(Aria2Error) -> RPCValue {
+        let fields = Aria2StatusFields(keys: try params.strings(0))
+        let active = jobs(keeping: .active).active
+        return status.write(active, at: Array(active.indices), fields: fields)
     }
 
     /// `tellWaiting` (`stopped` false) and `tellStopped`: aria2's offset rules (`Aria2Page`).
-    func tellPage(_ params: Aria2Params, stopped: Bool) async throws(Aria2Error) -> RPCValue {
+    func tellPage(_ params: Aria2Params, stopped: Bool) throws(Aria2Error) -> RPCValue {
         let offset = try params.int(0)
         let num = try params.int(1)
         guard num >= 0 else { throw .negative(at: 1) }
-        let keys = try params.strings(2)
-        let all = await jobs()
+        let fields = Aria2StatusFields(keys: try params.strings(2))
+        let all = jobs(keeping: stopped ? .stopped : .waiting)
         let list = stopped ? all.stopped : all.waiting
         let page = Aria2Page(offset: offset, num: num, count: list.count)
-        return .array(page.select(list).map { status.render($0.job, rates: $0.rates, keys: keys) })
+        return status.write(list, at: page.positions, fields: fields)
     }
 
     func getUris(_ params: Aria2Params) throws(Aria2Error) -> RPCValue {
@@ -86,16 +87,16 @@ struct Aria2Queries: Sendable {
                                    directory: status.directory)
     }
 
-    func getGlobalStat() async -> RPCValue {
-        let all = await jobs()
-        let speed = all.active.reduce(0.0) { $0 + ($1.job.state == .downloading ? $1.rates?.speed ?? 0 : 0) }
+    /// Counted in the same pass as the lists, no record copied.
+    func getGlobalStat() -> RPCValue {
+        let all = jobs(keeping: [])
         return .object([
-            "downloadSpeed": .decimal(Int64(speed.rounded())),
+            "downloadSpeed": .decimal(Int64(all.speed.rounded())),
             "uploadSpeed": .string("0"),
-            "numActive": .decimal(all.active.count),
-            "numWaiting": .decimal(all.waiting.count),
-            "numStopped": .decimal(all.stopped.count),
-            "numStoppedTotal": .decimal(all.stopped.count),
+            "numActive": .decimal(all.counts.active),
+            "numWaiting": .decimal(all.counts.waiting),
+            "numStopped": .decimal(all.counts.stopped),
+            "numStoppedTotal": .decimal(all.counts.stopped),
         ])
     }
 

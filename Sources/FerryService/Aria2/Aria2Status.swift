@@ -2,7 +2,8 @@ import FerryCore
 import FerryStore
 
 /// A job as aria2's status object (`tellStatus`, `tellActive`, `tellWaiting`, `tellStopped`): aria2's field names,
-/// every number a decimal string, one file with its URIs; `keys` keeps only the fields named. Pure.
+/// every number a decimal string, one file with its URIs; `keys` keeps only the fields named (`Aria2StatusFields`).
+/// Written straight to JSON, as aria2 writes it. Pure.
 struct Aria2Status {
     /// aria2's piece length, which Ferry's status objects report (`numPieces` follows from it).
     static let pieceLength: Int64 = 1_048_576
@@ -37,31 +38,55 @@ struct Aria2Status {
         }
     }
 
+    /// The status object of `job` (`tellStatus`), already written (`RPCValue.json`).
     func render(_ job: JobRecord, rates: LiveRates?, keys: [String]? = nil) -> RPCValue {
-        let wanted = keys.flatMap { $0.isEmpty ? nil : Set($0) }
-        func wants(_ key: String) -> Bool { wanted?.contains(key) ?? true }
+        var json = JSONWriter(capacity: 256)
+        write(job, gid: JobGID.of(job.id), rates: rates, fields: Aria2StatusFields(keys: keys), into: &json)
+        return .json(json.bytes)
+    }
+
+    /// Writes the status object of `job` (whose gid is `gid`) with the `fields` asked for, in aria2's order (its keys
+    /// sorted), straight from the record: a list of a thousand jobs makes no intermediate values.
+    func write(_ job: JobRecord, gid: String, rates: LiveRates?, fields: Aria2StatusFields, into json: inout JSONWriter) {
         let active = job.state == .downloading
         let total = job.bytesExpected ?? 0
-        var fields: [String: RPCValue] = [:]
-        fields.reserveCapacity(16)
-        func put(_ key: String, _ value: @autoclosure () -> RPCValue) { if wants(key) { fields[key] = value() } }
-        put("gid", .string(JobGID.of(job.id)))
-        put("status", .string(Self.status(job.state)))
-        put("totalLength", .decimal(total))
-        put("completedLength", .decimal(job.bytesReceived))
-        put("uploadLength", .string("0"))
-        put("downloadSpeed", .decimal(active ? Int64((rates?.speed ?? 0).rounded()) : 0))
-        put("uploadSpeed", .string("0"))
-        put("connections", .decimal(active ? job.connections ?? 1 : 0))
-        put("numPieces", .decimal(total == 0 ? 0 : (total + Self.pieceLength - 1) / Self.pieceLength))
-        put("pieceLength", .decimal(Self.pieceLength))
-        put("dir", .string(directory))
-        if job.state == .failed {
-            put("errorCode", .decimal(job.error.map(Self.errorCode) ?? 1))
-            put("errorMessage", .string(job.error?.message ?? ""))
+        json.beginObject()
+        if fields.contains(.completedLength) { json.decimal("completedLength", job.bytesReceived) }
+        if fields.contains(.connections) { json.decimal("connections", Int64(active ? job.connections ?? 1 : 0)) }
+        if fields.contains(.dir) { json.field("dir", directory) }
+        if fields.contains(.downloadSpeed) {
+            json.decimal("downloadSpeed", active ? Int64((rates?.speed ?? 0).rounded()) : 0)
         }
-        put("files", .array([file(job)]))
-        return .object(fields)
+        if job.state == .failed {
+            if fields.contains(.errorCode) { json.decimal("errorCode", Int64(job.error.map(Self.errorCode) ?? 1)) }
+            if fields.contains(.errorMessage) { json.field("errorMessage", job.error?.message ?? "") }
+        }
+        if fields.contains(.files) {
+            json.key("files")
+            RPCValue.array([file(job)]).write(into: &json)
+        }
+        if fields.contains(.gid) { json.field("gid", gid) }
+        if fields.contains(.numPieces) {
+            json.decimal("numPieces", total == 0 ? 0 : (total + Self.pieceLength - 1) / Self.pieceLength)
+        }
+        if fields.contains(.pieceLength) { json.decimal("pieceLength", Self.pieceLength) }
+        if fields.contains(.status) { json.field("status", Self.status(job.state)) }
+        if fields.contains(.totalLength) { json.decimal("totalLength", total) }
+        if fields.contains(.uploadLength) { json.field("uploadLength", "0") }
+        if fields.contains(.uploadSpeed) { json.field("uploadSpeed", "0") }
+        json.endObject()
+    }
+
+    /// Writes the status objects of the `entries` at `positions`, in that order, as one array (`tellActive`,
+    /// `tellWaiting`, `tellStopped`); each entry is read where it is, not copied.
+    func write(_ entries: [Aria2Jobs.Entry], at positions: [Int], fields: Aria2StatusFields) -> RPCValue {
+        var json = JSONWriter(capacity: 64 + positions.count * (fields == .all ? 640 : 224))
+        json.beginArray()
+        for index in positions {
+            write(entries[index].job, gid: entries[index].gid, rates: entries[index].rates, fields: fields, into: &json)
+        }
+        json.endArray()
+        return .json(json.bytes)
     }
 
     /// The job's one file (`getFiles`, `files`).
@@ -89,5 +114,13 @@ struct Aria2Status {
         return list.map { url, used in
             .object(["uri": .string(SubmittedURL.redacting(url)), "status": .string(used ? "used" : "waiting")])
         }
+    }
+}
+
+private extension JSONWriter {
+    /// A field whose value is a number as aria2 sends every number: a decimal string.
+    mutating func decimal(_ name: String, _ value: Int64) {
+        key(name)
+        string(String(value))
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A JSON value of aria2's RPC, as decoded from a call and as written in an answer. Objects are written with their
-/// keys in sorted order, as aria2 writes them. Pure.
+/// keys in sorted order, as aria2 writes them; `json` is a value already written (status objects, `Aria2Status`),
+/// never decoded. Pure.
 indirect enum RPCValue: Sendable, Equatable, Decodable {
     case null
     case bool(Bool)
@@ -10,6 +11,8 @@ indirect enum RPCValue: Sendable, Equatable, Decodable {
     case string(String)
     case array([RPCValue])
     case object([String: RPCValue])
+    /// JSON text already written, spliced into the answer as it is.
+    case json([UInt8])
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
@@ -62,6 +65,7 @@ indirect enum RPCValue: Sendable, Equatable, Decodable {
                 members[key]!.write(into: &json)
             }
             json.endObject()
+        case .json(let bytes): json.raw(bytes)
         }
     }
 

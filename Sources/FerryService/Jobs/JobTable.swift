@@ -20,21 +20,26 @@ final class JobTable: Sendable {
         /// table's record again).
         var heldBack: [String: (shown: JobRecord, after: Int64, hold: Int)] = [:]
         var holds = 0
-        /// Job ids by `gid` (`JobGID`), kept with `jobs`: aria2's RPC names jobs by gid.
+        /// Job ids by `gid` (`JobGID`) and gids by job id, kept with `jobs`: aria2's RPC names jobs by gid.
         var idsByGID: [String: String] = [:]
+        var gids: [String: String] = [:]
 
         /// The gid is hashed only when the job is new (inserts are rare, updates many: a progress sample each).
         mutating func set(_ job: JobRecord?, for id: String) -> JobRecord? {
             guard let job else { return remove(id) }
             let old = jobs.updateValue(job, forKey: id)
-            if old == nil { idsByGID[JobGID.of(id)] = id }
+            if old == nil {
+                let gid = JobGID.of(id)
+                idsByGID[gid] = id
+                gids[id] = gid
+            }
             return old
         }
 
         mutating func remove(_ id: String) -> JobRecord? {
             heldBack[id] = nil
             guard let old = jobs.removeValue(forKey: id) else { return nil }
-            idsByGID[JobGID.of(id)] = nil
+            if let gid = gids.removeValue(forKey: id) { idsByGID[gid] = nil }
             return old
         }
     }
@@ -58,6 +63,20 @@ final class JobTable: Sendable {
         contents.withLock { contents in
             guard let job = contents.jobs[id] else { return nil }
             return contents.heldBack[id]?.shown ?? job
+        }
+    }
+
+    /// Calls `body` with every job as a list shows it (a job whose end is held back as it was before, `holdBack`), its
+    /// live rates and its gid, in no order, under one hold of the lock: aria2's lists and counts read the whole table at
+    /// once, from any thread. `body` runs under the lock, so it must be quick and must not touch the table.
+    func forEachShown(_ body: (JobRecord, LiveRates?, String) -> Void) {
+        contents.withLock { contents in
+            let holding = !contents.heldBack.isEmpty
+            let rating = !contents.rates.isEmpty
+            for (id, job) in contents.jobs {
+                let shown = holding ? contents.heldBack[id]?.shown ?? job : job
+                body(shown, rating ? contents.rates[id] : nil, contents.gids[id] ?? JobGID.of(id))
+            }
         }
     }
 

@@ -22,7 +22,9 @@ struct Aria2AdapterTests {
     static let open = Aria2Authorization(isOpen: true, crossSite: false, bearer: nil) { _ in nil }
 
     func call(_ d: Aria2Dispatcher, _ method: String, _ params: [RPCValue]) async -> Result<RPCValue, Aria2Error> {
+        // As a client reads the answer (status objects come written, `RPCValue.json`).
         await d.answer(Aria2Call(id: .int(1), method: method, params: params), authorization: Self.open)
+            .map { RPCValue.parse($0.bytes) ?? $0 }
     }
 
     static func code(_ result: Result<RPCValue, Aria2Error>) -> Int? {

@@ -76,4 +76,22 @@ struct JobTableTests {
         table.jobs["a"] = job("a", .waiting)
         #expect(table.entry("a")?.0.state == .waiting)
     }
+
+    @Test func aPassOverTheTableShowsEachJobAsListsDoWithItsGID() {
+        let table = JobTable()
+        table.jobs["a"] = job("a", .downloading)
+        table.jobs["b"] = job("b", .waiting)
+        table.rates["a"] = LiveRates(speed: 5, eta: 1)
+        _ = table.holdBack("a", showing: job("a", .downloading), after: 7)
+        table.jobs["a"] = job("a", .finished)
+        var seen: [String: (JobState, Double?, String)] = [:]
+        table.forEachShown { job, rates, gid in seen[job.id] = (job.state, rates?.speed, gid) }
+        #expect(seen.count == 2)
+        #expect(seen["a"]?.0 == .downloading && seen["a"]?.1 == 5 && seen["a"]?.2 == JobGID.of("a"))
+        #expect(seen["b"]?.0 == .waiting && seen["b"]?.1 == nil && seen["b"]?.2 == JobGID.of("b"))
+        #expect(table.jobs.removeValue(forKey: "b") != nil && table.id(ofGID: JobGID.of("b")) == nil)
+        var count = 0
+        table.forEachShown { _, _, _ in count += 1 }
+        #expect(count == 1)
+    }
 }
