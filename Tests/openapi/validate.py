@@ -7,7 +7,8 @@ Usage:
 --document the OpenAPI document (default: Sources/FerryService/OpenAPI/openapi.json, which SwiftPM embeds in the
            binary: Package.swift's `.embedInCode`, served by OpenAPIDocument.swift; both are checked to say so)
 --api      the API reference (default: docs/API.md)
---serve    the `ferry serve` command (default: Sources/ferry/ServeCommand.swift)
+--serve    the table of `ferry serve`'s options (default: Sources/FerryService/Configuration/ServeOptions.swift; the
+           flags' names are the `ServiceConfiguration.Setting` raw values of ServiceConfiguration+Resolve.swift)
 --url      optional: a running Ferry's base URL (e.g. http://127.0.0.1:8080); its GET /api/v1/openapi.json must be
            the document's bytes exactly. FERRY_TOKEN, when set, is sent as the bearer token.
 All defaults are files of this repository; nothing outside it is read unless --url is given.
@@ -15,7 +16,7 @@ All defaults are files of this repository; nothing outside it is read unless --u
 docs/API.md and the OpenAPI document must agree, in both directions: the endpoint table (every method and
 path), the error-code table, the job-field table (and which fields may be null), the states table, the events
 table, the create, change and list tables of the endpoint sections; the job example's fields are the table's.
-The `ferry serve` flag table must list exactly the flags ServeCommand.swift declares.
+The `ferry serve` flag table must list exactly the options ServeOptions.swift describes.
 
 Needs the PyPI package `openapi-spec-validator` (pip install openapi-spec-validator).
 Prints one line per check and "N passed, M failed"; exits 1 when any check fails, 2 when it cannot run.
@@ -32,7 +33,8 @@ DEFAULT_DOCUMENT = os.path.join(REPO, "Sources", "FerryService", "OpenAPI", "ope
 SWIFT_DOCUMENT = os.path.join(REPO, "Sources", "FerryService", "OpenAPI", "OpenAPIDocument.swift")
 PACKAGE = os.path.join(REPO, "Package.swift")
 DEFAULT_API = os.path.join(REPO, "docs", "API.md")
-DEFAULT_SERVE = os.path.join(REPO, "Sources", "ferry", "ServeCommand.swift")
+DEFAULT_SERVE = os.path.join(REPO, "Sources", "FerryService", "Configuration", "ServeOptions.swift")
+SETTINGS = os.path.join(REPO, "Sources", "FerryService", "Configuration", "ServiceConfiguration+Resolve.swift")
 
 HTTP_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 OPERATION_IDS = [
@@ -189,14 +191,21 @@ def job_example_fields(markdown):
         return None
 
 
-def serve_flags_from_swift(source):
-    """`--flag` names of the @Option and @Flag properties of ServeCommand (customLong, else the property name)."""
-    flags = []
-    for m in re.finditer(r"@(?:Option|Flag)\((.*?)\)\s*var (\w+)", source, re.S):
-        args, name = m.group(1), m.group(2)
-        long = re.search(r'customLong\("([^"]+)"\)', args)
-        flags.append("--" + (long.group(1) if long else re.sub(r"(?<!^)([A-Z])", r"-\1", name).lower()))
-    return flags
+def serve_flags_from_swift(options, settings):
+    """`--flag` names of the options `ServeOption.all` lists (`ServeOption(.setting, …)`), each the raw value of its
+    `ServiceConfiguration.Setting` case (`case host, port` or `case objectStore = "object-store"`)."""
+    enum = re.search(r"public enum Setting: String.*?\n    }\n", settings, re.S)
+    raw = {}
+    for line in (enum.group(0) if enum else "").splitlines():
+        m = re.match(r"\s*case (\w+) = \"([^\"]+)\"\s*$", line)
+        if m:
+            raw[m.group(1)] = m.group(2)
+            continue
+        m = re.match(r"\s*case ([\w, ]+)$", line)
+        if m:
+            for name in m.group(1).split(","):
+                raw[name.strip()] = name.strip()
+    return ["--" + raw.get(name, name) for name in re.findall(r"ServeOption\(\.(\w+),", options)]
 
 
 def resolve(doc, node):
@@ -232,7 +241,7 @@ def main():
         print("openapi-spec-validator is not installed: pip install openapi-spec-validator", file=sys.stderr)
         return 2
     sources = {}
-    for name, path in (("api", args.api), ("serve", args.serve), ("swift", SWIFT_DOCUMENT), ("package", PACKAGE),
+    for name, path in (("api", args.api), ("serve", args.serve), ("settings", SETTINGS), ("swift", SWIFT_DOCUMENT), ("package", PACKAGE),
                        ("operations", OPERATIONS_CONTROLLER)):
         try:
             with open(path, encoding="utf-8") as f:
@@ -374,16 +383,17 @@ def main():
                  f"OpenAPI {sorted(list_params)}, docs {sorted(list_parameters)}")
 
     # The command line: `ferry serve`'s flags are the table's, and each variable is named in the command.
-    serve_source = sources["serve"]
-    declared = serve_flags_from_swift(serve_source)
+    declared = serve_flags_from_swift(sources["serve"], sources["settings"])
     documented = [ticked(row[0])[0] for row in serve_table if ticked(row[0])]
-    checks.check(len(declared) >= 10, "flags parsed from ServeCommand.swift", f"only {declared}")
+    checks.check(len(declared) >= 10, "flags parsed from ServeOptions.swift", f"only {declared}")
     checks.check(sorted(declared) == sorted(documented), "`ferry serve` flags equal docs/API.md's table",
                  f"undocumented {sorted(set(declared) - set(documented))}, not in the command {sorted(set(documented) - set(declared))}")
     variables = [ticked(row[1])[0].split("=")[0] for row in serve_table if len(row) > 1 and ticked(row[1])]
-    unknown = [v for v in variables if not re.search(r"\b" + re.escape(v) + r"\b", serve_source)]
+    # `Setting.environmentName`: FERRY_ and the flag's name in capitals, or a name the enum spells out.
+    derived = {"FERRY_" + flag[2:].upper().replace("-", "_") for flag in declared}
+    unknown = [v for v in variables if v not in derived and not re.search(r'"' + re.escape(v) + r'"', sources["settings"])]
     checks.check(len(variables) == len(serve_table) and not unknown,
-                 "every flag's variable in docs/API.md is the one ServeCommand.swift names", ", ".join(unknown))
+                 "every flag's variable in docs/API.md is the one its Setting names", ", ".join(unknown))
 
     body = resolve(doc, operation(doc, "POST", "/api/v1/jobs")["requestBody"])["content"]["application/json"]
     kinds = {resolve(doc, s).get("type") for s in body["schema"].get("oneOf", [])}
