@@ -45,6 +45,13 @@ extension JobSupervisor {
         return true
     }
 
+    /// Whether `job` waits for its key's window (its transfer stopped, or never submitted): a late engine event that
+    /// would show it started or queued again is dropped.
+    func isParkedForDailyBytes(_ job: JobRecord) -> Bool {
+        guard let owner = job.ownerKey else { return false }
+        return dailyBytes.isParked(job.id, key: owner)
+    }
+
     /// A key's limits changed (or it was revoked): its waiting jobs continue if its window now allows.
     func keyLimitsChanged(_ key: String) {
         guard !(dailyBytes.parked[key]?.isEmpty ?? true) else { return }

@@ -33,7 +33,8 @@ extension JobSupervisor {
         var fetched: Int64 = 0
         switch event {
         case .started(_, let offset):
-            guard !userStopped else { return }
+            // A job parked for its key's bytesPerDay whose start was on its way when the engine was told to stop it.
+            guard !userStopped, !isParkedForDailyBytes(job) else { return }
             job.state = .downloading
             job.error = nil
             job.attempts += 1
@@ -84,7 +85,7 @@ extension JobSupervisor {
             metrics.transferError(failure.code)
             events.append(jobEvent(job))
         case .waiting(_, let reason):
-            guard !userStopped else { return }
+            guard !userStopped, !isParkedForDailyBytes(job) else { return }
             let error: JobFailure? = switch reason {
             case .queued: nil
             case .diskFull:

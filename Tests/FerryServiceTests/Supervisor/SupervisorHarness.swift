@@ -14,7 +14,7 @@ struct SupervisorHarness {
     let commits: CommitPipeline
 
     init(quota: Int64? = nil, engine: FakeEngine = FakeEngine(), store: MemoryJobStore = MemoryJobStore(),
-         webhookURL: String? = nil, keyRule: CacheKeyRule = .standard,
+         webhookURL: String? = nil, keyRule: CacheKeyRule = .standard, keys: KeyRing = KeyRing(),
          beforePublish: @escaping @Sendable ([ServerEvent]) async throws -> Void = { _ in }) {
         let published = PublishedEvents()
         let commits = CommitPipeline(store: store, logger: Logger(label: "test"), beforePublish: beforePublish,
@@ -25,7 +25,7 @@ struct SupervisorHarness {
             metrics: ServiceMetrics(), logger: Logger(label: "test"), table: table,
             quota: quota.map { SpoolQuota(quota: $0, table: table) },
             webhooks: WebhookOutbox(globalURL: webhookURL),
-            now: { Date(timeIntervalSince1970: 1_800_000_000) }, keyRule: keyRule))
+            now: { Date(timeIntervalSince1970: 1_800_000_000) }, keys: keys, keyRule: keyRule))
         self.engine = engine
         self.store = store
         self.published = published
