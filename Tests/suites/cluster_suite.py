@@ -1049,9 +1049,13 @@ def split_kill_phase(suite, args, rng, nodes, nginx, root, per_run):
         "(bound %s)" % (times, ", ".join(done_kills), ", ".join(at),
                         ", ".join("%.1f" % h if h is not None else "-" for h in handovers), took,
                         S.fmt_bytes(extra), S.fmt_bytes(bound)))
-    suite.check("split kills: a fast split file's node killed %d times mid-download" % kills,
-                times == kills and all(h is not None for h in handovers),
-                "%d kills, handovers %s" % (times, handovers))
+    # At full speed the file may be whole before the last kill can come (a node's restart takes seconds while the
+    # others fetch on): two kills with their handovers are the least that shows a handover of a handover.
+    outran = times < kills and bool(final) and final["state"] == "finished"
+    suite.check("split kills: a fast split file's node killed %d times mid-download (or at least %d, the file finishing "
+                "before the rest)" % (kills, min(kills, 2)),
+                (times == kills or (outran and times >= min(kills, 2))) and all(h is not None for h in handovers),
+                "%d kills, handovers %s%s" % (times, handovers, "; the file finished first" if outran else ""))
     suite.check("split kills: the file finished with its SHA-256",
                 bool(final) and final["state"] == "finished" and final.get("sha256") == sha,
                 "%s" % ((None if not final else (final["state"], (final.get("sha256") or "")[:12])),))
