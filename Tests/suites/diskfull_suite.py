@@ -365,6 +365,9 @@ def _scenario(suite, name, mount, ferry, nginx, files, filler, recorder):
 
 
 def check_finished(suite, label, ferry, job_id, expected):
+    # A finished job's sha256 may follow `finished` by a moment (API.md: the digest trails for jobs without a checksum).
+    lib.wait_until(lambda: (lambda v: v.get("state") != "finished" or v.get("sha256"))(job_state(ferry, job_id) or {}),
+                   15, 0.1)
     view = job_state(ferry, job_id) or {}
     ok = view.get("state") == "finished" and view.get("sha256") == expected["sha256"]
     path = os.path.join(ferry.files_dir(), view.get("filename") or "?")
