@@ -306,18 +306,23 @@ final class FileWriter: @unchecked Sendable {
         }
     }
 
+    /// The first write failure, else the file's size once its bytes are durable (`fsync`). On `queue`.
+    private func syncedSize() throws(SystemError) -> Int64 {
+        if let failure { throw failure }
+        guard fd >= 0 else { throw SystemError("fsync", path, errno: EBADF) }
+        guard fsync(fd) == 0 else { throw SystemError("fsync", path) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw SystemError("fstat", path) }
+        return Int64(info.st_size)
+    }
+
     /// Makes the bytes durable and closes the file; returns its size and digests (SHA-256 and the algorithms asked
     /// for). Removes the segment sidecar once the bytes are synced.
     func finish(completion: @escaping @Sendable (Result<(size: Int64, digests: FileDigests), SystemError>) -> Void) {
         flush()
         queue.async { [self] in
             let result = Result<(size: Int64, digests: FileDigests), SystemError> { () throws(SystemError) in
-                if let failure { throw failure }
-                guard fd >= 0 else { throw SystemError("fsync", path, errno: EBADF) }
-                guard fsync(fd) == 0 else { throw SystemError("fsync", path) }
-                var info = stat()
-                guard fstat(fd, &info) == 0 else { throw SystemError("fstat", path) }
-                let size = Int64(info.st_size)
+                let size = try syncedSize()
                 catchUp(budget: .max)
                 let digests: FileDigests
                 if hashedUpTo == size, !digestInvalid {
@@ -354,12 +359,7 @@ final class FileWriter: @unchecked Sendable {
         queue.async { [self] in
             var tail: TrailingDigest?
             let result = Result<Int64, SystemError> { () throws(SystemError) in
-                if let failure { throw failure }
-                guard fd >= 0 else { throw SystemError("fsync", path, errno: EBADF) }
-                guard fsync(fd) == 0 else { throw SystemError("fsync", path) }
-                var info = stat()
-                guard fstat(fd, &info) == 0 else { throw SystemError("fstat", path) }
-                let size = Int64(info.st_size)
+                let size = try syncedSize()
                 let reader = dup(fd)
                 guard reader >= 0 else { throw SystemError("dup", path) }
                 tail = TrailingDigest(descriptor: reader, path: path, hashedUpTo: digestInvalid ? nil : hashedUpTo, size: size)
