@@ -29,7 +29,11 @@ public protocol ClusterJobStore: JobStore {
     /// `waiting` jobs, and `downloading`/`delivering` ones, that nobody owns or whose owner's lease has expired.
     /// Rows another transaction is claiming are skipped (`FOR UPDATE SKIP LOCKED`), so nodes claiming at once never
     /// get the same job. The state is left as it is: the caller runs the jobs and commits their changes.
-    func claim(node: String, limit: Int, lease: Duration) async throws -> [ClaimedJob]
+    ///
+    /// `keyCaps`: the `maxActiveJobs` of the API keys that have one, by key id. Such a key's jobs are claimed only
+    /// while fewer of them than its cap are owned under a running lease on any node (claims of them take turns across
+    /// nodes), so the cap holds cluster-wide; a capped key's jobs beyond it are passed over, not waited for.
+    func claim(node: String, limit: Int, lease: Duration, keyCaps: [String: Int64]) async throws -> [ClaimedJob]
     /// Extends the lease of every job `node` owns and returns their ids. A job missing from the answer was taken
     /// over by another node after the lease expired: `node` must stop it (its writes would be refused anyway).
     func renew(node: String, lease: Duration) async throws -> Set<String>
@@ -81,6 +85,11 @@ extension ClusterJobStore {
     @discardableResult
     public func saveObjectUpload(_ document: String?, jobID: String, node: String) async throws -> Bool {
         try await saveObjectUpload(document, jobID: jobID, node: node, epoch: nil)
+    }
+
+    /// `claim(node:limit:lease:keyCaps:)` with no key capped.
+    public func claim(node: String, limit: Int, lease: Duration) async throws -> [ClaimedJob] {
+        try await claim(node: node, limit: limit, lease: lease, keyCaps: [:])
     }
 }
 

@@ -8,21 +8,8 @@ import Testing
 /// database, as several Ferry processes would be. Leases are short (1 s) and the database's clock decides.
 @Suite("PostgresJobStore, several nodes", .enabled(if: !PostgresServer.isSkipped))
 struct PostgresClusterTests {
-    /// `count` stores on a fresh database, closed and dropped afterwards.
     private func withNodes(_ count: Int, _ body: ([PostgresJobStore], PostgresServer, String) async throws -> Void) async throws {
-        let server = try await PostgresServer.shared()
-        let name = try await server.createDatabase()
-        defer { server.dropDatabase(name) }
-        let location = try #require(PostgresLocation(server.url(database: name)))
-        var stores: [PostgresJobStore] = []
-        for _ in 0..<count { stores.append(try PostgresJobStore(location: location)) }
-        do {
-            try await body(stores, server, name)
-        } catch {
-            for store in stores { await store.close() }
-            throw error
-        }
-        for store in stores { await store.close() }
+        try await withPostgresNodes(count, body)
     }
 
     /// Waiting jobs `j0...j(count-1)` with priorities 0...4 by id, inserted in id order.

@@ -75,6 +75,13 @@ final class KeyRing: Sendable {
         contents.withLock { Array($0.byID.keys) }
     }
 
+    /// The `maxActiveJobs` of every key that has one, by key id (a claim on several nodes holds them cluster-wide).
+    func activeJobCaps() -> [String: Int64] {
+        contents.withLock { contents in
+            contents.byID.compactMapValues { $0.limits.maxActiveJobs }
+        }
+    }
+
     /// Adds or replaces a key (made or changed here, or read again after another node changed it).
     func put(_ key: APIKeyRecord) {
         contents.withLock { contents in

@@ -5,7 +5,7 @@ import Logging
 /// Keeps one node of several alive and busy: every third of `--lease` a heartbeat, the renewal of its jobs' leases
 /// (jobs `renew` leaves out are stopped here: another node took them over) and a claim; a claim also when asked
 /// (`claim()`: a slot freed, a job was created or released, a `ferry_jobs` notification). Claims take up to the
-/// node's free slots (`--max-concurrent` minus the jobs it runs).
+/// node's free slots (`--max-concurrent` minus the jobs it runs), and hold keys' `maxActiveJobs` across the nodes.
 ///
 /// Renewals go through their own connection (`renewals`, not the one commits wait on) and are given a third of the
 /// lease to answer (`TimeLimit`): a database that stops answering cannot hold the node's fence decision up. Each
@@ -23,6 +23,8 @@ actor LeaseKeeper {
     private let lease: Duration
     private let supervisor: JobSupervisor
     private let maxConcurrent: @Sendable () async -> Int
+    /// The `maxActiveJobs` of the keys that have one, by key id, which claims hold cluster-wide.
+    private let keyCaps: @Sendable () -> [String: Int64]
     private let logger: Logger
     private var claiming = false
     private var claimAgain = false
@@ -33,7 +35,8 @@ actor LeaseKeeper {
     private var claimsFrom: ContinuousClock.Instant?
 
     init(store: any ClusterJobStore, renewals: any ClusterJobStore, fence: LeaseFence, node: String, lease: Duration,
-         supervisor: JobSupervisor, maxConcurrent: @escaping @Sendable () async -> Int, logger: Logger) {
+         supervisor: JobSupervisor, maxConcurrent: @escaping @Sendable () async -> Int,
+         keyCaps: @escaping @Sendable () -> [String: Int64] = { [:] }, logger: Logger) {
         self.store = store
         self.renewals = renewals
         self.fence = fence
@@ -41,6 +44,7 @@ actor LeaseKeeper {
         self.lease = lease
         self.supervisor = supervisor
         self.maxConcurrent = maxConcurrent
+        self.keyCaps = keyCaps
         self.logger = logger
     }
 
@@ -104,7 +108,7 @@ actor LeaseKeeper {
             let free = await maxConcurrent() - supervisor.ownedCount
             guard free > 0 else { return }
             do {
-                let claimed = try await store.claim(node: node, limit: free, lease: lease)
+                let claimed = try await store.claim(node: node, limit: free, lease: lease, keyCaps: keyCaps())
                 if !claimed.isEmpty {
                     logger.debug("claimed jobs", metadata: ["jobs": "\(claimed.count)"])
                     await supervisor.run(claimed: claimed)

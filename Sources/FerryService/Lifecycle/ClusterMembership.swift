@@ -81,7 +81,8 @@ final class ClusterMembership: Sendable {
         self.logger = logger
         let node = configuration.nodeID
         let keeper = LeaseKeeper(store: store, renewals: renewals, fence: fence, node: node, lease: configuration.lease,
-                                 supervisor: supervisor, maxConcurrent: { await settings.current.maxConcurrent }, logger: logger)
+                                 supervisor: supervisor, maxConcurrent: { await settings.current.maxConcurrent },
+                                 keyCaps: { keys?.ring.activeJobCaps() ?? [:] }, logger: logger)
         let (notifications, notify) = AsyncStream<PostgresListener.Event>.makeStream()
         listener = PostgresListener(location: location, channels: ClusterChannel.all) { notify.yield($0) }
         tasks = [

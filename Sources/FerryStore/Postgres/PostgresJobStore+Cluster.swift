@@ -62,26 +62,28 @@ extension PostgresJobStore: ClusterJobStore {
         }
     }
 
-    public func claim(node: String, limit: Int, lease: Duration) async throws -> [ClaimedJob] {
+    public func claim(node: String, limit: Int, lease: Duration, keyCaps: [String: Int64]) async throws -> [ClaimedJob] {
         guard limit > 0 else { return [] }
         let lease = Self.milliseconds(lease)
         return try await perform { connection in
-            // The CTE runs once; its rows stay locked by this transaction until the UPDATE has set the owner.
-            let result = try connection.execute("""
-                WITH picked AS MATERIALIZED (
-                    SELECT id, owner AS previous_owner FROM jobs
-                    WHERE state = ANY($3::text[]) AND (owner IS NULL OR lease_until <= now())
-                    ORDER BY priority DESC, sequence
-                    LIMIT $2
-                    FOR UPDATE SKIP LOCKED
-                )
-                UPDATE jobs SET owner = $1, lease_until = now() + \(PostgresSQL.interval(4)), 
-                    lease_epoch = CASE WHEN jobs.lease_holder IS NOT DISTINCT FROM $1 THEN jobs.lease_epoch ELSE jobs.lease_epoch + 1 END,
-                    lease_holder = $1
-                FROM picked WHERE jobs.id = picked.id
-                RETURNING \(PostgresJobRow.selectColumns), picked.previous_owner, jobs.lease_epoch
-                """, [.text(node), PostgresParameter(limit), .textArray(Self.runningStates), PostgresParameter(lease)],
-                reuse: true, operation: "claim jobs")
+            var parameters = [PostgresParameter.text(node), PostgresParameter(limit), .textArray(Self.runningStates),
+                              PostgresParameter(lease)]
+            let result: PostgresResult
+            if keyCaps.isEmpty {
+                result = try connection.execute(Self.claimStatement(capped: false), parameters, reuse: true,
+                                                operation: "claim jobs")
+            } else {
+                // Claims of capped keys' jobs take turns across nodes (a transaction-wide advisory lock), and the
+                // claim is a statement of its own after it, so it counts what the previous claim committed.
+                let keys = keyCaps.keys.sorted()
+                parameters += [.textArray(keys), .integerArray(keys.map { keyCaps[$0] ?? 0 })]
+                result = try connection.transaction("claim jobs of capped keys") {
+                    try connection.execute("SELECT pg_advisory_xact_lock($1)", [PostgresParameter(Self.cappedClaimLock)],
+                                           reuse: true, operation: "wait for other nodes' claims")
+                    return try connection.execute(Self.claimStatement(capped: true), parameters, reuse: true,
+                                                  operation: "claim jobs")
+                }
+            }
             var strings = StringInterner()
             let previousOwner = JobColumn.allCases.count
             let claimed = try (0..<result.rowCount).map { row in
@@ -91,6 +93,45 @@ extension PostgresJobStore: ClusterJobStore {
             // RETURNING has no order of its own.
             return claimed.sorted { ($0.job.priority, -$0.job.sequence) > ($1.job.priority, -$1.job.sequence) }
         }
+    }
+
+    /// The advisory lock claims with key caps hold for their transaction (any fixed number; Ferry takes no other).
+    static let cappedClaimLock: Int64 = 0x4665_7272_7943_6C6D
+
+    /// The claim: `$1` node, `$2` how many, `$3` running states, `$4` the lease in ms; when `capped`, `$5` the keys
+    /// with a `maxActiveJobs` and `$6` their caps. A capped key's jobs are claimed only while fewer of them than its
+    /// cap are owned under a running lease (by any node), the first ones in claim order; other jobs as they come.
+    /// The CTE runs once; its rows stay locked by this transaction until the UPDATE has set the owner.
+    static func claimStatement(capped: Bool) -> String {
+        let free = "state = ANY($3::text[]) AND (owner IS NULL OR lease_until <= now())"
+        let caps = capped ? """
+            caps AS MATERIALIZED (
+                SELECT c.key, c.cap - (SELECT count(*) FROM jobs o WHERE o.owner_key = c.key AND o.owner IS NOT NULL
+                    AND o.lease_until > now() AND o.state = ANY($3::text[])) AS room
+                FROM unnest($5::text[], $6::bigint[]) AS c(key, cap)
+            ),
+            allowed AS MATERIALIZED (
+                SELECT ranked.id FROM (
+                    SELECT id, owner_key, row_number() OVER (PARTITION BY owner_key ORDER BY priority DESC, sequence) AS rank
+                    FROM jobs WHERE owner_key = ANY($5::text[]) AND \(free)
+                ) ranked JOIN caps ON caps.key = ranked.owner_key WHERE ranked.rank <= caps.room
+            ),
+            """ : ""
+        let capCheck = capped ? " AND (owner_key IS NULL OR NOT owner_key = ANY($5::text[]) OR id IN (SELECT id FROM allowed))" : ""
+        return """
+            WITH \(caps) picked AS MATERIALIZED (
+                SELECT id, owner AS previous_owner FROM jobs
+                WHERE \(free)\(capCheck)
+                ORDER BY priority DESC, sequence
+                LIMIT $2
+                FOR UPDATE SKIP LOCKED
+            )
+            UPDATE jobs SET owner = $1, lease_until = now() + \(PostgresSQL.interval(4)),
+                lease_epoch = CASE WHEN jobs.lease_holder IS NOT DISTINCT FROM $1 THEN jobs.lease_epoch ELSE jobs.lease_epoch + 1 END,
+                lease_holder = $1
+            FROM picked WHERE jobs.id = picked.id
+            RETURNING \(PostgresJobRow.selectColumns), picked.previous_owner, jobs.lease_epoch
+            """
     }
 
     public func renew(node: String, lease: Duration) async throws -> Set<String> {

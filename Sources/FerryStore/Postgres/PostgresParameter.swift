@@ -25,4 +25,9 @@ enum PostgresParameter: Sendable, Equatable {
         }
         return .text("{" + quoted.joined(separator: ",") + "}")
     }
+
+    /// A `bigint[]` literal (`{1,2}`).
+    static func integerArray(_ elements: [Int64]) -> PostgresParameter {
+        .text("{" + elements.map { String($0) }.joined(separator: ",") + "}")
+    }
 }

@@ -4,7 +4,7 @@ import Testing
 
 /// API keys on several nodes sharing one PostgreSQL store: a key made on one node works on another, its streams there
 /// carry its jobs' events (the stored events keep their key) and no other key's, and a revocation on one node is
-/// refused at once on the other (`ferry_keys`).
+/// refused at once on the other (`ferry_keys`); a key's `maxActiveJobs` counts its jobs on every node.
 @Suite("API keys on several nodes", .enabled(if: !PostgresServer.isSkipped), .serialized)
 struct KeyClusterTests {
     @Test func keysAndTheirScopeReachEveryNode() async throws {
@@ -36,6 +36,39 @@ struct KeyClusterTests {
             #expect(refused)
             let (_, ended) = await KeyTests.drain(aliceStream, for: 5)
             #expect(ended)
+        }
+    }
+
+    /// One slot a node, a key capped at one job: without the cap held across nodes each node would run one of its
+    /// jobs. The other node stays idle rather than take a second.
+    @Test func maxActiveJobsCountsTheKeysJobsOnEveryNode() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/big.bin", size: 4 << 20, seed: 9)
+            try await ClusterNodesTests().withNodes(2, maxConcurrent: 1, lease: .seconds(6), token: KeyTests.adminToken) { nodes, _ in
+                let (_, capped) = try await KeyTests.makeKey(nodes[0], name: "capped", limits: ["maxActiveJobs": 1])
+                let cappedThere = TestClient(port: nodes[1].port, token: capped.token)
+                for _ in 0..<50 where try await cappedThere.get("/api/v1/jobs").status != 200 {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                var jobs: [String] = []
+                for index in 0..<4 {
+                    // Made on each node in turn, so that each would claim what it made.
+                    let client = index % 2 == 0 ? capped : cappedThere
+                    let made = try await client.json("POST", "/api/v1/jobs",
+                                                     ["url": nginx.url("/slow/big.bin?rate=262144&n=\(index)"), "dedupe": false])
+                    jobs.append(try #require(try made.json()["id"] as? String))
+                }
+                _ = try await capped.waitForJob(jobs[0]) { $0["state"] as? String == "downloading" }
+                var most = 0
+                for _ in 0..<20 {
+                    let states = try await jobs.asyncMap { try await capped.get("/api/v1/jobs/\($0)").json()["state"] as? String }
+                    let leases = try await ClusterNodesTests.leases(nodes[0]) + ClusterNodesTests.leases(nodes[1])
+                    most = max(most, states.filter { $0 == "downloading" }.count, leases)
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+                #expect(most == 1, "at most one of the key's jobs runs over both nodes; seen \(most)")
+                for job in jobs { _ = try await nodes[0].client.request("POST", "/api/v1/jobs/\(job)/cancel") }
+            }
         }
     }
 }

@@ -43,9 +43,19 @@ actor FakeClusterStore: ClusterJobStore {
 
     func leave(node: String) async throws -> [String] { try await release(ids: Array(owners.keys), node: node) }
 
-    func claim(node: String, limit: Int, lease: Duration) async throws -> [ClaimedJob] {
-        let candidates = await memory.all().filter { $0.state.needsRunning && !isLive(owners[$0.id]) }
+    func claim(node: String, limit: Int, lease: Duration, keyCaps: [String: Int64]) async throws -> [ClaimedJob] {
+        let all = await memory.all()
+        var room = keyCaps.mapValues { cap in Int(cap) }
+        for job in all where job.state.needsRunning && isLive(owners[job.id]) {
+            if let key = job.ownerKey, room[key] != nil { room[key]! -= 1 }
+        }
+        let candidates = all.filter { $0.state.needsRunning && !isLive(owners[$0.id]) }
             .sorted { ($0.priority, -$0.sequence) > ($1.priority, -$1.sequence) }
+            .filter { job in
+                guard let key = job.ownerKey, let left = room[key] else { return true }
+                room[key] = left - 1
+                return left > 0
+            }
         return candidates.prefix(max(0, limit)).map { job in
             let previous = owners[job.id]
             owners[job.id] = node
