@@ -353,9 +353,10 @@ class SeamMachine(RuleBasedStateMachine):
         lost = []
         if "deliver" in body and delivery_of(job).get("url") != body["deliver"]["url"]:
             lost.append("deliver")
-        # A finished job whose file has the digest asked already does what it asks (docs/API.md, "Create jobs").
+        # A job whose whole file has the digest asked already does what it asks (docs/API.md, "Create jobs"): its
+        # `sha256` is known only once the file is whole (finished, or delivering, or paused or failed after that).
         if "sha256" in body and (job.get("expectedSha256") or "").lower() != body["sha256"] \
-                and not (job.get("state") == "finished" and (job.get("sha256") or "").lower() == body["sha256"]):
+                and (job.get("sha256") or "").lower() != body["sha256"]:
             lost.append("sha256")
         if "filename" in body and not (job.get("filename") or "").startswith(body["filename"][:-4]):
             lost.append("filename")
