@@ -136,6 +136,11 @@ public protocol JobStore: Sendable {
     func deleteKey(id: String) async throws -> Bool
     /// Sets `lastUsedAt` of several keys in one transaction; keys no longer stored are skipped.
     func touchKeys(_ uses: [String: Date]) async throws
+    /// Adds the bytes keys' transfers fetched to what their buckets hold (one `KeyUsage` a key and bucket), and
+    /// deletes the buckets before `purgingBefore`, in one transaction.
+    func addKeyUsage(_ usage: [KeyUsage], purgingBefore: Int64) async throws
+    /// The stored buckets of `keys` from bucket `since` on, in no order.
+    func keyUsage(keys: [String], since: Int64) async throws -> [KeyUsage]
     /// Releases resources. Calls made afterwards fail (SQLite) or keep working (memory).
     func close() async
 }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import FerryStore
 
-/// API keys and jobs' owners (schema 11), the same on every `JobStore`.
+/// API keys and jobs' owners (schema 11) and keys' usage (schema 12), the same on every `JobStore`.
 @Suite("JobStore contract: API keys")
 struct KeyStoreContractTests {
     static func key(_ id: String, digest: String? = nil, at seconds: Double = 1_795_000_000.123_4) -> APIKeyRecord {
@@ -71,6 +71,29 @@ struct KeyStoreContractTests {
             moved.ownerKey = "k2"
             try await store.update(moved)
             #expect(try await store.list(JobFilter(ownerKey: "k2"), after: nil, limit: 10).jobs.map(\.id) == ["j1", "j3", "j6"])
+        }
+    }
+
+    /// Usage adds up per key and bucket, over calls; old buckets are purged; reads take the asked keys from a bucket.
+    @Test(arguments: StoreKind.allCases)
+    func keyUsageAddsUpAndOldBucketsArePurged(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            #expect(try await store.keyUsage(keys: ["a"], since: 0).isEmpty)
+            try await store.addKeyUsage([KeyUsage(key: "a", bucket: 100, bytes: 5), KeyUsage(key: "a", bucket: 101, bytes: 7),
+                                         KeyUsage(key: "b", bucket: 101, bytes: 1 << 40)], purgingBefore: 0)
+            try await store.addKeyUsage([KeyUsage(key: "a", bucket: 101, bytes: 3)], purgingBefore: 0)
+            func read(_ keys: [String], since: Int64) async throws -> Set<KeyUsage> {
+                Set(try await store.keyUsage(keys: keys, since: since))
+            }
+            #expect(try await read(["a"], since: 0) == [KeyUsage(key: "a", bucket: 100, bytes: 5),
+                                                       KeyUsage(key: "a", bucket: 101, bytes: 10)])
+            #expect(try await read(["a", "b"], since: 101) == [KeyUsage(key: "a", bucket: 101, bytes: 10),
+                                                              KeyUsage(key: "b", bucket: 101, bytes: 1 << 40)])
+            #expect(try await read(["nobody"], since: 0).isEmpty)
+            // Nothing added: only the purge.
+            try await store.addKeyUsage([], purgingBefore: 101)
+            #expect(try await read(["a", "b"], since: 0) == [KeyUsage(key: "a", bucket: 101, bytes: 10),
+                                                            KeyUsage(key: "b", bucket: 101, bytes: 1 << 40)])
         }
     }
 }

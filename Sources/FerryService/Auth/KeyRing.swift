@@ -82,6 +82,13 @@ final class KeyRing: Sendable {
         }
     }
 
+    /// The `bytesPerDay` of every key that has one, by key id.
+    func dailyByteLimits() -> [String: Int64] {
+        contents.withLock { contents in
+            contents.byID.compactMapValues { $0.limits.bytesPerDay }
+        }
+    }
+
     /// Adds or replaces a key (made or changed here, or read again after another node changed it).
     func put(_ key: APIKeyRecord) {
         contents.withLock { contents in

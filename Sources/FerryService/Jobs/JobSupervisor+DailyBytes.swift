@@ -4,7 +4,8 @@ import Foundation
 
 /// A key's `bytesPerDay` (API.md, "API keys"): what its transfers fetch is counted, and while its last 24 hours hold
 /// that much its new jobs are refused (`429` with `Retry-After`) and its running ones wait with `quota_exceeded`
-/// until the window frees. `DailyByteQuota` keeps the counts and decides; these are the supervisor's hands.
+/// until the window frees. `DailyByteQuota` keeps the counts and decides; these are the supervisor's hands. Counts
+/// reach the store every few seconds (`syncDailyBytes`), so the limit holds across nodes and restarts.
 extension JobSupervisor {
     /// The refusal of a new job of `owner` while its window is full, or nil.
     func dailyBytesRefusal(owner: String?) -> JobsError? {
@@ -17,8 +18,47 @@ extension JobSupervisor {
     /// Counts bytes a transfer of `job` fetched; once its key's window is full, the key's transfers here wait.
     func countFetched(_ bytes: Int64, of job: JobRecord) {
         guard bytes > 0, let owner = job.ownerKey else { return }
+        dailyBytes.count(bytes, for: owner, at: now())
+        holdDailyBytes(owner)
+    }
+
+    /// Writes what this node counted to the store and reads back the windows of the keys with a `bytesPerDay`, as
+    /// every node counted them (and this one before a restart); then holds or lets go of their jobs here. Called
+    /// every few seconds (`RunningService`) and at start; a store that fails keeps the counts for the next call.
+    func syncDailyBytes() async {
+        let first = DailyByteQuota.firstBucket(at: now())
+        await saveDailyBytes()
+        let limited = keys.dailyByteLimits()
+        guard !limited.isEmpty else { return }
+        do {
+            let stored = try await store.keyUsage(keys: limited.keys.sorted(), since: first)
+            dailyBytes.load(stored, keys: Array(limited.keys), at: now())
+        } catch {
+            logger.warning("cannot read what API keys fetched (bytesPerDay)", metadata: ["error": "\(error)"])
+            return
+        }
+        for key in limited.keys.sorted() {
+            holdDailyBytes(key)
+            if !(dailyBytes.parked[key]?.isEmpty ?? true) { wakeDailyBytes(key) }
+        }
+    }
+
+    /// Writes what this node counted since the last write (also when the service stops).
+    func saveDailyBytes() async {
+        let first = DailyByteQuota.firstBucket(at: now())
+        let counted = dailyBytes.takeUnwritten()
+        guard dailyBytes.needsWrite(counted, purgingBelow: first - 1) else { return }
+        do {
+            try await store.addKeyUsage(counted, purgingBefore: first - 1)
+        } catch {
+            dailyBytes.returnUnwritten(counted)
+            logger.warning("cannot save what API keys fetched (bytesPerDay)", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// While `owner`'s window is full, its running transfers here stop and wait for it.
+    private func holdDailyBytes(_ owner: String) {
         let now = now()
-        dailyBytes.count(bytes, for: owner, at: now)
         guard let limit = keys.key(id: owner)?.limits.bytesPerDay,
               let until = dailyBytes.over(limit, key: owner, at: now) else { return }
         let running = jobs.values.filter { other in

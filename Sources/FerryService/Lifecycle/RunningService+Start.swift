@@ -165,6 +165,8 @@ extension RunningService {
         let eventPump = Task {
             for await event in events { await supervisor.apply(event) }
         }
+        // Keys' `bytesPerDay` windows as stored, before recovery hands their jobs to the engine.
+        await supervisor.syncDailyBytes()
         try await supervisor.recover()
         if configuration.fetch.isOn {
             fetchCache.load(try await store.fetchEntries(), jobs: Set(supervisor.table.jobs.values.map(\.id)))
@@ -230,13 +232,15 @@ extension RunningService {
         var chores = startChores(configuration: configuration, spool: spool, ballast: ballast, store: store,
                                  supervisor: supervisor, logger: logger)
         chores.append(Task {
-            // API keys' `lastUsedAt`, written in batches (the guard only notes uses).
+            // API keys' `lastUsedAt`, written in batches (the guard only notes uses), and what their transfers
+            // fetched (`bytesPerDay`, counted across nodes and restarts).
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(5))
+                try? await Task.sleep(for: DailyByteQuota.syncInterval)
                 await keyDirectory.saveUses()
+                await supervisor.syncDailyBytes()
             }
         })
-        return RunningService(store: store, engine: engine, hub: hub, commits: commits, server: server, router: router,
+        return RunningService(store: store, engine: engine, supervisor: supervisor, hub: hub, commits: commits, server: server, router: router,
                               engineEvents: engineEvents, eventPump: eventPump, chores: chores, membership: membership,
                               webhooks: webhooks, requests: requests,
                               leaseSeconds: Double(configuration.lease.components.seconds) + Double(configuration.lease.components.attoseconds) / 1e18,

@@ -8,6 +8,7 @@ import FerryStore
 struct RunningService: Sendable {
     let store: any JobStore
     let engine: DownloadEngine
+    let supervisor: JobSupervisor
     let hub: EventHub
     let commits: CommitPipeline
     let server: HTTPServer
@@ -42,6 +43,7 @@ struct RunningService: Sendable {
         engineEvents.finish()
         await eventPump.value
         await commits.flush()
+        await supervisor.saveDailyBytes()
         // The stopped transfers' bytes are written: other nodes may continue them at once.
         await membership?.leave()
         // Notices not yet delivered stay in the outbox for the next start.

@@ -23,6 +23,8 @@ public actor MemoryJobStore: JobStore {
     private var lastStatuses: [String: Int] = [:]
     /// API keys by id.
     private var apiKeys: [String: APIKeyRecord] = [:]
+    /// Bytes fetched by key, then bucket.
+    private var usage: [String: [Int64: Int64]] = [:]
 
     public init() {}
 
@@ -268,5 +270,19 @@ public actor MemoryJobStore: JobStore {
 
     public func touchKeys(_ uses: [String: Date]) {
         for (id, date) in uses where apiKeys[id] != nil { apiKeys[id]?.lastUsedAt = StoredDate.normalize(date) }
+    }
+
+    public func addKeyUsage(_ added: [KeyUsage], purgingBefore: Int64) {
+        for item in added { usage[item.key, default: [:]][item.bucket, default: 0] += item.bytes }
+        for key in usage.keys {
+            usage[key] = usage[key]?.filter { $0.key >= purgingBefore }
+            if usage[key]?.isEmpty == true { usage[key] = nil }
+        }
+    }
+
+    public func keyUsage(keys: [String], since: Int64) -> [KeyUsage] {
+        keys.flatMap { key in
+            (usage[key] ?? [:]).filter { $0.key >= since }.map { KeyUsage(key: key, bucket: $0.key, bytes: $0.value) }
+        }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// API keys in the `keys` table (schema 11). Every change notifies `ferry_keys` with the key's id in its transaction,
+/// API keys in the `keys` table (schema 11), and what their transfers fetched in `key_usage` (schema 12). Every change notifies `ferry_keys` with the key's id in its transaction,
 /// so the other nodes read it again (a revocation or a limit change reaches every node at once).
 extension PostgresJobStore {
     private static let keyColumns = "id, name, scope, limits, digest, "
@@ -62,6 +62,41 @@ extension PostgresJobStore {
                                                      operation: "delete key").affectedRows > 0
                 if deleted { try Self.notifyKey(id, connection) }
                 return deleted
+            }
+        }
+    }
+
+    public func addKeyUsage(_ usage: [KeyUsage], purgingBefore: Int64) async throws {
+        // One row a key and bucket in the statement (ON CONFLICT may touch a row once).
+        var summed: [KeyUsage: Int64] = [:]
+        for item in usage { summed[KeyUsage(key: item.key, bucket: item.bucket, bytes: 0), default: 0] += item.bytes }
+        let rows = summed.sorted { ($0.key.key, $0.key.bucket) < ($1.key.key, $1.key.bucket) }
+        try await perform { connection in
+            try connection.transaction("record key usage") {
+                if !rows.isEmpty {
+                    try connection.execute("""
+                        INSERT INTO key_usage (key_id, bucket, bytes)
+                        SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])
+                        ON CONFLICT (key_id, bucket) DO UPDATE SET bytes = key_usage.bytes + excluded.bytes
+                        """, [.textArray(rows.map(\.key.key)), .integerArray(rows.map(\.key.bucket)),
+                              .integerArray(rows.map(\.value))], reuse: true, operation: "record key usage")
+                }
+                try connection.execute("DELETE FROM key_usage WHERE bucket < $1", [PostgresParameter(purgingBefore)],
+                                       reuse: true, operation: "purge key usage")
+            }
+        }
+    }
+
+    public func keyUsage(keys: [String], since: Int64) async throws -> [KeyUsage] {
+        guard !keys.isEmpty else { return [] }
+        return try await perform { connection in
+            let result = try connection.execute("""
+                SELECT key_id, bucket, bytes FROM key_usage WHERE key_id = ANY($1::text[]) AND bucket >= $2
+                """, [.textArray(keys), PostgresParameter(since)], reuse: true, operation: "read key usage")
+            return (0..<result.rowCount).compactMap { row in
+                guard let key = result.string(row, 0), let bucket = result.int64(row, 1), let bytes = result.int64(row, 2)
+                else { return nil }
+                return KeyUsage(key: key, bucket: bucket, bytes: bytes)
             }
         }
     }

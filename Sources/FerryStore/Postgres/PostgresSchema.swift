@@ -216,6 +216,15 @@ enum PostgresSchema {
             CREATE INDEX webhook_notices_job ON webhook_notices (job_id);
             ALTER TABLE events ADD COLUMN owner_key text;
             """),
+        // Keys' `bytesPerDay` counts, as SQLite's schema 12.
+        Migration(version: 12, sql: """
+            CREATE TABLE key_usage (
+                key_id text   NOT NULL,
+                bucket bigint NOT NULL,
+                bytes  bigint NOT NULL,
+                PRIMARY KEY (key_id, bucket)
+            );
+            """),
     ]
 
     /// Schema 2: `jobs_search_text_trigram`, in a savepoint, so a server without `pg_trgm` keeps the rest.

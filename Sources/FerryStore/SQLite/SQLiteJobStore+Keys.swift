@@ -1,7 +1,7 @@
 import CSQLite
 import Foundation
 
-/// API keys in the `keys` table (schema 11).
+/// API keys in the `keys` table (schema 11), and what their transfers fetched in `key_usage` (schema 12).
 extension SQLiteJobStore {
     private static let keyColumns = "id, name, scope, limits, digest, created_at, last_used_at"
 
@@ -78,6 +78,47 @@ extension SQLiteJobStore {
                     }
                 }
             }
+        }
+    }
+
+    public func addKeyUsage(_ usage: [KeyUsage], purgingBefore: Int64) async throws {
+        try await perform { connection in
+            try connection.transaction("record key usage") {
+                for item in usage {
+                    try connection.withStatement("""
+                        INSERT INTO key_usage (key_id, bucket, bytes) VALUES (:key, :bucket, :bytes)
+                        ON CONFLICT (key_id, bucket) DO UPDATE SET bytes = bytes + excluded.bytes
+                        """, operation: "record key usage") { statement in
+                        try statement.bind(item.key, to: ":key")
+                        try statement.bind(item.bucket, to: ":bucket")
+                        try statement.bind(item.bytes, to: ":bytes")
+                        try statement.step()
+                    }
+                }
+                try connection.withStatement("DELETE FROM key_usage WHERE bucket < :before",
+                                             operation: "purge key usage") { statement in
+                    try statement.bind(purgingBefore, to: ":before")
+                    try statement.step()
+                }
+            }
+        }
+    }
+
+    public func keyUsage(keys: [String], since: Int64) async throws -> [KeyUsage] {
+        try await perform { connection in
+            var found: [KeyUsage] = []
+            for key in keys {
+                try connection.withStatement("""
+                    SELECT bucket, bytes FROM key_usage WHERE key_id = :key AND bucket >= :since
+                    """, operation: "read key usage") { statement in
+                    try statement.bind(key, to: ":key")
+                    try statement.bind(since, to: ":since")
+                    while try statement.step() {
+                        found.append(KeyUsage(key: key, bucket: statement.int64(at: 0) ?? 0, bytes: statement.int64(at: 1) ?? 0))
+                    }
+                }
+            }
+            return found
         }
     }
 

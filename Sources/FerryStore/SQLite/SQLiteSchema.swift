@@ -197,6 +197,15 @@ enum SQLiteSchema {
             CREATE INDEX webhook_notices_state_due ON webhook_notices (state, due_at, created_at, id);
             CREATE INDEX webhook_notices_job ON webhook_notices (job_id);
             """),
+        // A key's `bytesPerDay` counted by every node and kept over restarts: bytes fetched, a row a key and bucket.
+        Migration(version: 12, sql: """
+            CREATE TABLE key_usage (
+                key_id TEXT    NOT NULL,
+                bucket INTEGER NOT NULL,
+                bytes  INTEGER NOT NULL,
+                PRIMARY KEY (key_id, bucket)
+            ) WITHOUT ROWID;
+            """),
     ]
 
     /// Brings the database up to `currentVersion` (or to `target`: tests make the databases older versions left).

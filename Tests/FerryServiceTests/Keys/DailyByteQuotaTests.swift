@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import FerryService
+import FerryStore
 
 /// A key's rolling 24 hours of fetched bytes (`bytesPerDay`), on a fake clock.
 @Suite("Daily byte quota")
@@ -81,5 +82,53 @@ struct DailyByteQuotaTests {
         #expect(JobSupervisor.retryAfter(at(10.2), from: at(0)) == 11)
         #expect(JobSupervisor.retryAfter(at(0), from: at(5)) == 1)
         #expect(JobSupervisor.retryAfter(.distantFuture, from: at(0)) == 86_400)
+    }
+
+    @Test func countsAreTakenForTheStoreOnceAndGivenBackWhenItFails() {
+        var quota = DailyByteQuota()
+        let bucket = DailyByteQuota.bucket(at: at(0))
+        quota.count(600, for: "k", at: at(0))
+        quota.count(40, for: "k", at: at(10))
+        quota.count(7, for: "j", at: at(900))
+        let first = quota.takeUnwritten()
+        #expect(Set(first) == [KeyUsage(key: "k", bucket: bucket, bytes: 640),
+                                               KeyUsage(key: "j", bucket: bucket + 1, bytes: 7)])
+        let none = quota.takeUnwritten()
+        #expect(none.isEmpty)
+        quota.count(1, for: "k", at: at(20))
+        quota.returnUnwritten([KeyUsage(key: "k", bucket: bucket, bytes: 640)])
+        let again = quota.takeUnwritten()
+        #expect(again == [KeyUsage(key: "k", bucket: bucket, bytes: 641)])
+        // Taking leaves the window as it was.
+        #expect(quota.fetched(by: "k", at: at(30)) == 641)
+    }
+
+    @Test func aLoadedWindowIsTheStoresCountsPlusWhatIsNotWrittenYet() {
+        var quota = DailyByteQuota()
+        let bucket = DailyByteQuota.bucket(at: at(0))
+        quota.count(100, for: "k", at: at(0))
+        let written = quota.takeUnwritten()
+        quota.count(5, for: "k", at: at(60))  // counted while the write was under way
+        quota.count(9, for: "other", at: at(60))
+        // The store holds this node's write and another node's bytes, and an old bucket no longer in the window.
+        let stored = written + [KeyUsage(key: "k", bucket: bucket - 2, bytes: 1_000),
+                                KeyUsage(key: "k", bucket: bucket - 96, bytes: 1 << 40)]
+        quota.load(stored, keys: ["k"], at: at(120))
+        #expect(quota.fetched(by: "k", at: at(120)) == 1_105)
+        #expect(quota.fetched(by: "other", at: at(120)) == 9, "keys not loaded keep their own count")
+        #expect(quota.over(1_105, key: "k", at: at(120)) != nil)
+        // What was not written yet is still to write.
+        let left = quota.takeUnwritten()
+        #expect(Set(left) == [KeyUsage(key: "other", bucket: bucket, bytes: 9),
+                                               KeyUsage(key: "k", bucket: bucket, bytes: 5)])
+    }
+
+    @Test func theStoreIsWrittenWhenSomethingWasCountedOrABucketIsToPurge() {
+        var quota = DailyByteQuota()
+        let some = [KeyUsage(key: "k", bucket: 5, bytes: 1)]
+        let answers = [quota.needsWrite([], purgingBelow: 10), quota.needsWrite([], purgingBelow: 10),
+                       quota.needsWrite(some, purgingBelow: 10), quota.needsWrite([], purgingBelow: 11),
+                       quota.needsWrite([], purgingBelow: 11)]
+        #expect(answers == [true, false, true, true, false])
     }
 }

@@ -178,6 +178,10 @@ actor FakeClusterStore: ClusterJobStore {
     func updateKey(_ key: APIKeyRecord) async throws { try await memory.updateKey(key) }
     func deleteKey(id: String) async throws -> Bool { await memory.deleteKey(id: id) }
     func touchKeys(_ uses: [String: Date]) async throws { await memory.touchKeys(uses) }
+    func addKeyUsage(_ usage: [KeyUsage], purgingBefore: Int64) async throws {
+        await memory.addKeyUsage(usage, purgingBefore: purgingBefore)
+    }
+    func keyUsage(keys: [String], since: Int64) async throws -> [KeyUsage] { await memory.keyUsage(keys: keys, since: since) }
     func pendingNotices(limit: Int) async throws -> [WebhookNotice] { await memory.pendingNotices(limit: limit) }
     func rescheduleNotice(id: String, dueAt: Date, attempts: Int) async throws {
         await memory.rescheduleNotice(id: id, dueAt: dueAt, attempts: attempts)
