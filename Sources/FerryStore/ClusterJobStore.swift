@@ -42,6 +42,8 @@ public protocol ClusterJobStore: JobStore {
     /// Gives jobs back (unowned, so any node may claim them). Returns the ids that `node` owned and released.
     @discardableResult
     func release(ids: [String], node: String) async throws -> [String]
+    /// How many `downloading` jobs of each of `keys` each node holds under a running lease: key, then node, then count.
+    func downloadingJobs(ofKeys keys: [String]) async throws -> [String: [String: Int]]
     /// Which node owns each job whose lease is running now (for `"node"` in the job object and for metrics).
     func liveOwners() async throws -> [String: String]
 

@@ -89,4 +89,22 @@ struct PostgresKeyCapTests {
             }
         }
     }
+
+    @Test func downloadingJobsAreCountedByKeyAndNodeUnderRunningLeases() async throws {
+        try await withPostgresNodes(2) { stores, _, _ in
+            let (a, b) = (stores[0], stores[1])
+            _ = try await a.insert((0..<6).map { index in
+                var job = JobRecord.make("d\(index)", state: index == 5 ? .waiting : .downloading)
+                job.ownerKey = index < 4 ? "key-k" : "key-o"
+                return job
+            })
+            _ = try await a.claim(node: "a", limit: 3, lease: .seconds(30))  // d0, d1, d2
+            _ = try await b.claim(node: "b", limit: 2, lease: .seconds(1))   // d3, d4
+            #expect(try await a.downloadingJobs(ofKeys: ["key-k", "key-o"]) == ["key-k": ["a": 3, "b": 1], "key-o": ["b": 1]])
+            #expect(try await a.downloadingJobs(ofKeys: ["key-o"]) == ["key-o": ["b": 1]])
+            #expect(try await a.downloadingJobs(ofKeys: []) == [:])
+            try await Task.sleep(for: .milliseconds(1300))
+            #expect(try await a.downloadingJobs(ofKeys: ["key-k", "key-o"]) == ["key-k": ["a": 3]], "b's leases ran out")
+        }
+    }
 }

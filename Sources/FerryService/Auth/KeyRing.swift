@@ -82,6 +82,13 @@ final class KeyRing: Sendable {
         }
     }
 
+    /// The `maxBytesPerSecond` of every key that has one, by key id.
+    func rateLimits() -> [String: Int64] {
+        contents.withLock { contents in
+            contents.byID.compactMapValues { $0.limits.maxBytesPerSecond }
+        }
+    }
+
     /// The `bytesPerDay` of every key that has one, by key id.
     func dailyByteLimits() -> [String: Int64] {
         contents.withLock { contents in

@@ -240,6 +240,12 @@ extension RunningService {
                 await supervisor.syncDailyBytes()
             }
         })
+        if let cluster {
+            // A key's `maxBytesPerSecond` shared between the nodes running its jobs.
+            let shares = KeyRateShares(store: cluster.store, node: configuration.nodeID, keys: keys, engine: engine,
+                                       logger: logger)
+            chores.append(Task { await shares.run() })
+        }
         return RunningService(store: store, engine: engine, supervisor: supervisor, hub: hub, commits: commits, server: server, router: router,
                               engineEvents: engineEvents, eventPump: eventPump, chores: chores, membership: membership,
                               webhooks: webhooks, requests: requests,

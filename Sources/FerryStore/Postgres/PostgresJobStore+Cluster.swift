@@ -184,6 +184,24 @@ extension PostgresJobStore: ClusterJobStore {
         }
     }
 
+    public func downloadingJobs(ofKeys keys: [String]) async throws -> [String: [String: Int]] {
+        guard !keys.isEmpty else { return [:] }
+        return try await perform { connection in
+            let result = try connection.execute("""
+                SELECT owner_key, owner, count(*) FROM jobs
+                WHERE owner_key = ANY($1::text[]) AND state = 'downloading' AND owner IS NOT NULL AND lease_until > now()
+                GROUP BY owner_key, owner
+                """, [.textArray(keys)], reuse: true, operation: "count keys' downloading jobs by node")
+            var counts: [String: [String: Int]] = [:]
+            for row in 0..<result.rowCount {
+                guard let key = result.string(row, 0), let node = result.string(row, 1), let count = result.int64(row, 2)
+                else { continue }
+                counts[key, default: [:]][node] = Int(count)
+            }
+            return counts
+        }
+    }
+
     public func liveOwners() async throws -> [String: String] {
         try await perform { connection in
             let result = try connection.execute(

@@ -4,7 +4,8 @@ import Testing
 
 /// API keys on several nodes sharing one PostgreSQL store: a key made on one node works on another, its streams there
 /// carry its jobs' events (the stored events keep their key) and no other key's, and a revocation on one node is
-/// refused at once on the other (`ferry_keys`); a key's `maxActiveJobs` counts its jobs on every node.
+/// refused at once on the other (`ferry_keys`); a key's `maxActiveJobs` counts its jobs on every node, and its
+/// `maxBytesPerSecond` is shared between the nodes running them.
 @Suite("API keys on several nodes", .enabled(if: !PostgresServer.isSkipped), .serialized)
 struct KeyClusterTests {
     @Test func keysAndTheirScopeReachEveryNode() async throws {
@@ -67,6 +68,38 @@ struct KeyClusterTests {
                     try await Task.sleep(for: .milliseconds(200))
                 }
                 #expect(most == 1, "at most one of the key's jobs runs over both nodes; seen \(most)")
+                for job in jobs { _ = try await nodes[0].client.request("POST", "/api/v1/jobs/\(job)/cancel") }
+            }
+        }
+    }
+
+    /// Two nodes each run one of a key's jobs: together they stay near the key's rate, not twice it.
+    @Test func maxBytesPerSecondIsSharedBetweenTheNodesRunningTheKeysJobs() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/big.bin", size: 24 << 20, seed: 11)
+            try await ClusterNodesTests().withNodes(2, maxConcurrent: 1, lease: .seconds(6), token: KeyTests.adminToken) { nodes, _ in
+                let (_, paced) = try await KeyTests.makeKey(nodes[0], name: "paced", limits: ["maxBytesPerSecond": 1 << 20])
+                let pacedThere = TestClient(port: nodes[1].port, token: paced.token)
+                for _ in 0..<50 where try await pacedThere.get("/api/v1/jobs").status != 200 {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                var jobs: [String] = []
+                for (index, client) in [paced, pacedThere].enumerated() {
+                    let made = try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/big.bin?n=\(index)"), "dedupe": false])
+                    jobs.append(try #require(try made.json()["id"] as? String))
+                }
+                for job in jobs { _ = try await paced.waitForJob(job) { $0["state"] as? String == "downloading" } }
+                let nodesRunning = Set(try await jobs.asyncMap { try await paced.get("/api/v1/jobs/\($0)").json()["node"] as? String })
+                #expect(nodesRunning.count == 2, "each node runs one: \(nodesRunning)")
+                // Two shares' reads later, sample the two jobs' bytes together.
+                try await Task.sleep(for: .seconds(5))
+                func received() async throws -> Int {
+                    try await jobs.asyncMap { try await paced.get("/api/v1/jobs/\($0)").json()["bytesReceived"] as? Int ?? 0 }.reduce(0, +)
+                }
+                let before = try await received(), started = Date()
+                try await Task.sleep(for: .seconds(4))
+                let rate = Double(try await received() - before) / Date().timeIntervalSince(started)
+                #expect(rate < 1.5 * Double(1 << 20), "the key's jobs on two nodes together: \(Int(rate)) B/s for 1 MiB/s")
                 for job in jobs { _ = try await nodes[0].client.request("POST", "/api/v1/jobs/\(job)/cancel") }
             }
         }

@@ -82,6 +82,15 @@ actor FakeClusterStore: ClusterJobStore {
 
     func liveOwners() async throws -> [String: String] { owners.filter { isLive($0.value) } }
 
+    func downloadingJobs(ofKeys keys: [String]) async throws -> [String: [String: Int]] {
+        var counts: [String: [String: Int]] = [:]
+        for job in await memory.all() where job.state == .downloading {
+            guard let key = job.ownerKey, keys.contains(key), let owner = owners[job.id], isLive(owner) else { continue }
+            counts[key, default: [:]][owner, default: 0] += 1
+        }
+        return counts
+    }
+
     func commit(_ change: ClusterChange, node: String) async throws -> ClusterCommit {
         var commit = ClusterCommit()
         commit.inserted = try await memory.insert(change.inserts, idempotencyRecord: change.idempotencyRecord)
