@@ -1,0 +1,32 @@
+import FerryStore
+import Foundation
+
+/// The few words lists count, order and filter a job by, taken from the record readers see (`JobTable` keeps one per
+/// job, renewed whenever that record changes), so that a pass over every job reads these rather than copying each
+/// record with its strings: aria2's lists and counts (`Aria2Jobs`) are answered from them. Plain bytes; pure.
+struct JobListing: Sendable, Equatable {
+    let state: JobState
+    let priority: Int
+    let sequence: Int64
+    /// When the job ended (`finishedAt`, else `updatedAt`), in seconds since the reference date: the stopped list's order.
+    let ended: Double
+    /// The number the table gives the API key that owns the job (`JobTable.forEachListed(onlyKey:)` matches by it); 0 for
+    /// the administrator's. A number, not the key, so that a listing is plain bytes, copied without reference counting.
+    let owner: Int
+    /// The job's gid as a number (`JobGID.value`).
+    let gid: UInt64
+    /// Names the record this listing was taken from: a new number each time the record readers see changes, never
+    /// reused in the table's life, so whatever was made from a record (a status object already written,
+    /// `Aria2StatusCache`) is still right while the version is the same.
+    let version: UInt64
+
+    init(_ job: JobRecord, gid: UInt64, owner: Int, version: UInt64) {
+        state = job.state
+        priority = job.priority
+        sequence = job.sequence
+        ended = (job.finishedAt ?? job.updatedAt).timeIntervalSinceReferenceDate
+        self.owner = owner
+        self.gid = gid
+        self.version = version
+    }
+}
