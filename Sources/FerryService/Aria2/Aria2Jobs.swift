@@ -109,18 +109,18 @@ struct Aria2Jobs: Sendable {
     /// Puts each list in its order: active by age; waiting by priority (higher first), then age; stopped by when they
     /// ended, then age.
     mutating func sortLists() {
-        active.order = Self.order(of: active.entries) { (0, $0.sequence) }
-        waiting.order = Self.order(of: waiting.entries) { (-Double($0.priority), $0.sequence) }
-        stopped.order = Self.order(of: stopped.entries) { ($0.ended, $0.sequence) }
+        active.order = Self.order(of: active.entries)
+        waiting.order = Self.order(of: waiting.entries)
+        stopped.order = Self.order(of: stopped.entries)
     }
 
-    /// The indices of `entries` ordered by `key` (the keys are sorted, not the entries).
-    private static func order(of entries: [Entry], by key: (JobListing) -> (Double, Int64)) -> [Int] {
+    /// The indices of `entries` (all of one list) ordered by their listings' `rank`, then `sequence` (the keys are
+    /// sorted, not the entries).
+    private static func order(of entries: [Entry]) -> [Int] {
         var keys: [(first: Double, sequence: Int64, index: Int)] = []
         keys.reserveCapacity(entries.count)
         for index in entries.indices {
-            let (first, sequence) = key(entries[index].listing)
-            keys.append((first, sequence, index))
+            keys.append((entries[index].listing.rank, entries[index].listing.sequence, index))
         }
         keys.sort { $0.first != $1.first ? $0.first < $1.first : $0.sequence < $1.sequence }
         return keys.map(\.index)

@@ -20,9 +20,8 @@ final class JobTable: Sendable {
         /// table's record again).
         var heldBack: [String: (shown: JobRecord, after: Int64, hold: Int)] = [:]
         var holds = 0
-        /// Job ids by `gid` (`JobGID`) and gids by job id, kept with `jobs`: aria2's RPC names jobs by gid.
+        /// Job ids by `gid` (`JobGID`), kept with `jobs`: aria2's RPC names jobs by gid (each job's own is in its listing).
         var idsByGID: [String: String] = [:]
-        var gids: [String: String] = [:]
         /// The listing of the record readers see of each job (`JobListing`), renewed whenever that record changes.
         var listings: [String: JobListing] = [:]
         /// The last listing version given (`JobListing.version`).
@@ -32,22 +31,23 @@ final class JobTable: Sendable {
         var stateChanges = [UInt64](repeating: 0, count: JobState.allCases.count)
         /// The number each API key that owned a job has in listings (`JobListing.owner`), from 1; kept for the
         /// table's life (one per key, and keys are few).
-        var owners: [String: Int] = [:]
+        var owners: [String: UInt32] = [:]
 
         /// The gid is hashed only when the job is new (inserts are rare, updates many: a progress sample each).
         mutating func set(_ job: JobRecord?, for id: String) -> JobRecord? {
             guard let job else { return remove(id) }
             let old = jobs.updateValue(job, forKey: id)
+            var gid: UInt64?
             if old == nil {
-                let gid = JobGID.of(id)
-                idsByGID[gid] = id
-                gids[id] = gid
+                let text = JobGID.of(id)
+                idsByGID[text] = id
+                gid = JobGID.value(text)
             }
             // A job whose end is held back keeps the listing of the record readers see (the held one).
             if let held = heldBack[id] {
-                if old == nil { list(held.shown, id: id) }
+                if old == nil { list(held.shown, id: id, gid: gid) }
             } else {
-                list(job, id: id)
+                list(job, id: id, gid: gid)
             }
             return old
         }
@@ -57,25 +57,24 @@ final class JobTable: Sendable {
             if let listed = listings.removeValue(forKey: id) {
                 version += 1
                 stateChanges[Self.slot(listed.state)] = version
+                idsByGID[JobGID.text(listed.gid)] = nil
             }
-            guard let old = jobs.removeValue(forKey: id) else { return nil }
-            if let gid = gids.removeValue(forKey: id) { idsByGID[gid] = nil }
-            return old
+            return jobs.removeValue(forKey: id)
         }
 
-        /// Renews the listing of `id`, whose record readers now see is `shown`.
-        mutating func list(_ shown: JobRecord, id: String) {
+        /// Renews the listing of `id`, whose record readers now see is `shown` (`gid`: its gid, for a job new to the table).
+        mutating func list(_ shown: JobRecord, id: String, gid: UInt64? = nil) {
             version += 1
             let previous = listings[id]
             if let previous { stateChanges[Self.slot(previous.state)] = version }
             stateChanges[Self.slot(shown.state)] = version
-            let gid = previous?.gid ?? JobGID.value(gids[id] ?? JobGID.of(id))
-            var owner = 0
+            let gid = gid ?? previous?.gid ?? JobGID.value(JobGID.of(id))
+            var owner: UInt32 = 0
             if let key = shown.ownerKey {
                 if let number = owners[key] {
                     owner = number
                 } else {
-                    owner = owners.count + 1
+                    owner = UInt32(truncatingIfNeeded: owners.count + 1)
                     owners[key] = owner
                 }
             }
@@ -125,7 +124,7 @@ final class JobTable: Sendable {
     func forEachListed(onlyKey: String? = nil,
                        _ body: (JobListing, _ shown: () -> JobRecord, _ rates: () -> LiveRates?) -> Void) {
         contents.withLock { contents in
-            var owner: Int?
+            var owner: UInt32?
             if let onlyKey {
                 guard let number = contents.owners[onlyKey] else { return }
                 owner = number
