@@ -27,7 +27,7 @@ struct Aria2Actions: Sendable {
         if params.value(2) != nil {
             let position = try params.int(2)
             guard position >= 0 else { throw .negative(at: 2) }
-            let waiting = queries.jobs(keeping: .waiting).waiting.map(\.job)
+            let waiting = queries.jobs(keeping: .waiting).waiting.sorted.compactMap(\.job)
             body.priority = Aria2Jobs.priority(forPosition: Int(min(position, Int64(waiting.count))), among: waiting)
         }
         do {
@@ -71,9 +71,9 @@ struct Aria2Actions: Sendable {
     /// `pauseAll` (`pausing`) and `unpauseAll`: every job it applies to; one that changed meanwhile is left as it is.
     func all(pausing: Bool) async -> RPCValue {
         let jobs = queries.jobs(keeping: pausing ? [.active, .waiting] : .waiting)
-        let targets = pausing ? jobs.active + jobs.waiting.filter { $0.job.state == .waiting }
-                              : jobs.waiting.filter { $0.job.state == .paused }
-        for (job, _, _) in targets {
+        let targets = pausing ? jobs.active.sorted + jobs.waiting.sorted.filter { $0.listing.state == .waiting }
+                              : jobs.waiting.sorted.filter { $0.listing.state == .paused }
+        for job in targets.compactMap(\.job) {
             _ = try? await (pausing ? supervisor.pause(job.id) : supervisor.resume(job.id))
         }
         return .string("OK")
@@ -84,7 +84,7 @@ struct Aria2Actions: Sendable {
         let pos = try params.int(1)
         let how = try params.string(2)
         let found = try queries.job(gid)
-        let waiting = queries.jobs(keeping: .waiting).waiting.map(\.job)
+        let waiting = queries.jobs(keeping: .waiting).waiting.sorted.compactMap(\.job)
         guard let current = waiting.firstIndex(where: { $0.id == found.id }) else {
             throw Aria2Error("GID#\(gid) not found in the waiting queue.")
         }

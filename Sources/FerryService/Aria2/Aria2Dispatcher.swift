@@ -132,6 +132,8 @@ extension Aria2Dispatcher {
         }
         guard let items = value.array else {
             let outcome = await respond(toCall: value, authorization: authorization)
+            // A list already written goes into an answer made big enough at once (not grown, copy after copy).
+            if case .success(.json(let written)) = outcome.result { json = JSONWriter(capacity: written.count + 256) }
             Self.write(id: outcome.id, outcome.result, into: &json)
             if case .failure(let error) = outcome.result { return (.single(failure: error), json.bytes) }
             return (.single(failure: nil), json.bytes)

@@ -2,14 +2,18 @@ import FerryStore
 import Foundation
 
 /// aria2's reading methods, answered from the supervisor's table on the caller's thread, without waiting for the
-/// actor (`peek` for one job, one pass of `Aria2Jobs.gather` for the lists and counts). Stateless; the supervisor owns
-/// the jobs and `LiveSettings` the settings.
+/// actor (`peek` for one job, one pass of `Aria2Jobs.gather` for the lists and counts), reusing the status objects of
+/// jobs that did not change (`cache`). Stateless; the supervisor owns the jobs and `LiveSettings` the settings.
 struct Aria2Queries: Sendable {
     let supervisor: JobSupervisor
     let settings: LiveSettings
     let status: Aria2Status
     /// This process's `getSessionInfo` id.
     let sessionID: String
+    /// The status objects the lists wrote (`status`'s, so for its directory).
+    let cache = Aria2StatusCache()
+    /// The waiting and stopped lists' latest answers.
+    let answers = Aria2ListCache()
 
     static let version: RPCValue = .object([
         "version": .string("1.37.0"),
@@ -23,9 +27,11 @@ struct Aria2Queries: Sendable {
         return (id, job, rates)
     }
 
-    /// The jobs the call's principal may see (`JobAccess.current`), with the lists `lists` kept.
-    func jobs(keeping lists: Aria2Jobs.Lists = .all) -> Aria2Jobs {
-        Aria2Jobs.gather(from: supervisor.table, access: JobAccess.current, keeping: lists)
+    /// The jobs the call's principal may see (`JobAccess.current`), with the lists `lists` kept; their jobs come with the
+    /// status objects already written for `fields` where those can be reused, when `fields` is given.
+    func jobs(keeping lists: Aria2Jobs.Lists = .all, fields: Aria2StatusFields? = nil) -> Aria2Jobs {
+        Aria2Jobs.gather(from: supervisor.table, access: JobAccess.current, keeping: lists,
+                         reusing: fields.map(cache.reusable(for:)))
     }
 
     func tellStatus(_ params: Aria2Params) throws(Aria2Error) -> RPCValue {
@@ -36,8 +42,8 @@ struct Aria2Queries: Sendable {
 
     func tellActive(_ params: Aria2Params) throws(Aria2Error) -> RPCValue {
         let fields = Aria2StatusFields(keys: try params.strings(0))
-        let active = jobs(keeping: .active).active
-        return status.write(active, at: Array(active.indices), fields: fields)
+        let active = jobs(keeping: .active, fields: fields).active
+        return write(active.entries, at: active.order, fields: fields)
     }
 
     /// `tellWaiting` (`stopped` false) and `tellStopped`: aria2's offset rules (`Aria2Page`).
@@ -46,10 +52,24 @@ struct Aria2Queries: Sendable {
         let num = try params.int(1)
         guard num >= 0 else { throw .negative(at: 1) }
         let fields = Aria2StatusFields(keys: try params.strings(2))
-        let all = jobs(keeping: stopped ? .stopped : .waiting)
+        // The same question is answered the same while no job in the list's states changed (`Aria2ListCache`).
+        let question = Aria2ListCache.Question(stopped: stopped, offset: offset, num: num, fields: fields,
+                                               onlyKey: JobAccess.current.onlyKey)
+        let change = supervisor.table.lastChange(among: stopped ? [.finished, .failed, .cancelled] : [.waiting, .paused])
+        if let answer = answers.answer(question, change: change) { return answer }
+        let all = jobs(keeping: stopped ? .stopped : .waiting, fields: fields)
         let list = stopped ? all.stopped : all.waiting
         let page = Aria2Page(offset: offset, num: num, count: list.count)
-        return status.write(list, at: page.positions, fields: fields)
+        let answer = write(list.entries, at: page.positions.map { list.order[$0] }, fields: fields)
+        answers.keep(answer, for: question, change: change)
+        return answer
+    }
+
+    /// The status objects of `entries` at `positions`, keeping those written for the next calls.
+    private func write(_ entries: [Aria2Jobs.Entry], at positions: [Int], fields: Aria2StatusFields) -> RPCValue {
+        let (list, written) = status.write(entries, at: positions, fields: fields)
+        if !written.isEmpty { cache.keep(written, jobs: supervisor.table.entryCounts.jobs) }
+        return list
     }
 
     func getUris(_ params: Aria2Params) throws(Aria2Error) -> RPCValue {

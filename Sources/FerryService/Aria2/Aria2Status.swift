@@ -78,15 +78,29 @@ struct Aria2Status {
     }
 
     /// Writes the status objects of the `entries` at `positions`, in that order, as one array (`tellActive`,
-    /// `tellWaiting`, `tellStopped`); each entry is read where it is, not copied.
-    func write(_ entries: [Aria2Jobs.Entry], at positions: [Int], fields: Aria2StatusFields) -> RPCValue {
+    /// `tellWaiting`, `tellStopped`): an entry's object already written is copied in, the others are written from
+    /// their records. Returns the array and the objects it wrote of jobs not downloading, for `Aria2StatusCache`.
+    func write(_ entries: [Aria2Jobs.Entry], at positions: [Int], fields: Aria2StatusFields)
+        -> (list: RPCValue, written: [(gid: UInt64, fragment: Aria2StatusCache.Fragment)])
+    {
         var json = JSONWriter(capacity: 64 + positions.count * (fields == .all ? 640 : 224))
+        var written: [(gid: UInt64, fragment: Aria2StatusCache.Fragment)] = []
         json.beginArray()
         for index in positions {
-            write(entries[index].job, gid: entries[index].gid, rates: entries[index].rates, fields: fields, into: &json)
+            let listing = entries[index].listing
+            switch entries[index].content {
+            case .written(let bytes):
+                json.raw(bytes)
+            case .record(let job, let rates):
+                var one = JSONWriter(capacity: fields == .all ? 640 : 224)
+                write(job, gid: JobGID.text(listing.gid), rates: rates, fields: fields, into: &one)
+                json.raw(one.bytes)
+                guard listing.state != .downloading else { continue }
+                written.append((listing.gid, .init(version: listing.version, fields: fields, bytes: one.bytes)))
+            }
         }
         json.endArray()
-        return .json(json.bytes)
+        return (.json(json.bytes), written)
     }
 
     /// The job's one file (`getFiles`, `files`).

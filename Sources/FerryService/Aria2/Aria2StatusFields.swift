@@ -1,6 +1,6 @@
 /// Which fields of aria2's status object a call asks for (its `keys`), as a bit set made once per call rather than
 /// names looked up for every job; no `keys` (or an empty list) asks for all. Pure.
-struct Aria2StatusFields: OptionSet, Sendable {
+struct Aria2StatusFields: OptionSet, Hashable, Sendable {
     let rawValue: UInt16
 
     static let completedLength = Self(rawValue: 1 << 0)

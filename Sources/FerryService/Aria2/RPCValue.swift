@@ -33,8 +33,13 @@ indirect enum RPCValue: Sendable, Equatable, Decodable {
         }
     }
 
-    /// The value `bytes` hold, nil when they are not JSON.
+    /// The value `bytes` hold, nil when they are not JSON: read by `RPCValueParser` when it can, else by `JSONDecoder`.
     static func parse(_ bytes: [UInt8]) -> RPCValue? {
+        RPCValueParser.parse(bytes) ?? decoded(bytes)
+    }
+
+    /// The value `bytes` hold as `JSONDecoder` reads them, nil when they are not JSON.
+    static func decoded(_ bytes: [UInt8]) -> RPCValue? {
         try? JSONDecoder().decode(RPCValue.self, from: Data(bytes))
     }
 

@@ -20,27 +20,77 @@ final class JobTable: Sendable {
         /// table's record again).
         var heldBack: [String: (shown: JobRecord, after: Int64, hold: Int)] = [:]
         var holds = 0
-        /// Job ids by `gid` (`JobGID`) and gids by job id, kept with `jobs`: aria2's RPC names jobs by gid.
+        /// Job ids by `gid` (`JobGID`), kept with `jobs`: aria2's RPC names jobs by gid (each job's own is in its listing).
         var idsByGID: [String: String] = [:]
-        var gids: [String: String] = [:]
+        /// The listing of the record readers see of each job (`JobListing`), renewed whenever that record changes.
+        var listings: [String: JobListing] = [:]
+        /// The last listing version given (`JobListing.version`).
+        var version: UInt64 = 0
+        /// For each state (`slot`), the listing version of the last change to a job in it: one entering it, changing
+        /// in it or leaving it (`lastChange(among:)`).
+        var stateChanges = [UInt64](repeating: 0, count: JobState.allCases.count)
+        /// The number each API key that owned a job has in listings (`JobListing.owner`), from 1; kept for the
+        /// table's life (one per key, and keys are few).
+        var owners: [String: UInt32] = [:]
 
         /// The gid is hashed only when the job is new (inserts are rare, updates many: a progress sample each).
         mutating func set(_ job: JobRecord?, for id: String) -> JobRecord? {
             guard let job else { return remove(id) }
             let old = jobs.updateValue(job, forKey: id)
+            var gid: UInt64?
             if old == nil {
-                let gid = JobGID.of(id)
-                idsByGID[gid] = id
-                gids[id] = gid
+                let text = JobGID.of(id)
+                idsByGID[text] = id
+                gid = JobGID.value(text)
+            }
+            // A job whose end is held back keeps the listing of the record readers see (the held one).
+            if let held = heldBack[id] {
+                if old == nil { list(held.shown, id: id, gid: gid) }
+            } else {
+                list(job, id: id, gid: gid)
             }
             return old
         }
 
         mutating func remove(_ id: String) -> JobRecord? {
             heldBack[id] = nil
-            guard let old = jobs.removeValue(forKey: id) else { return nil }
-            if let gid = gids.removeValue(forKey: id) { idsByGID[gid] = nil }
-            return old
+            if let listed = listings.removeValue(forKey: id) {
+                version += 1
+                stateChanges[Self.slot(listed.state)] = version
+                idsByGID[JobGID.text(listed.gid)] = nil
+            }
+            return jobs.removeValue(forKey: id)
+        }
+
+        /// Renews the listing of `id`, whose record readers now see is `shown` (`gid`: its gid, for a job new to the table).
+        mutating func list(_ shown: JobRecord, id: String, gid: UInt64? = nil) {
+            version += 1
+            let previous = listings[id]
+            if let previous { stateChanges[Self.slot(previous.state)] = version }
+            stateChanges[Self.slot(shown.state)] = version
+            let gid = gid ?? previous?.gid ?? JobGID.value(JobGID.of(id))
+            var owner: UInt32 = 0
+            if let key = shown.ownerKey {
+                if let number = owners[key] {
+                    owner = number
+                } else {
+                    owner = UInt32(truncatingIfNeeded: owners.count + 1)
+                    owners[key] = owner
+                }
+            }
+            listings[id] = JobListing(shown, gid: gid, owner: owner, version: version)
+        }
+
+        static func slot(_ state: JobState) -> Int {
+            switch state {
+            case .waiting: 0
+            case .downloading: 1
+            case .delivering: 2
+            case .paused: 3
+            case .finished: 4
+            case .failed: 5
+            case .cancelled: 6
+            }
         }
     }
 
@@ -66,18 +116,40 @@ final class JobTable: Sendable {
         }
     }
 
-    /// Calls `body` with every job as a list shows it (a job whose end is held back as it was before, `holdBack`), its
-    /// live rates and its gid, in no order, under one hold of the lock: aria2's lists and counts read the whole table at
-    /// once, from any thread. `body` runs under the lock, so it must be quick and must not touch the table.
-    func forEachShown(_ body: (JobRecord, LiveRates?, String) -> Void) {
+    /// Calls `body` with the listing of every job (`JobListing`, of the record readers see: a job whose end is held back
+    /// as it was before, `holdBack`), in no order, under one hold of the lock: aria2's lists and counts read the whole
+    /// table at once, from any thread, copying no record. With `onlyKey`, only the jobs that API key owns (as
+    /// `JobAccess.onlyKey`). For the job at hand, `body` may call `shown` for the record its listing was taken from (a
+    /// copy) and `rates` for its live rates. `body` runs under the lock, so it must be quick and must not touch the table.
+    func forEachListed(onlyKey: String? = nil,
+                       _ body: (JobListing, _ shown: () -> JobRecord, _ rates: () -> LiveRates?) -> Void) {
         contents.withLock { contents in
-            let holding = !contents.heldBack.isEmpty
-            let rating = !contents.rates.isEmpty
-            for (id, job) in contents.jobs {
-                let shown = holding ? contents.heldBack[id]?.shown ?? job : job
-                body(shown, rating ? contents.rates[id] : nil, contents.gids[id] ?? JobGID.of(id))
+            var owner: UInt32?
+            if let onlyKey {
+                guard let number = contents.owners[onlyKey] else { return }
+                owner = number
+            }
+            var index = contents.listings.startIndex
+            while index != contents.listings.endIndex {
+                defer { contents.listings.formIndex(after: &index) }
+                let listing = contents.listings.values[index]
+                if let owner, listing.owner != owner { continue }
+                body(listing) {
+                    let id = contents.listings.keys[index]
+                    // `listings` has the same ids as `jobs` (`set`, `remove`).
+                    return contents.heldBack[id]?.shown ?? contents.jobs[id]!
+                } _: {
+                    contents.rates[contents.listings.keys[index]]
+                }
             }
         }
+    }
+
+    /// The listing version (`JobListing.version`) of the last change to a job in any of `states` (one entering, changing
+    /// in or leaving them), from any thread: while it stays the same, so does every listing and record of those states
+    /// that readers see, and which jobs have them (their live rates aside).
+    func lastChange(among states: [JobState]) -> UInt64 {
+        contents.withLock { contents in states.map { contents.stateChanges[Contents.slot($0)] }.max() ?? 0 }
     }
 
     /// Readers go on seeing `shown` (the job before a change that ends it, reflecting the events up to `after`) until
@@ -88,6 +160,7 @@ final class JobTable: Sendable {
             contents.holds += 1
             let earlier = contents.heldBack[id]
             contents.heldBack[id] = (earlier?.shown ?? shown, earlier?.after ?? after, contents.holds)
+            if earlier == nil, contents.jobs[id] != nil { contents.list(shown, id: id) }
             return contents.holds
         }
     }
@@ -106,7 +179,9 @@ final class JobTable: Sendable {
     /// Ends a hold: readers see the table's record again, unless a later hold of the job is still waiting.
     func release(_ id: String, hold: Int) {
         contents.withLock { contents in
-            if contents.heldBack[id]?.hold == hold { contents.heldBack[id] = nil }
+            guard contents.heldBack[id]?.hold == hold else { return }
+            contents.heldBack[id] = nil
+            if let job = contents.jobs[id] { contents.list(job, id: id) }
         }
     }
 
@@ -115,10 +190,12 @@ final class JobTable: Sendable {
         contents.withLock { $0.idsByGID[gid] }
     }
 
-    /// How many entries each of its maps holds (jobs, gid index, rates, nodes, ends held back), from any thread: each
-    /// is bounded by the jobs kept (`DeletedJobTracesTests`).
-    var entryCounts: (jobs: Int, gids: Int, rates: Int, nodes: Int, heldBack: Int) {
-        contents.withLock { ($0.jobs.count, $0.idsByGID.count, $0.rates.count, $0.nodes.count, $0.heldBack.count) }
+    /// How many entries each of its maps holds (jobs, gid index, rates, nodes, ends held back, listings), from any
+    /// thread: each is bounded by the jobs kept (`DeletedJobTracesTests`).
+    var entryCounts: (jobs: Int, gids: Int, rates: Int, nodes: Int, heldBack: Int, listings: Int) {
+        contents.withLock {
+            ($0.jobs.count, $0.idsByGID.count, $0.rates.count, $0.nodes.count, $0.heldBack.count, $0.listings.count)
+        }
     }
 
     /// Every job's live rates by id (a copy), from any thread.

@@ -18,10 +18,16 @@ struct Aria2ListsTests {
         return job
     }
 
-    func gathered(_ jobs: [JobRecord], rates: [Int64: Double] = [:], keeping lists: Aria2Jobs.Lists = .all) -> Aria2Jobs {
-        var gathered = Aria2Jobs(keeping: lists)
+    func listing(_ job: JobRecord, version: UInt64 = 1) -> JobListing {
+        JobListing(job, gid: JobGID.value(JobGID.of(job.id)), owner: 0, version: version)
+    }
+
+    func gathered(_ jobs: [JobRecord], rates: [Int64: Double] = [:], keeping lists: Aria2Jobs.Lists = .all,
+                  reusing reusable: Aria2StatusCache.Reusable? = nil, versions: [Int64: UInt64] = [:]) -> Aria2Jobs {
+        var gathered = Aria2Jobs(keeping: lists, reusing: reusable)
         for job in jobs {
-            gathered.add(job, rates: rates[job.sequence].map { LiveRates(speed: $0, eta: nil) }, gid: JobGID.of(job.id))
+            gathered.add(listing(job, version: versions[job.sequence] ?? 1), shown: { job },
+                         rates: { rates[job.sequence].map { LiveRates(speed: $0, eta: nil) } })
         }
         gathered.sortLists()
         return gathered
@@ -33,21 +39,21 @@ struct Aria2ListsTests {
                     job(8, .cancelled, ended: 30), job(9, .finished, ended: 20)]
         for shuffled in [jobs, jobs.reversed(), jobs.shuffled()] {
             let lists = gathered(shuffled)
-            #expect(lists.active.map(\.job.sequence) == [1, 2])
-            #expect(lists.waiting.map(\.job.sequence) == [3, 4, 5], "priority first, then older first")
-            #expect(lists.stopped.map(\.job.sequence) == [7, 9, 6, 8], "in the order they ended, then older first")
-            #expect(lists.active.allSatisfy { $0.gid == JobGID.of($0.job.id) })
+            #expect(lists.active.sorted.map(\.listing.sequence) == [1, 2])
+            #expect(lists.waiting.sorted.map(\.listing.sequence) == [3, 4, 5], "priority first, then older first")
+            #expect(lists.stopped.sorted.map(\.listing.sequence) == [7, 9, 6, 8], "in the order they ended, then older first")
+            #expect(lists.active.sorted.allSatisfy { $0.gid == JobGID.of($0.job?.id ?? "") })
         }
     }
 
     @Test func countsAndSpeedCoverListsNotKept() {
         let jobs = [job(1, .downloading), job(2, .delivering), job(3, .waiting), job(4, .finished, ended: 1)]
         let counted = gathered(jobs, rates: [1: 1000.4, 2: 500, 3: 7], keeping: [])
-        #expect(counted.active.isEmpty && counted.waiting.isEmpty && counted.stopped.isEmpty)
+        #expect(counted.active.count + counted.waiting.count + counted.stopped.count == 0)
         #expect(counted.counts.active == 2 && counted.counts.waiting == 1 && counted.counts.stopped == 1)
         #expect(counted.speed == 1000.4, "only downloading jobs' speeds count")
         let waiting = gathered(jobs, keeping: .waiting)
-        #expect(waiting.waiting.count == 1 && waiting.active.isEmpty && waiting.counts.active == 2)
+        #expect(waiting.waiting.count == 1 && waiting.active.count == 0 && waiting.counts.active == 2)
     }
 
     @Test func keysNameFieldsAndNothingElse() {
@@ -80,8 +86,8 @@ struct Aria2ListsTests {
         let paused = status.render(job(3, .paused), rates: nil, keys: ["status", "gid", "completedLength", "uploadSpeed"])
         #expect(String(decoding: paused.bytes, as: UTF8.self)
             == #"{"completedLength":"0","gid":"\#(JobGID.of("j3"))","status":"paused","uploadSpeed":"0"}"#)
-        let waiting = gathered([job(3, .paused), job(5, .waiting)]).waiting
-        let list = status.write(waiting, at: [0, 1], fields: [.gid])
+        let waiting = gathered([job(3, .paused), job(5, .waiting)]).waiting.sorted
+        let list = status.write(waiting, at: [0, 1], fields: [.gid]).list
         #expect(String(decoding: list.bytes, as: UTF8.self)
             == #"[{"gid":"\#(JobGID.of("j3"))"},{"gid":"\#(JobGID.of("j5"))"}]"#)
     }

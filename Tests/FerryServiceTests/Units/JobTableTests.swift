@@ -84,14 +84,92 @@ struct JobTableTests {
         table.rates["a"] = LiveRates(speed: 5, eta: 1)
         _ = table.holdBack("a", showing: job("a", .downloading), after: 7)
         table.jobs["a"] = job("a", .finished)
-        var seen: [String: (JobState, Double?, String)] = [:]
-        table.forEachShown { job, rates, gid in seen[job.id] = (job.state, rates?.speed, gid) }
+        var seen: [String: (JobState, Double?, String, UInt64)] = [:]
+        table.forEachListed { listing, shown, rates in
+            let job = shown()
+            #expect(job.state == listing.state && job.sequence == listing.sequence)
+            seen[job.id] = (listing.state, rates()?.speed, JobGID.text(listing.gid), listing.version)
+        }
         #expect(seen.count == 2)
         #expect(seen["a"]?.0 == .downloading && seen["a"]?.1 == 5 && seen["a"]?.2 == JobGID.of("a"))
         #expect(seen["b"]?.0 == .waiting && seen["b"]?.1 == nil && seen["b"]?.2 == JobGID.of("b"))
         #expect(table.jobs.removeValue(forKey: "b") != nil && table.id(ofGID: JobGID.of("b")) == nil)
         var count = 0
-        table.forEachShown { _, _, _ in count += 1 }
+        table.forEachListed { _, _, _ in count += 1 }
         #expect(count == 1)
+    }
+
+    @Test func aListingFollowsTheRecordReadersSeeWithANewVersionAtEachChange() throws {
+        let table = JobTable()
+        func listing(_ id: String) -> JobListing? {
+            var found: JobListing?
+            table.forEachListed { listing, shown, _ in if shown().id == id { found = listing } }
+            return found
+        }
+        table.jobs["a"] = job("a", .waiting)
+        let first = try #require(listing("a"))
+        #expect(first.state == .waiting && first.gid == JobGID.value(JobGID.of("a")))
+        table.jobs["a"] = job("a", .downloading)
+        let second = try #require(listing("a"))
+        #expect(second.state == .downloading && second.version > first.version && second.gid == first.gid)
+        // An end held back: the listing stays the held record's until the hold is released.
+        let hold = table.holdBack("a", showing: job("a", .downloading), after: 3)
+        table.jobs["a"] = job("a", .finished)
+        let held = try #require(listing("a"))
+        #expect(held.state == .downloading)
+        table.release("a", hold: hold)
+        let released = try #require(listing("a"))
+        #expect(released.state == .finished && released.version > held.version)
+        #expect(table.jobs.removeValue(forKey: "a") != nil && listing("a") == nil)
+        table.jobs["a"] = job("a", .waiting)
+        #expect(try #require(listing("a")).version > released.version, "never reused, even for an id seen before")
+    }
+
+    @Test func aPassForOneKeyListsThatKeysJobsOnly() {
+        let table = JobTable()
+        for (id, owner) in [("a", "k1"), ("b", "k2"), ("c", nil), ("d", "k1")] as [(String, String?)] {
+            var record = job(id, .waiting)
+            record.ownerKey = owner
+            table.jobs[id] = record
+        }
+        func ids(_ key: String?) -> Set<String> {
+            var seen: Set<String> = []
+            table.forEachListed(onlyKey: key) { _, shown, _ in seen.insert(shown().id) }
+            return seen
+        }
+        #expect(ids(nil) == ["a", "b", "c", "d"] && ids("k1") == ["a", "d"] && ids("k2") == ["b"] && ids("k3") == [])
+    }
+
+    @Test func aStateShowsAChangeWhenAJobEntersChangesInOrLeavesIt() {
+        let table = JobTable()
+        table.jobs["a"] = job("a", .waiting)
+        let entered = table.lastChange(among: [.waiting])
+        #expect(entered > 0 && table.lastChange(among: [.finished]) == 0)
+        table.jobs["b"] = job("b", .finished)
+        #expect(table.lastChange(among: [.waiting]) == entered, "a change in another state is not one here")
+        var changed = job("a", .waiting)
+        changed.priority = 3
+        table.jobs["a"] = changed
+        let within = table.lastChange(among: [.waiting])
+        #expect(within > entered)
+        table.jobs["a"] = job("a", .downloading)
+        let left = table.lastChange(among: [.waiting, .paused])
+        #expect(left > within && table.lastChange(among: [.downloading]) == left)
+        // An end held back shows in its new state when the hold is released.
+        let hold = table.holdBack("a", showing: job("a", .downloading), after: 1)
+        table.jobs["a"] = job("a", .finished)
+        let before = table.lastChange(among: [.finished, .failed])
+        table.release("a", hold: hold)
+        let released = table.lastChange(among: [.finished, .failed])
+        #expect(released > before)
+        #expect(table.jobs.removeValue(forKey: "b") != nil && table.lastChange(among: [.finished]) > released)
+    }
+
+    @Test func aGIDReadsAsANumberAndBack() {
+        for id in (0..<200).map({ "job-\($0)" }) {
+            let text = JobGID.of(id)
+            #expect(JobGID.text(JobGID.value(text)) == text)
+        }
+        #expect(JobGID.text(0x0123) == "0000000000000123" && JobGID.value("00000000000000ff") == 255)
     }
 }
