@@ -31,6 +31,8 @@ public final class DownloadEngine: @unchecked Sendable {
     let storage: any FileStorage
     let logger: Logger
     let onEvent: @Sendable (TransferEvent) -> Void
+    /// Events emitted and not yet handed to `onEvent` (see `emit(_:)`).
+    let outbox = EventOutbox()
     /// The spool's quota, when one is set: asked before a file takes space (`claimSpace`).
     let allowance: (any SpoolAllowance)?
     let multi: CurlMulti
@@ -242,11 +244,14 @@ public final class DownloadEngine: @unchecked Sendable {
 
     // MARK: events
 
-    /// Delivers an event on the event queue. Called on `queue` only, so events keep their order.
+    /// Delivers an event on the event queue. Called on `queue` only, so events keep their order. Events wait in
+    /// `outbox`, drained by one block on the event queue at a time: while that queue is held up (a busy machine),
+    /// what waits is one progress sample per transfer and the lifecycle events, not a block per sample.
     func emit(_ event: TransferEvent) {
         dispatchPrecondition(condition: .onQueue(queue))
-        let onEvent = self.onEvent
-        eventQueue.async { onEvent(event) }
+        guard outbox.post(event) else { return }
+        let (outbox, onEvent) = (self.outbox, self.onEvent)
+        eventQueue.async { outbox.drain(onEvent) }
     }
 
     /// Test hook: the connections the engine holds to `host` (see `connectionsInUse(host:)`).

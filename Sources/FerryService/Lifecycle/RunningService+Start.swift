@@ -97,7 +97,7 @@ extension RunningService {
         engineConfiguration.minFreeSpace = configuration.minFreeSpace
         engineConfiguration.sshKnownHosts = configuration.sshKnownHosts
         engineConfiguration.objectPartSize = configuration.objectPartSize
-        let (events, engineEvents) = AsyncStream<TransferEvent>.makeStream()
+        let engineEvents = TransferEventMailbox()
         let table = JobTable()
         let quota = configuration.spoolQuota.map { SpoolQuota(quota: $0, table: table) }
         // API keys work only beside a token (the administrator's); each key's spoolBytes is checked with the quota.
@@ -107,7 +107,7 @@ extension RunningService {
                                     objectStore: objectStore,
                                     uploadLedger: cluster.map { ClusterUploadLedger(store: $0.store, node: configuration.nodeID, fence: fence, held: held,
                                                                                     metrics: metrics, logger: logger) }) { event in
-            engineEvents.yield(event)
+            engineEvents.post(event)
         }
         if let client = engine.objectStore {
             do throws(ObjectStoreError) {
@@ -163,7 +163,7 @@ extension RunningService {
         let supervisor = JobSupervisor(dependencies)
         await feed?.onBlockFilling { Task { await supervisor.checkpoint() } }
         let eventPump = Task {
-            for await event in events { await supervisor.apply(event) }
+            await engineEvents.deliver { await supervisor.apply($0) }
         }
         // Keys' `bytesPerDay` windows as stored, before recovery hands their jobs to the engine.
         await supervisor.syncDailyBytes()

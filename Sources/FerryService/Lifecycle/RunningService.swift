@@ -14,8 +14,8 @@ struct RunningService: Sendable {
     let server: HTTPServer
     /// The routes the server answers (read by tests that walk every route).
     let router: Router
-    /// Where the engine's events enter the stream `eventPump` hands to the supervisor.
-    let engineEvents: AsyncStream<TransferEvent>.Continuation
+    /// Where the engine's events wait for `eventPump`, which hands them to the supervisor.
+    let engineEvents: TransferEventMailbox
     let eventPump: Task<Void, Never>
     /// Loops that run until cancelled: idempotency-record purge, retention sweep, store ballast.
     let chores: [Task<Void, Never>]
