@@ -43,6 +43,9 @@ actor JobSupervisor {
         var keys = KeyRing()
         /// Which query parameters a dedupe key leaves out (`--cache-key-ignore`), as for a new job's.
         var keyRule: CacheKeyRule = .standard
+        /// Returns once every engine event posted before the call is applied here (`TransferEventMailbox.barrier`):
+        /// a pause the engine answers with no transfer left learns how that transfer ended before it answers.
+        var eventsApplied: @Sendable () async -> Void = {}
     }
 
     /// The answer to one item of a create request.
@@ -70,6 +73,7 @@ actor JobSupervisor {
     /// The API keys, readable from any thread.
     nonisolated let keys: KeyRing
     let keyRule: CacheKeyRule
+    let eventsApplied: @Sendable () async -> Void
     /// With several nodes: the jobs this node runs, when each became its own (`ownershipEpoch` then), and actions
     /// forwarded to another node waiting for their job to change (`JobSupervisor+Cluster`).
     var owned: Set<String> = []
@@ -116,6 +120,7 @@ actor JobSupervisor {
         onResponded = dependencies.onResponded
         keys = dependencies.keys
         keyRule = dependencies.keyRule
+        eventsApplied = dependencies.eventsApplied
     }
 
     /// The id of the newest event already reflected in the table.

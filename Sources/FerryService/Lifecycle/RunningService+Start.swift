@@ -144,6 +144,7 @@ extension RunningService {
         var dependencies = JobSupervisor.Dependencies(
             store: store, engine: engine, files: engine, ids: ids, commits: commits, metrics: metrics,
             logger: logger, table: table, quota: quota, webhooks: WebhookOutbox(globalURL: configuration.webhookURL))
+        dependencies.eventsApplied = { await engineEvents.barrier() }
         if configuration.fetch.isOn {
             dependencies.onResponded = { job, metadata in fetchCache.responded(job, metadata) }
             // A fetch job deleted through the API or by `--retention` takes its entry with it (it used to stay).

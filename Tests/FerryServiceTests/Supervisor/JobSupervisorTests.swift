@@ -151,6 +151,30 @@ struct JobSupervisorTests {
         #expect(await h.supervisor.job(job.id)?.0.state == .finished, "the answer came before readers saw the finish")
     }
 
+    /// A pause the engine answers with no transfer left (it just ended) waits for that end's event, still on its way
+    /// from the engine, and answers as a finished job does (409); before, it answered `200 paused` and the job then
+    /// turned `finished` by itself (the seam suite saw the answer's body say `finished`, then the job `paused`).
+    @Test func aPauseOfATransferThatJustEndedWaitsForItsEndOnItsWay() async throws {
+        let inFlight = InFlightEvents()
+        let h = SupervisorHarness(eventsApplied: { await inFlight.applyAll() })
+        await inFlight.set(h.supervisor)
+        let job = try await h.create(url)
+        await h.supervisor.apply(.started(id: job.id, offset: 0))
+        h.engine.pausesAnswerAtOnce = false
+        async let answer = h.supervisor.pause(job.id)
+        #expect(await h.eventually { h.engine.log.contains("pause \(job.id)") })
+        // The transfer finished before the pause reached the engine: its event waits in the mailbox.
+        await inFlight.hold(.finished(id: job.id, Self.file("ended.iso")))
+        h.engine.completePause(job.id, bytes: nil)
+        do {
+            let paused = try await answer
+            Issue.record("the pause answered \(paused.state) before the transfer's end was applied")
+        } catch {
+            #expect(error as? JobsError == .notApplicable(JobAction.pause.conflictMessage(.finished)))
+        }
+        #expect(await h.job(job.id)?.state == .finished)
+    }
+
     /// A job with a delivery paused while its last bytes came in stays paused with its file (pause is allowed while
     /// delivering), and resume delivers it; the seam suite saw the pause answer `200` with the job `delivering`.
     @Test func aPauseOvertakenByTheDownloadOfAJobWithADeliveryStandsAndResumeDelivers() async throws {
@@ -340,5 +364,20 @@ final class PublishGate: @unchecked Sendable {
             }
             if now { continuation.resume() }
         }
+    }
+}
+
+/// Engine events posted but not yet applied (the mailbox), applied when the supervisor asks for a barrier.
+private actor InFlightEvents {
+    private var supervisor: JobSupervisor?
+    private var held: [TransferEvent] = []
+
+    func set(_ supervisor: JobSupervisor) { self.supervisor = supervisor }
+    func hold(_ event: TransferEvent) { held.append(event) }
+
+    func applyAll() async {
+        let events = held
+        held = []
+        for event in events { await supervisor?.apply(event) }
     }
 }

@@ -15,7 +15,8 @@ struct SupervisorHarness {
 
     init(quota: Int64? = nil, engine: FakeEngine = FakeEngine(), store: MemoryJobStore = MemoryJobStore(),
          webhookURL: String? = nil, keyRule: CacheKeyRule = .standard, keys: KeyRing = KeyRing(),
-         beforePublish: @escaping @Sendable ([ServerEvent]) async throws -> Void = { _ in }) {
+         beforePublish: @escaping @Sendable ([ServerEvent]) async throws -> Void = { _ in },
+         eventsApplied: @escaping @Sendable () async -> Void = {}) {
         let published = PublishedEvents()
         let commits = CommitPipeline(store: store, logger: Logger(label: "test"), beforePublish: beforePublish,
                                      publish: { published.append($0) })
@@ -25,7 +26,7 @@ struct SupervisorHarness {
             metrics: ServiceMetrics(), logger: Logger(label: "test"), table: table,
             quota: quota.map { SpoolQuota(quota: $0, table: table) },
             webhooks: WebhookOutbox(globalURL: webhookURL),
-            now: { Date(timeIntervalSince1970: 1_800_000_000) }, keys: keys, keyRule: keyRule))
+            now: { Date(timeIntervalSince1970: 1_800_000_000) }, keys: keys, keyRule: keyRule, eventsApplied: eventsApplied))
         self.engine = engine
         self.store = store
         self.published = published

@@ -1,4 +1,5 @@
 import FerryEngine
+import Synchronization
 import Testing
 @testable import FerryService
 
@@ -42,4 +43,33 @@ import Testing
         mailbox.finish()
         #expect(await pump.value == (0..<500).map { "s\($0)" })
     }
+
+    /// `barrier()` returns once what was posted before it is applied: not before (the slow apply still holds the
+    /// events), at once when nothing waits, and when delivery ends.
+    @Test func aBarrierWaitsForTheEventsPostedBeforeIt() async {
+        let mailbox = TransferEventMailbox()
+        await mailbox.barrier()  // nothing posted: at once
+        let applied = AppliedCount()
+        let pump = Task {
+            await mailbox.deliver { _ in
+                try? await Task.sleep(for: .milliseconds(20))
+                applied.add()
+            }
+        }
+        for index in 0..<10 { mailbox.post(.started(id: "s\(index)", offset: 0)) }
+        await mailbox.barrier()
+        #expect(applied.value == 10, "the barrier returned before the events posted ahead of it were applied")
+        mailbox.post(.started(id: "late", offset: 0))
+        mailbox.finish()
+        await pump.value
+        await mailbox.barrier()  // delivery ended: at once
+        #expect(applied.value == 11)
+    }
+}
+
+/// A count shared with a pump's closure.
+private final class AppliedCount: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }
