@@ -19,8 +19,8 @@ Invariants, after every step and (after the jobs settle, bounded) at the end of 
   - no job stays `downloading` with bytesReceived == bytesExpected for more than 6 s;
   - a finished job's content and `sha256` are the origin's SHA-256; a wrong `sha256` fails with checksum_mismatch
     and never finishes; a job delivering to the 403 target never finishes;
-  - a finished job with a delivery was PUT to its target exactly once with a 2xx answer (twice at most when a
-    kill -9 struck while it was delivering), and the target holds the origin's bytes;
+  - a finished job with a delivery was PUT to its target exactly once with a 2xx answer (once more for each kill -9
+    that struck while it was delivering), and the target holds the origin's bytes;
   - GET /api/v1/events replayed from the Ferry-Event-Id of the list taken at the sequence's start: ids increase,
     every job created has a `job` event, every deleted one a `removed` event, and each job's last `job` event has
     the state of GET /api/v1/jobs;
@@ -158,7 +158,9 @@ class JobModel:
         self.stable_sha = None
         self.full_since = None
         self.deleted = False
-        self.killed_while_delivering = False
+        # kill -9s that struck while the job was (or may have been) delivering: each may cost one complete upload
+        # more (the target took it whole before Ferry stored that it had; docs/API.md, "Several nodes"/crashes).
+        self.kills_while_delivering = 0
         # Attempts to send the file onward a target may see: one, plus one per resume and per restart that found the
         # job active (a cut delivery is sent again from its first byte). A failed delivery is never sent again by itself.
         self.sends_allowed = 1
@@ -498,15 +500,18 @@ class SeamMachine(RuleBasedStateMachine):
             if (model.last or {}).get("state") in ACTIVE:
                 model.sends_allowed += 1
         if hard:
+            struck = set()
             for model in self.live():
                 if model.last and model.last.get("state") == "delivering":
-                    model.killed_while_delivering = True
+                    struck.add(model.id)
             listed = self.listed()  # a delivery may start between our last look and the kill
             for model in self.live():
                 job = listed.get(model.id) or {}
                 if job.get("state") in ACTIVE:
-                    model.killed_while_delivering = True
+                    struck.add(model.id)
                     model.sends_allowed += 1
+                if model.id in struck:
+                    model.kills_while_delivering += 1
                 model.note("kill -9 (listed just before as %s/delivery %s)" % (
                     job.get("state"), delivery_of(job).get("state")))
             self.ferry.kill9()
@@ -642,7 +647,7 @@ class SeamMachine(RuleBasedStateMachine):
             uploads = [u for u in WORLD.origin.uploads() if u.get("path", "").split("?")[0] == path]
             puts = [u.get("status") for u in uploads]
             ok = [u for u in uploads if u.get("complete") and 200 <= (u.get("status") or 0) < 300]
-            limit = 2 if model.killed_while_delivering else 1
+            limit = 1 + model.kills_while_delivering
             assert len(ok) <= limit, "job %s: target %s took %d complete uploads %s" % (model.id, path, len(ok), puts)
             if job["state"] == "finished":
                 assert len(ok) >= 1 and all(u.get("sha256") in model.versions for u in ok), \
@@ -657,9 +662,9 @@ class SeamMachine(RuleBasedStateMachine):
             assert len(puts) <= model.sends_allowed, "job %s: the refusing target %s got %d PUTs, %d allowed" % (
                 model.id, path, len(puts), model.sends_allowed)
             return
-        limit = 2 if model.killed_while_delivering else 1
-        assert len(ok) <= limit, "job %s: target %s got %d complete PUTs %s (kill -9 while delivering: %s)" % (
-            model.id, path, len(ok), puts, model.killed_while_delivering)
+        limit = 1 + model.kills_while_delivering
+        assert len(ok) <= limit, "job %s: target %s got %d complete PUTs %s (kill -9s while delivering: %d)" % (
+            model.id, path, len(ok), puts, model.kills_while_delivering)
         if job["state"] == "finished":
             assert delivery_of(job).get("state") == "delivered", "job %s finished, delivery %s" % (
                 model.id, json.dumps(delivery_of(job)))
