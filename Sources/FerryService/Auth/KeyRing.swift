@@ -75,24 +75,11 @@ final class KeyRing: Sendable {
         contents.withLock { Array($0.byID.keys) }
     }
 
-    /// The `maxActiveJobs` of every key that has one, by key id (a claim on several nodes holds them cluster-wide).
-    func activeJobCaps() -> [String: Int64] {
+    /// One limit of every key that has it, by key id (`\.maxActiveJobs`: claims hold them across nodes;
+    /// `\.maxBytesPerSecond`: shared between nodes; `\.bytesPerDay`: counted in the store).
+    func limits(_ limit: KeyPath<APIKeyRecord.Limits, Int64?> & Sendable) -> [String: Int64] {
         contents.withLock { contents in
-            contents.byID.compactMapValues { $0.limits.maxActiveJobs }
-        }
-    }
-
-    /// The `maxBytesPerSecond` of every key that has one, by key id.
-    func rateLimits() -> [String: Int64] {
-        contents.withLock { contents in
-            contents.byID.compactMapValues { $0.limits.maxBytesPerSecond }
-        }
-    }
-
-    /// The `bytesPerDay` of every key that has one, by key id.
-    func dailyByteLimits() -> [String: Int64] {
-        contents.withLock { contents in
-            contents.byID.compactMapValues { $0.limits.bytesPerDay }
+            contents.byID.compactMapValues { $0.limits[keyPath: limit] }
         }
     }
 

@@ -33,7 +33,7 @@ struct KeyRateShares: Sendable {
     }
 
     func apply() async {
-        let limits = keys.rateLimits()
+        let limits = keys.limits(\.maxBytesPerSecond)
         guard !limits.isEmpty else { return }
         let running: [String: [String: Int]]
         do {

@@ -28,7 +28,7 @@ extension JobSupervisor {
     func syncDailyBytes() async {
         let first = DailyByteQuota.firstBucket(at: now())
         await saveDailyBytes()
-        let limited = keys.dailyByteLimits()
+        let limited = keys.limits(\.bytesPerDay)
         guard !limited.isEmpty else { return }
         do {
             let stored = try await store.keyUsage(keys: limited.keys.sorted(), since: first)

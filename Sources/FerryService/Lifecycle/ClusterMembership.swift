@@ -82,7 +82,7 @@ final class ClusterMembership: Sendable {
         let node = configuration.nodeID
         let keeper = LeaseKeeper(store: store, renewals: renewals, fence: fence, node: node, lease: configuration.lease,
                                  supervisor: supervisor, maxConcurrent: { await settings.current.maxConcurrent },
-                                 keyCaps: { keys?.ring.activeJobCaps() ?? [:] }, logger: logger)
+                                 keyCaps: { keys?.ring.limits(\.maxActiveJobs) ?? [:] }, logger: logger)
         let (notifications, notify) = AsyncStream<PostgresListener.Event>.makeStream()
         listener = PostgresListener(location: location, channels: ClusterChannel.all) { notify.yield($0) }
         tasks = [
