@@ -5,7 +5,7 @@ import Testing
 /// API keys on several nodes sharing one PostgreSQL store: a key made on one node works on another, its streams there
 /// carry its jobs' events (the stored events keep their key) and no other key's, and a revocation on one node is
 /// refused at once on the other (`ferry_keys`); a key's `maxActiveJobs` counts its jobs on every node, and its
-/// `maxBytesPerSecond` is shared between the nodes running them.
+/// `maxBytesPerSecond` is shared between the nodes running them, and its `spoolBytes` counts its files on every node.
 @Suite("API keys on several nodes", .enabled(if: !PostgresServer.isSkipped), .serialized)
 struct KeyClusterTests {
     @Test func keysAndTheirScopeReachEveryNode() async throws {
@@ -101,6 +101,42 @@ struct KeyClusterTests {
                 let rate = Double(try await received() - before) / Date().timeIntervalSince(started)
                 #expect(rate < 1.5 * Double(1 << 20), "the key's jobs on two nodes together: \(Int(rate)) B/s for 1 MiB/s")
                 for job in jobs { _ = try await nodes[0].client.request("POST", "/api/v1/jobs/\(job)/cancel") }
+            }
+        }
+    }
+
+    /// A key's `spoolBytes` counts its files on every node: one node runs a 4 MiB file of a key allowed 6 MiB, so the
+    /// key's second 4 MiB file, claimed by the other node, fails with `quota_exceeded` before writing. Without the
+    /// first node's claim seen there, the second node would find only the bytes the first had fetched so far.
+    @Test func spoolBytesCountsTheKeysFilesOnEveryNode() async throws {
+        try await withNginx { nginx in
+            try Fixture.writeFile(at: nginx.root + "/big.bin", size: 4 << 20, seed: 12)
+            try await ClusterNodesTests().withNodes(2, maxConcurrent: 1, lease: .seconds(6), token: KeyTests.adminToken) { nodes, _ in
+                let (_, spooled) = try await KeyTests.makeKey(nodes[0], name: "spooled", limits: ["spoolBytes": 6 << 20])
+                let spooledThere = TestClient(port: nodes[1].port, token: spooled.token)
+                for _ in 0..<50 where try await spooledThere.get("/api/v1/jobs").status != 200 {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                let first = try await spooled.json("POST", "/api/v1/jobs",
+                                                   ["url": nginx.url("/slow/big.bin?rate=262144&n=1"), "dedupe": false])
+                let firstID = try #require(try first.json()["id"] as? String)
+                let running = try await spooled.waitForJob(firstID) { $0["node"] is String && $0["state"] as? String == "downloading" }
+                let firstNode = try #require(running["node"] as? String)
+                // The node with the free slot knows the first file's size and that it runs; the second is made there.
+                let other = firstNode == "node-0" ? spooledThere : spooled
+                _ = try await other.waitForJob(firstID) {
+                    $0["state"] as? String == "downloading" && $0["bytesExpected"] as? Int == 4 << 20
+                }
+                let second = try await other.json("POST", "/api/v1/jobs",
+                                                  ["url": nginx.url("/slow/big.bin?rate=262144&n=2"), "dedupe": false])
+                let secondID = try #require(try second.json()["id"] as? String)
+                let ended = try await other.waitForJob(secondID) { $0["state"] as? String == "failed" || $0["bytesReceived"] as? Int ?? 0 > 0 }
+                let error = ended["error"] as? [String: Any]
+                #expect(ended["state"] as? String == "failed", "the second file would take the key past 6 MiB: \(ended)")
+                #expect(error?["code"] as? String == "quota_exceeded")
+                #expect(ended["bytesReceived"] as? Int ?? -1 == 0)
+                if let node = ended["node"] as? String { #expect(node != firstNode) }
+                for job in [firstID, secondID] { _ = try await nodes[0].client.request("POST", "/api/v1/jobs/\(job)/cancel") }
             }
         }
     }

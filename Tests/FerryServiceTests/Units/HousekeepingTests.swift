@@ -85,4 +85,21 @@ struct HousekeepingTests {
         #expect(SpoolBudget.held(by: [failed, checksum, network, running], claims: ["r": 1_000]) == 1_300)
         #expect(SpoolBudget.held(by: [running], claims: ["r": 50]) == 100)
     }
+
+    /// A key's jobs downloading without a claim on this node (another node runs them) count at their expected size;
+    /// this node's claims win; stopped jobs and unknown sizes add no claim.
+    @Test func keyClaimsCountJobsRunningElsewhereAtTheirExpectedSize() {
+        var elsewhere = job("e", .downloading, endedSecondsAgo: nil, bytes: 100)
+        elsewhere.bytesExpected = 4_000
+        var local = job("l", .downloading, endedSecondsAgo: nil, bytes: 10)
+        local.bytesExpected = 2_000
+        var unknown = job("u", .downloading, endedSecondsAgo: nil, bytes: 70)
+        unknown.bytesExpected = nil
+        var paused = job("p", .paused, endedSecondsAgo: nil, bytes: 300)
+        paused.bytesExpected = 9_000
+        let jobs = [elsewhere, local, unknown, paused]
+        let claims = KeySpoolQuota.claims(of: jobs, besides: ["l": 1_500])
+        #expect(claims == ["e": 4_000, "l": 1_500])
+        #expect(SpoolBudget.held(by: jobs, excluding: "l", claims: claims) == 4_000 + 70 + 300)
+    }
 }
