@@ -11,7 +11,7 @@ import Foundation
 ///
 /// Memory: the supervisor keeps every record in a dictionary, which for 100,000 jobs has 262,144 slots, so each
 /// byte of the record costs ~2.6 bytes there (more while the dictionary grows, when old and new slots coexist).
-/// The fields every job has are stored inline (120 bytes); those most jobs leave unset while they wait (`Details`)
+/// The fields every job has, and its key, are stored inline (136 bytes); those most jobs leave unset while they wait (`Details`)
 /// sit behind one pointer, in a box that copies share and that every record setting none of them shares. The box is
 /// an immutable final class (`DetailsBox`) and never changes: setting one of these fields puts a new box in its place. They read
 /// and write as the record's own (`job.etag`, through `@dynamicMemberLookup`; inside an extension of the record,
@@ -31,6 +31,9 @@ public struct JobRecord: Sendable, Equatable, Codable {
     public var createdAt: Date
     public var updatedAt: Date
     @usableFromInline var details: DetailsBox
+    /// The id of the API key that created the job (API.md, "API keys"); nil for the administrator's jobs. Inline:
+    /// with keys most jobs have one, and a box of its own per job cost ~500 bytes each (100,000 keyed jobs: +52 MB).
+    public var ownerKey: String?
     public var bytesExpected: Int64?
     // Last, so that the 1-byte state fills the padding after the optional's tag byte.
     public var state: JobState
@@ -63,8 +66,6 @@ public struct JobRecord: Sendable, Equatable, Codable {
         /// /api/v1/jobs): it downloads nothing itself and gets its own finished file from that job's; nil for a
         /// job with a transfer of its own.
         public var follows: String?
-        /// The id of the API key that created the job (API.md, "API keys"); nil for the administrator's jobs.
-        public var ownerKey: String?
         /// Validators for resuming with `If-Range`.
         public var etag: String?
         public var lastModified: String?
