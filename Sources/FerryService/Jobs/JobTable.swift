@@ -249,9 +249,13 @@ final class JobTable: Sendable {
             table.contents.withLock { $0.remove(id) }
         }
 
-        /// Room for `count` records without growing (recovery knows how many it adds).
+        /// Room for `count` records, their gids and listings without growing (recovery knows how many it adds).
         func reserveCapacity(_ count: Int) {
-            table.contents.withLock { $0.jobs.reserveCapacity(count) }
+            table.contents.withLock { contents in
+                contents.jobs.reserveCapacity(count)
+                contents.idsByGID.reserveCapacity(count)
+                contents.listings.reserveCapacity(count)
+            }
         }
     }
 
