@@ -171,7 +171,7 @@ extension Connection: ResponseStreamSink {
         } else {
             switch response.body {
             case .empty:
-                let declared = response.headers["Content-Length"].flatMap { RequestParser.parseLength(Substring($0)) }
+                let declared = response.headers["Content-Length"].flatMap { RequestSyntax.length(Substring($0)) }
                 framing = .length(Int64(declared ?? 0))
             case .stream(nil, _):
                 if exchange.version == .http1_1 {
