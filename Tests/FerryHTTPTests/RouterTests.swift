@@ -117,14 +117,30 @@ func text(_ response: HTTPResponse) -> String {
         router.addImmediate(.GET, "/now/:x") { request in .text(.ok, "now \(request.pathParameters["x"]!)") }
         router.addImmediate(.GET, "/now/fail") { _ in throw TeapotError() }
         router.fallback = { _ in .text(.ok, "fallback") }
-        #expect(router.respondImmediately(HTTPRequest(target: "/now/1")).map(text) == "now 1")
-        #expect(router.respondImmediately(HTTPRequest(method: .HEAD, target: "/now/2")).map(text) == "now 2")
-        #expect(router.respondImmediately(HTTPRequest(target: "/now/fail"))?.status.code == 418)
+        /// The response when `answer` gives one now; nil when it is work for later.
+        func now(_ request: HTTPRequest) -> HTTPResponse? {
+            if case .now(let response) = router.answer(request) { return response }
+            return nil
+        }
+        #expect(now(HTTPRequest(target: "/now/1")).map(text) == "now 1")
+        #expect(now(HTTPRequest(method: .HEAD, target: "/now/2")).map(text) == "now 2")
+        #expect(now(HTTPRequest(target: "/now/fail"))?.status.code == 418)
         #expect(text(await router.handle(HTTPRequest(target: "/now/3"))) == "now 3")
-        // Async routes and the fallback need `handle`; the router's own 405 is answered at once.
-        #expect(router.respondImmediately(HTTPRequest(target: "/api/v1/jobs/7")) == nil)
-        #expect(router.respondImmediately(HTTPRequest(target: "/elsewhere")) == nil)
-        #expect(router.respondImmediately(HTTPRequest(method: .PUT, target: "/now/1"))?.status == .methodNotAllowed)
+        // Async routes and the fallback are work for later, their route already chosen; the router's own 405 is
+        // answered at once.
+        #expect(now(HTTPRequest(target: "/api/v1/jobs/7")) == nil)
+        #expect(now(HTTPRequest(target: "/elsewhere")) == nil)
+        if case .later(let work) = router.answer(HTTPRequest(target: "/api/v1/jobs/7")) {
+            #expect(text(await work()) == "job 7")
+        } else {
+            Issue.record("an async route is answered later")
+        }
+        if case .later(let work) = router.answer(HTTPRequest(target: "/elsewhere")) {
+            #expect(text(await work()) == "fallback")
+        } else {
+            Issue.record("the fallback is answered later")
+        }
+        #expect(now(HTTPRequest(method: .PUT, target: "/now/1"))?.status == .methodNotAllowed)
         #expect(RoutePattern("/now/:x").match("/now/%41") == ["x": "A"])
         #expect(RoutePattern("/now/:x").match("now/1") == nil)
     }

@@ -9,8 +9,8 @@
 ///   `method_not_allowed` with `Allow`.
 /// - A thrown `HTTPResponseError` answers with its response; any other error with 500 `internal`.
 /// - Immediate routes (`addImmediate`) have a synchronous handler that must not block (e.g. it reads a
-///   snapshot under a lock); `respondImmediately` answers them, and the router's own 404/405, on the caller's
-///   thread (a connection queue), so the request costs no hop to the concurrency pool.
+///   snapshot under a lock); `answer` answers them, and the router's own 404/405, on the caller's thread (a
+///   connection queue), so the request costs no hop to the concurrency pool. A request is resolved once.
 /// - Matching reads the raw path's bytes in place; only the chosen route's parameters are decoded into strings.
 public final class Router: @unchecked Sendable {
     public typealias Handler = @Sendable (HTTPRequest) async throws -> HTTPResponse
@@ -66,32 +66,28 @@ public final class Router: @unchecked Sendable {
         routes.map { ($0.method, $0.pattern.text) }
     }
 
-    public func handle(_ request: HTTPRequest) async -> HTTPResponse {
+    /// Resolves the request once and answers it: immediate routes and the router's own 404/405 now (on the
+    /// caller's thread; never blocks), async routes and the fallback later, with the route already chosen.
+    public func answer(_ request: HTTPRequest) -> HTTPAnswer {
         switch resolve(request) {
         case .route(let route, let request):
             switch route.action {
-            case .later(let handler): return await Self.run(handler, request)
-            case .immediate(let handler): return Self.run(handler, request)
+            case .later(let handler): return .later { await Self.run(handler, request) }
+            case .immediate(let handler): return .now(Self.run(handler, request))
             }
         case .answer(let response):
-            return response
+            return .now(response)
         case .fallback:
-            guard let fallback else { return Self.notFound(request) }
-            return await Self.run(fallback, request)
+            guard let fallback else { return .now(Self.notFound(request)) }
+            return .later { await Self.run(fallback, request) }
         }
     }
 
-    /// The response when the request resolves to an immediate route or to the router's own 404/405; nil when it
-    /// needs `handle` (an async route or the fallback). Never blocks.
-    public func respondImmediately(_ request: HTTPRequest) -> HTTPResponse? {
-        switch resolve(request) {
-        case .route(let route, let request):
-            guard case .immediate(let handler) = route.action else { return nil }
-            return Self.run(handler, request)
-        case .answer(let response):
-            return response
-        case .fallback:
-            return nil
+    /// The request's response, whichever way `answer` gives it.
+    public func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        switch answer(request) {
+        case .now(let response): return response
+        case .later(let work): return await work()
         }
     }
 

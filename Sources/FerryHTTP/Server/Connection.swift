@@ -207,14 +207,14 @@ final class Connection: @unchecked Sendable {
     }
 
     private func run(_ request: HTTPRequest, for exchange: Exchange) {
-        if let response = context.immediate?(request) {
+        switch context.responder(request) {
+        case .now(let response):
             deliver(response, to: exchange)
-            return
-        }
-        let handler = context.handler
-        Task {
-            let response = await handler(request)
-            self.queue.async { self.deliver(response, to: exchange) }
+        case .later(let work):
+            Task {
+                let response = await work()
+                self.queue.async { self.deliver(response, to: exchange) }
+            }
         }
     }
 

@@ -8,8 +8,20 @@ import Glibc
 public typealias HTTPHandler = @Sendable (HTTPRequest) async -> HTTPResponse
 /// Answers a request at once on its connection's queue, or returns nil to pass it to the `HTTPHandler`.
 /// For cheap answers that must not wait behind busy async handlers (liveness probes) or are not worth a hop to the
-/// concurrency pool and back (`Router.respondImmediately`: snapshot reads, refusals, 404); it must not block.
+/// concurrency pool and back; it must not block. (`HTTPResponder` decides both ways at once.)
 public typealias ImmediateResponder = @Sendable (HTTPRequest) -> HTTPResponse?
+/// Decides, once and on the connection's queue, how a request is answered: at once, or by work run on the
+/// concurrency pool (whatever the decision resolved, such as the route and the caller's access, travels with it).
+public typealias HTTPResponder = @Sendable (HTTPRequest) -> HTTPAnswer
+
+/// How a request is answered (`HTTPResponder`).
+public enum HTTPAnswer: Sendable {
+    /// On the connection's queue, now: cheap answers that must not wait behind busy async work (liveness probes,
+    /// snapshot reads, refusals, 404); whatever made them must not block.
+    case now(HTTPResponse)
+    /// In a task of its own on the concurrency pool; the response is written on the connection's queue.
+    case later(@Sendable () async -> HTTPResponse)
+}
 
 /// An HTTP/1.1 server on POSIX sockets and Dispatch sources.
 ///
@@ -30,9 +42,18 @@ public final class HTTPServer: @unchecked Sendable {
     private var shuttingDown = false
     private var started = false
 
-    public init(configuration: HTTPServerConfiguration, logger: Logger, immediate: ImmediateResponder? = nil,
-                handler: @escaping HTTPHandler) {
-        context = ServerContext(configuration: configuration, logger: logger, immediate: immediate, handler: handler)
+    /// A server whose requests go to `immediate` first, and to `handler` when it returns nil.
+    public convenience init(configuration: HTTPServerConfiguration, logger: Logger, immediate: ImmediateResponder? = nil,
+                            handler: @escaping HTTPHandler) {
+        self.init(configuration: configuration, logger: logger) { request in
+            if let response = immediate?(request) { return .now(response) }
+            return .later { await handler(request) }
+        }
+    }
+
+    /// A server whose requests are answered as `responder` decides.
+    public init(configuration: HTTPServerConfiguration, logger: Logger, responder: @escaping HTTPResponder) {
+        context = ServerContext(configuration: configuration, logger: logger, responder: responder)
         let target = DispatchQueue.global(qos: .userInitiated)
         queues = (0..<max(1, configuration.connectionQueues)).map {
             ConnectionQueue(label: "ferry.http.connections.\($0)", target: target)

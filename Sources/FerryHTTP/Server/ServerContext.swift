@@ -2,13 +2,12 @@ import Dispatch
 import Logging
 import Synchronization
 
-/// What every connection of one server shares: configuration, logger, handler, the shutdown group, counters.
+/// What every connection of one server shares: configuration, logger, responder, the shutdown group, counters.
 /// Immutable apart from the atomics and the weak back-reference (set once before serving).
 final class ServerContext: @unchecked Sendable {
     let configuration: HTTPServerConfiguration
     let logger: Logger
-    let handler: HTTPHandler
-    let immediate: ImmediateResponder?
+    let responder: HTTPResponder
     /// Entered once per listener and per connection; left when its fd is closed.
     let group = DispatchGroup()
     let openConnections = Atomic<Int>(0)
@@ -16,12 +15,10 @@ final class ServerContext: @unchecked Sendable {
     let peakOutputBuffer = Atomic<Int>(0)
     weak var server: HTTPServer?
 
-    init(configuration: HTTPServerConfiguration, logger: Logger, immediate: ImmediateResponder? = nil,
-         handler: @escaping HTTPHandler) {
+    init(configuration: HTTPServerConfiguration, logger: Logger, responder: @escaping HTTPResponder) {
         self.configuration = configuration
         self.logger = logger
-        self.immediate = immediate
-        self.handler = handler
+        self.responder = responder
     }
 
     func recordOutputBuffer(_ size: Int) {

@@ -27,20 +27,20 @@ extension RunningService {
                 return .refuse(refusal.response(for: request))
             }
         }
-        // On the connection queue: `/healthz`, refusals, immediate routes (snapshot reads) and the router's
-        // 404/405 are answered at once; everything else goes to the async handler on the concurrency pool.
+        // On the connection queue, once per request: `/healthz`, the guard's decision and the route. Refusals,
+        // immediate routes (snapshot reads) and the router's 404/405 are answered at once; the other routes run on
+        // the concurrency pool with the access decided here bound again around them.
         let health = OperationsController.immediate(metrics: metrics)
-        let immediate: ImmediateResponder = { request in
-            if let response = health(request) { return response }
+        return HTTPServer(configuration: serverConfiguration, logger: logger) { request in
+            if let response = health(request) { return .now(response) }
             switch decide(request) {
-            case .refuse(let refusal): return refusal
-            case .proceed(let jobs): return JobAccess.$current.withValue(jobs) { router.respondImmediately(request) }
-            }
-        }
-        return HTTPServer(configuration: serverConfiguration, logger: logger, immediate: immediate) { request in
-            switch decide(request) {
-            case .refuse(let refusal): return refusal
-            case .proceed(let jobs): return await JobAccess.$current.withValue(jobs) { await router.handle(request) }
+            case .refuse(let refusal):
+                return .now(refusal)
+            case .proceed(let jobs):
+                switch JobAccess.$current.withValue(jobs, operation: { router.answer(request) }) {
+                case .now(let response): return .now(response)
+                case .later(let work): return .later { await JobAccess.$current.withValue(jobs) { await work() } }
+                }
             }
         }
     }
