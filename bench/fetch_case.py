@@ -6,9 +6,14 @@ front of, all to `/dev/null` with `curl`:
 - a hit (the file already cached) against nginx serving the same file: ≥ 0.9×;
 - 16 concurrent clients of one fresh URL: one job (one origin transfer, counted in `/api/v1/jobs?tag=fetch`), each
   client ≥ 0.8× of one client alone (the miss's throughput in the same round).
+
+For reference (no target), `curl -o FILE` straight from the origin onto the spool's file system: a miss is written
+to the spool before any byte of it is served, so writing the file is the floor under its time that `curl -o
+/dev/null` does not pay.
 """
 import concurrent.futures
 import json
+import os
 import time
 
 
@@ -48,6 +53,18 @@ def run(b, fb):
     def direct():
         return measured(f"{b.origin}/big.bin{fresh_query()}", b.nginx_workers)
 
+    def direct_file():
+        dst = os.path.join(b.scratch, "fetch-ref.bin")
+        try:
+            r = b.timed(["curl", "-sS", "-o", dst, "-w", "%{size_download} %{http_code}", f"{b.origin}/big.bin{fresh_query()}"],
+                        per_run)
+            if r["stdout"].split() != [str(size), "200"]:
+                raise RuntimeError(f"curl -o FILE: {r['stdout']}")
+            return dict(value=size / fb.MiB / r["wall"])
+        finally:
+            if os.path.exists(dst):
+                os.remove(dst)
+
     hit_url = ferry.url("/fetch/http/" + origin + "/big.bin?fb=hit")
     curl(hit_url)  # the entry every hit round reads
 
@@ -69,18 +86,21 @@ def run(b, fb):
 
     s_miss = c.tool("Ferry /fetch/, miss (streamed while stored)", "MiB/s")
     s_curl = c.tool("`curl` straight from the origin", "MiB/s")
+    s_curl_file = c.tool("`curl -o FILE` straight from the origin, on the spool's file system (reference)", "MiB/s")
     s_hit = c.tool("Ferry /fetch/, hit", "MiB/s")
     s_nginx = c.tool("nginx sendfile, same file", "MiB/s")
     s_crowd = c.tool("Ferry /fetch/, 16 clients of one fresh URL: the slowest client", "MiB/s")
-    c.interleave([(s_miss, miss), (s_curl, direct), (s_hit, hit), (s_nginx, nginx), (s_crowd, crowd)],
+    c.interleave([(s_miss, miss), (s_curl, direct), (s_curl_file, direct_file), (s_hit, hit), (s_nginx, nginx), (s_crowd, crowd)],
                  b.runs, budget=b.budget("fetch"))
     r_miss, rs_miss = fb.paired_ratio(s_miss, s_curl)
+    r_miss_file, rs_miss_file = fb.paired_ratio(s_miss, s_curl_file)
     r_hit, _ = fb.paired_ratio(s_hit, s_nginx)
     r_crowd, _ = fb.paired_ratio(s_crowd, s_miss)
     ttfb_gap = [a - d for a, d in zip(s_miss.extra.get("ttfb_ms", []), s_curl.extra.get("ttfb_ms", []))
                 if a is not None and d is not None]
     transfers = s_crowd.extra.get("transfers", [])
     c.rows = [("miss: time to first byte minus curl's, median", f"{fb.fmt(fb.med(ttfb_gap), 1)} ms ({fb.span(ttfb_gap, 1)})"),
+              ("miss against `curl -o FILE` (reference)", f"{fb.fmt(r_miss_file, 2)}× ({fb.span(rs_miss_file, 2)})"),
               ("16 clients: jobs (origin transfers) per round", ", ".join(str(t) for t in transfers))]
     if r_miss is not None and r_hit is not None:
         c.measured = (f"miss {r_miss:.2f}× curl ({fb.span(rs_miss, 2)}), TTFB +{fb.fmt(fb.med(ttfb_gap), 1)} ms; "

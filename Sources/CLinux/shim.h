@@ -18,4 +18,11 @@ extern int sync_file_range(int fd, int64_t offset, int64_t nbytes, unsigned int 
 static inline int ferry_start_writeback(int fd, int64_t offset, int64_t nbytes) {
     return sync_file_range(fd, offset, nbytes, 2 /* SYNC_FILE_RANGE_WRITE */);
 }
+
+/// Writes back the file's dirty pages in [offset, offset + nbytes) and waits until they are on the device:
+/// `sync_file_range(SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER)`. Makes no
+/// metadata durable (a later fsync still must); bounds how much of a file written through the page cache is dirty.
+static inline int ferry_wait_writeback(int fd, int64_t offset, int64_t nbytes) {
+    return sync_file_range(fd, offset, nbytes, 1 | 2 | 4);
+}
 #endif

@@ -15,7 +15,8 @@ extension DownloadEngine {
         let writer = FileWriter(
             path: spool.partialPath(for: spec.id), segmentsPath: spool.segmentsPath(for: spec.id), label: spec.id,
             callbackQueue: queue, algorithms: spec.checksum.map { [$0.algorithm] } ?? [], creating: spool.partialEntries,
-            digestFirst: spec.checksum != nil || spec.digestBeforeFinish || objectStore != nil)
+            digestFirst: spec.checksum != nil || spec.digestBeforeFinish || objectStore != nil,
+            growing: (spool.growing, spec.id), pageCacheOnly: spec.readWhileWritten)
         let transfer = Transfer(spec: spec, writer: writer)
         transfer.filename = spec.filename
         setRateLimit(transfer, spec.maxBytesPerSecond)

@@ -37,6 +37,9 @@ public struct TransferSpec: Sendable {
     /// The file's SHA-256 must be known before `.finished` (as it must be when `checksum` is set): the service
     /// asks this for a job with a delivery. Otherwise `.finished` may come without it, and `.digested` follows.
     public var digestBeforeFinish = false
+    /// Clients read the file while it downloads (fetch-through streams every miss): it is written through the page
+    /// cache, where they read it, never with direct I/O (see `FileWriter`).
+    public var readWhileWritten = false
     /// The group whose turn it takes for a slot (the job's API key; nil: the administrator's), see `SchedulingQueue`.
     public var group: String?
 

@@ -294,6 +294,46 @@ extension ServerTests {
             }
         }
 
+        /// A stream may queue regions of a file between its bytes (`writeFile`, sent with sendfile): the body is the
+        /// pieces in order, framed as chunks when the length is unknown, and the file is closed once its last
+        /// region went, even after the producer let it go.
+        @Test func streamedFileRegionsGoInOrderBetweenBytes() async throws {
+            let directory = try Fixture.tempDirectory("ferry-http-stream-file")
+            defer { Fixture.removeTree(directory) }
+            let path = directory + "/content.bin"
+            let content = Fixture.content(size: 3_000_000, seed: 12)
+            try Data(content).write(to: URL(fileURLWithPath: path))
+            let expected = Array("head".utf8) + content[1_000..<2_500_000] + Array("mid".utf8) + content[..<10] + Array("tail".utf8)
+            try await withServer(handler: { request in
+                let known = request.path == "/known"
+                return HTTPResponse(body: .stream(length: known ? Int64(expected.count) : nil) { stream in
+                    let file = StreamFile(descriptor: open(path, O_RDONLY | O_CLOEXEC))
+                    stream.write(Array("head".utf8))
+                    stream.writeFile(file, offset: 1_000, length: 2_499_000)
+                    stream.write(Array("mid".utf8))
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 0.02) {
+                        stream.writeFile(file, offset: 0, length: 10)
+                        stream.write(Array("tail".utf8))
+                        stream.finish()
+                    }
+                })
+            }) { _, port in
+                let responses = try await offThePool {
+                    let client = try WireClient(port: port)
+                    var responses: [WireResponse] = []
+                    for target in ["/unknown", "/known", "/unknown"] {
+                        try client.write(WireClient.request(target))
+                        responses.append(try client.readResponse())
+                    }
+                    return responses
+                }
+                #expect(responses.allSatisfy { $0.body == expected })
+                #expect(responses[0].header("Transfer-Encoding") == "chunked")
+                #expect(responses[1].header("Content-Length") == "\(expected.count)")
+                #expect(responses.allSatisfy { !$0.closes })
+            }
+        }
+
         @Test func fileBodiesAreServedExactly() async throws {
             let directory = try Fixture.tempDirectory("ferry-http-file")
             defer { Fixture.removeTree(directory) }

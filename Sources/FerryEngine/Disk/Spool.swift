@@ -12,6 +12,8 @@ import Foundation
 /// `files/` only whole (fsync, then link without overwriting, then fsync of the directory).
 public final class Spool: @unchecked Sendable {
     public let root: String
+    /// How far each partial file being written is written (`FileWriter` publishes, `FollowStream` watches).
+    public let growing = GrowingFiles()
     let partialDirectory: String
     let filesDirectory: String
     private let lock = NSLock()

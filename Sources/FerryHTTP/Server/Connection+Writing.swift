@@ -85,7 +85,7 @@ extension Connection: ResponseStreamSink {
     private func lendSocketIfIdle() {
         guard phase == .open || phase == .draining, !writeArmed, outputSent >= output.count,
               let stream = activeStream, case .stream(let current, let chunked, nil) = body, current === stream,
-              !stream.hasPending, !stream.finishRequested, !stream.abortRequested else { return }
+              !stream.hasPending, streamRegion == nil, !stream.finishRequested, !stream.abortRequested else { return }
         stream.lendSocket(fd, chunked: chunked)
     }
 
@@ -293,6 +293,13 @@ extension Connection: ResponseStreamSink {
             }
             return sendFailure(n)
         case .stream(let stream, let chunked, let remaining):
+            if streamRegion != nil { return sendRegion(of: stream, chunked: chunked) }
+            if let region = stream.takeFileRegion(within: remaining) {
+                if chunked { output.append(contentsOf: Array(String(region.length, radix: 16).utf8) + [13, 10]) }
+                streamRegion = region
+                body = .stream(stream, chunked: chunked, remaining: remaining.map { $0 - Int64(region.length) })
+                return .progressed
+            }
             if stream.hasPending {
                 var chunks = stream.takePending(limit: Connection.outputChunkLimit)
                 var size = chunks.reduce(0) { $0 + $1.count }
@@ -332,6 +339,19 @@ extension Connection: ResponseStreamSink {
         }
     }
 
+    /// Sends the next piece of the stream's file region; a file cut short under it (a restart) ends the connection.
+    private func sendRegion(of stream: ResponseStream, chunked: Bool) -> Progress {
+        guard var region = streamRegion else { return .progressed }
+        let n = region.send(to: fd)
+        guard n > 0 else { return n == 0 ? .failed : sendFailure(n) }
+        responseBytes += Int64(n)
+        lastWriteAt = Connection.now()
+        stream.didSend(n)
+        streamRegion = region.length > 0 ? region : nil
+        if region.length == 0, chunked { output.append(contentsOf: [13, 10]) }
+        return .progressed
+    }
+
     private func sendFailure(_ n: Int) -> Progress {
         if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .blocked }
         if n < 0 && errno == EINTR { return .progressed }
@@ -344,6 +364,7 @@ extension Connection: ResponseStreamSink {
         responseInProgress = nil
         upgradeReader = nil
         pendingParts = []
+        streamRegion = nil
         if let stream = activeStream {
             activeStream = nil
             stream.close()
@@ -362,6 +383,7 @@ extension Connection: ResponseStreamSink {
     func releaseBody() {
         if case .file(let fileFD, _, _) = body { Glibc.close(fileFD) }
         body = .none
+        streamRegion = nil
         pendingParts = []
     }
 

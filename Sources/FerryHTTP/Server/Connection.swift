@@ -66,6 +66,8 @@ final class Connection: @unchecked Sendable {
     var pendingParts: ArraySlice<BodyPart> = []
     var activeStream: ResponseStream?
     var streamBytesInOutput = 0
+    /// What is left to send of the stream's file region being sent (`ResponseStream.writeFile`).
+    var streamRegion: StreamFileRegion?
     var responseInProgress: Exchange?
     var responseBytes: Int64 = 0
 

@@ -33,8 +33,14 @@ public final class ResponseStream: @unchecked Sendable {
     }
     private let lane = Mutex(DirectLane())
 
+    /// A queued piece of the body: bytes, or a region of a file the connection sends with sendfile(2).
+    enum Piece {
+        case bytes([UInt8])
+        case file(StreamFileRegion)
+    }
+
     // Confined to `queue`.
-    private var pending: [[UInt8]] = []
+    private var pending: [Piece] = []
     private(set) var finishRequested = false
     private(set) var abortRequested = false
     private(set) var didClose = false
@@ -49,7 +55,17 @@ public final class ResponseStream: @unchecked Sendable {
     public func write(_ bytes: [UInt8]) {
         guard !bytes.isEmpty, accepting.load(ordering: .acquiring) else { return }
         buffered.add(bytes.count, ordering: .relaxed)
-        queue.async { self.enqueue(bytes) }
+        queue.async { self.enqueue(.bytes(bytes), count: bytes.count) }
+    }
+
+    /// Queues `length` bytes of `file` from `offset`, sent from the file with sendfile(2) (no copy in the process):
+    /// they must be in the file, and stay as they are, until sent. Counted in `bufferedByteCount` like `write`'s.
+    /// Ignored once the stream is closed or finished.
+    public func writeFile(_ file: StreamFile, offset: Int64, length: Int) {
+        guard length > 0, accepting.load(ordering: .acquiring) else { return }
+        buffered.add(length, ordering: .relaxed)
+        let region = StreamFileRegion(file: file, offset: offset, length: length)
+        queue.async { self.enqueue(.file(region), count: length) }
     }
 
     /// Sends `chunks` in order, each one piece of the body: straight to the socket when the connection lent it and
@@ -107,14 +123,14 @@ public final class ResponseStream: @unchecked Sendable {
         }
     }
 
-    /// The connection-queue half of a write (`bytes` already counted in `buffered`).
-    private func enqueue(_ bytes: [UInt8]) {
+    /// The connection-queue half of a write (`count` bytes already counted in `buffered`).
+    private func enqueue(_ piece: Piece, count: Int) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !didClose, !finishRequested else {
-            buffered.subtract(bytes.count, ordering: .relaxed)
+            buffered.subtract(count, ordering: .relaxed)
             return
         }
-        pending.append(bytes)
+        pending.append(piece)
         sink?.streamDidChange(self)
     }
 
@@ -165,17 +181,30 @@ public final class ResponseStream: @unchecked Sendable {
 
     // MARK: - Connection side (on `queue`)
 
-    /// Takes queued chunks, up to about `limit` bytes (at least one chunk).
+    /// Takes queued byte chunks, up to about `limit` bytes (at least one chunk), stopping at a file region.
     func takePending(limit: Int) -> [[UInt8]] {
         dispatchPrecondition(condition: .onQueue(queue))
         var taken: [[UInt8]] = []
         var size = 0
-        while !pending.isEmpty && (taken.isEmpty || size + pending[0].count <= limit) {
-            let chunk = pending.removeFirst()
+        while case .bytes(let chunk)? = pending.first, taken.isEmpty || size + chunk.count <= limit {
+            pending.removeFirst()
             size += chunk.count
             taken.append(chunk)
         }
         return taken
+    }
+
+    /// Takes the file region queued first, if the next piece is one, cut to `limit` bytes (what is left of a
+    /// declared length: a producer queuing more than it declared has the rest dropped). Nil when none or cut to 0.
+    func takeFileRegion(within limit: Int64?) -> StreamFileRegion? {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard case .file(var region)? = pending.first else { return nil }
+        pending.removeFirst()
+        if let limit, Int64(region.length) > limit {
+            didSend(region.length - Int(max(limit, 0)))
+            region.length = Int(max(limit, 0))
+        }
+        return region.length > 0 ? region : nil
     }
 
     var hasPending: Bool { !pending.isEmpty }

@@ -3,21 +3,30 @@ import FerryEngine
 import FerryHTTP
 import FerryStore
 import Foundation
+import Synchronization
 
-/// Streams a file while it downloads (`?follow=true`): the bytes already on disk, then the rest as
-/// they arrive, ending when the job finishes. If the job fails, is cancelled or deleted, or its
+/// Streams a file while it downloads (`?follow=true`, fetch-through's misses): the bytes already on disk, then the
+/// rest as they are written, ending when the job finishes. If the job fails, is cancelled or deleted, or its
 /// transfer restarts from zero (the bytes already sent are then not the file's), the connection is
 /// aborted so the client can never take a spliced body for a whole one.
 ///
-/// Owner: its serial `queue` holds the descriptor and counters; the job's status is asked of the
-/// supervisor and handed back to that queue.
+/// Woken by the writer: it watches the job in `Spool.growing`, where the writer publishes its gapless prefix after
+/// every write, and queues up to that prefix (bytes `pwrite` returned) as regions of the file, which the connection
+/// sends with sendfile(2) from the page cache (a watched or fetched file is not written with direct I/O): no copy
+/// through this process, so the clients of one fetched file cost the server little more than one. A 100 ms timer
+/// asks the supervisor how the job stands (finished, failed, restarted); when the writer closed the file it asks
+/// at once, and every 5 ms for a while, so the end is not held back by the timer.
+///
+/// Owner: its serial `queue` holds the file and counters; the job's status is asked of the
+/// supervisor and handed back to that queue. `wakeQueued` (atomic) coalesces the writer's wake-ups.
 final class FollowStream: @unchecked Sendable {
     private let jobID: String
     private let supervisor: JobSupervisor
     private let spool: Spool
     private let queue = DispatchQueue(label: "ferry.follow")
     private var stream: ResponseStream?
-    private var fd: Int32 = -1
+    /// The file being sent (the partial file, which becomes the finished one when renamed); nil until opened.
+    private var file: StreamFile?
     private var sent: Int64 = 0
     private var restartsAtStart: Int?
     private var finalSize: Int64?
@@ -27,6 +36,14 @@ final class FollowStream: @unchecked Sendable {
     private var awaitingDrain = false
     private var done = false
     private let chunk = 1 << 20
+    /// The watch on `spool.growing`, removed on `stop`.
+    private var watchToken: Int?
+    /// A wake-up from the writer is queued on `queue`.
+    private let wakeQueued = Atomic<Bool>(false)
+    /// The generation of the partial file the bytes sent came from (`GrowingFiles.Extent`).
+    private var generation: Int?
+    /// Quick asks of the supervisor left after the writer closed the file (see the type's comment).
+    private var quickAsks = 0
 
     private init(jobID: String, supervisor: JobSupervisor, spool: Spool) {
         self.jobID = jobID
@@ -53,6 +70,7 @@ final class FollowStream: @unchecked Sendable {
                 guard let self else { return }
                 self.queue.async { self.stop() }
             }
+            self.watchToken = self.spool.growing.watch(self.jobID) { [weak self] _ in self?.wake() }
             let timer = DispatchSource.makeTimerSource(queue: self.queue)
             timer.setEventHandler { [weak self] in
                 self?.pump()
@@ -64,25 +82,34 @@ final class FollowStream: @unchecked Sendable {
         }
     }
 
-    /// Sends what is on disk while the socket keeps up; when the socket is what stops it, it goes on as soon as the
-    /// socket drains (not at the next tick, which would cap a stream at two chunks per tick). The timer's ticks
-    /// also check on the job.
+    /// The writer published a new extent: pump on `queue` (once for any number of wake-ups queued meanwhile).
+    private func wake() {
+        guard !wakeQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        queue.async {
+            self.wakeQueued.store(false, ordering: .releasing)
+            guard !self.done else { return }
+            if !self.awaitingDrain { self.pump() }
+            if self.finalSize == nil, self.spool.growing.extent(self.jobID)?.closed == true, self.quickAsks == 0 {
+                self.quickAsks = 100
+                self.askSupervisor()
+            }
+        }
+    }
+
+    /// Sends what is written while the socket keeps up; when the socket is what stops it, it goes on as soon as the
+    /// socket drains; when the writer is, at its next write (`wake`). The timer's ticks also check on the job.
     private func pump() {
         guard !done, let stream else { return }
         if stream.isClosed { stop(); return }
-        if fd < 0 { openFile() }
-        guard fd >= 0 else { return }
-        var buffer = [UInt8](repeating: 0, count: chunk)
-        // Until the job finishes, only the gapless prefix may be sent: a segmented download's
-        // partial file is preallocated to full size, with ranges not yet written in between.
-        let readable = finalSize ?? spool.partialPrefix(jobID: jobID)
+        guard let readable = readableEnd() else { abort(); return }
+        if file == nil { openFile() }
+        guard let file else { return }
+        // Regions of the file, sent by the connection with sendfile(2): no copy through this process.
         while stream.bufferedByteCount < 2 * chunk {
             let limit = Int(min(Int64(chunk), readable - sent))
             guard limit > 0 else { break }
-            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, limit, off_t(sent)) }
-            guard count > 0 else { break }
-            stream.write(Array(buffer[0..<count]))
-            sent += Int64(count)
+            stream.writeFile(file, offset: sent, length: limit)
+            sent += Int64(limit)
         }
         if let finalSize, sent >= finalSize {
             stream.finish()
@@ -101,9 +128,29 @@ final class FollowStream: @unchecked Sendable {
         }
     }
 
+    /// How far the file may be sent: all of it once the job finished; until then the gapless prefix the writer
+    /// published (a segmented download's partial file is preallocated to full size, with ranges not yet written in
+    /// between), or, with no writer at work, what the spool says of the file. Nil when the file was emptied or
+    /// created anew after bytes were sent (a restart from zero); before any, the file is opened again.
+    private func readableEnd() -> Int64? {
+        if let finalSize { return finalSize }
+        guard let extent = spool.growing.extent(jobID) else {
+            // No writer published since this stream's watch made the entry: a writer's first extent there is
+            // generation 0 when it kept the bytes, more when it emptied the file.
+            if generation == nil { generation = 0 }
+            return spool.partialPrefix(jobID: jobID)
+        }
+        if let generation, extent.generation != generation {
+            guard sent == 0 else { return nil }
+            file = nil
+        }
+        generation = extent.generation
+        return extent.prefix
+    }
+
     private func openFile() {
-        let partial = spool.partialPath(for: jobID)
-        fd = open(partial, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(spool.partialPath(for: jobID), O_RDONLY | O_CLOEXEC)
+        if descriptor >= 0 { file = StreamFile(descriptor: descriptor) }
     }
 
     private func askSupervisor() {
@@ -126,22 +173,28 @@ final class FollowStream: @unchecked Sendable {
             abort()
         case .finished, .delivering:
             finalSize = status.bytesOnDisk
-            if fd < 0, let name = status.filename {
-                fd = open(spool.finishedPath(for: name), O_RDONLY | O_CLOEXEC)
-                if fd < 0 { abort(); return }
+            if file == nil, let name = status.filename {
+                let descriptor = open(spool.finishedPath(for: name), O_RDONLY | O_CLOEXEC)
+                if descriptor < 0 { abort(); return }
+                file = StreamFile(descriptor: descriptor)
             }
             if !awaitingDrain { pump() }  // the rest at once, not at the next tick
-        case .waiting, .downloading, .paused:
+        case .paused:
             break
+        case .waiting, .downloading:
+            // The writer closed the file: the news that the job finished is on its way (see the type's comment).
+            guard quickAsks > 0 else { break }
+            quickAsks -= 1
+            queue.asyncAfter(deadline: .now() + .milliseconds(5)) { [weak self] in self?.askSupervisor() }
         }
     }
 
     /// True when the partial file is no longer the one being read, or shrank below what was sent:
     /// either way the transfer started over.
     private func replacedOrTruncated() -> Bool {
-        guard fd >= 0 else { return false }
+        guard let file else { return false }
         var mine = stat()
-        guard fstat(fd, &mine) == 0 else { return true }
+        guard fstat(file.descriptor, &mine) == 0 else { return true }
         if Int64(mine.st_size) < sent { return true }
         var current = stat()
         if stat(spool.partialPath(for: jobID), &current) == 0, current.st_ino != mine.st_ino { return true }
@@ -156,9 +209,11 @@ final class FollowStream: @unchecked Sendable {
     private func stop() {
         guard !done else { return }
         done = true
+        if let watchToken { spool.growing.unwatch(jobID, token: watchToken) }
+        watchToken = nil
         timer?.cancel()
         timer = nil
-        if fd >= 0 { close(fd); fd = -1 }
+        file = nil
         stream = nil
     }
 }

@@ -288,6 +288,7 @@ actor JobSupervisor {
         // A delivery starts from a file whose digest is known (`JobRecord.hasDownloadedFile` reads it so); a node
         // of a cluster keeps the digest first too (its start-up, `joinCluster`, computes no missing digest).
         spec.digestBeforeFinish = job.delivery != nil || role != nil
+        spec.readWhileWritten = job.tags.contains(FetchCache.tag)
         return spec
     }
 
