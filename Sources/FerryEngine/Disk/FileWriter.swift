@@ -17,7 +17,7 @@ import Foundation
 /// writer into one preallocated file. The digest is computed in file order as the written prefix grows: a write
 /// that lands exactly at the end of the hashed prefix is hashed from memory; when the prefix then reaches ranges
 /// other segments wrote earlier, those are read back (from the page cache, where they still are: a split file is
-/// never written with direct I/O, see `writeFully`) and hashed, in slices of 8 MiB so that writes queued meanwhile
+/// never written with direct I/O, see `SpoolFileHandles.write`) and hashed, in slices of 8 MiB so that writes queued meanwhile
 /// are not held up.
 ///
 /// Why not hash once at the end: measured on a 1 GiB download from nginx on loopback with 4 connections (release
@@ -68,7 +68,10 @@ final class FileWriter: @unchecked Sendable {
     private var digestBacklog = 0
     /// The most runs waiting for the digest before a writer with `digestFirst` false stops hashing from memory.
     static let digestBacklogLimit = 8
-    private var fd: Int32 = -1
+    /// The file's descriptors and the positional writes between them.
+    private var file: SpoolFileHandles
+    /// The buffered descriptor (-1 while closed): reads, page-cache writes, syncs.
+    private var fd: Int32 { file.buffered }
     /// Held while the file is opened for creation: see `Spool.partialEntries`.
     private let creating: NSLock?
     /// This writer removed the segment sidecar and wrote none since (only the writer writes one): it is not there.
@@ -76,9 +79,6 @@ final class FileWriter: @unchecked Sendable {
     /// The file is a split download (it has a segment sidecar): written through the page cache only, since its
     /// bytes past the hashed prefix are read back to hash them (`catchUp`), which a direct write would send to disk.
     private var split = false
-    /// The same file opened with `O_DIRECT`, for the block-aligned middle of each write; -1 where the file system
-    /// refuses direct I/O (then every byte goes through `fd`). See `writeFully`.
-    private var directFD: Int32 = -1
     /// Where the gapless prefix is published, under the job's id.
     private let growing: (files: GrowingFiles, jobID: String)?
     /// Never write with direct I/O (see the type's comment).
@@ -148,6 +148,7 @@ final class FileWriter: @unchecked Sendable {
          creating: NSLock? = nil, digestFirst: Bool = true, growing: (files: GrowingFiles, jobID: String)? = nil,
          pageCacheOnly: Bool = false) {
         self.path = path
+        self.file = SpoolFileHandles(path: path)
         self.growing = growing
         self.pageCacheOnly = pageCacheOnly
         self.digestFirst = digestFirst
@@ -189,14 +190,8 @@ final class FileWriter: @unchecked Sendable {
                 if fd < 0 {
                     // Exclusively first: a file this call creates is known empty (no truncation needed).
                     creating?.lock()
-                    fd = Foundation.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-                    created = fd >= 0
-                    if fd < 0, errno == EEXIST { fd = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
-                    let openErrno = errno
-                    creating?.unlock()
-                    errno = openErrno
-                    guard fd >= 0 else { throw SystemError("open", path) }
-                    directFD = Foundation.open(path, O_WRONLY | O_CLOEXEC | ferry_o_direct())  // -1: buffered only
+                    defer { creating?.unlock() }
+                    created = try file.open()
                     if created, let growing { growing.files.emptied(growing.jobID) }  // a new file: not a reader's
                 }
                 failure = nil
@@ -617,82 +612,22 @@ final class FileWriter: @unchecked Sendable {
         try AtomicFile.write(segmentsPath, sidecar.encoded())
     }
 
-    /// Reserves the file's blocks (`posix_fallocate`, which also sets the size); where the file system cannot,
-    /// only sets the size.
     private func preallocate(_ size: Int64) throws(SystemError) {
-        guard fd >= 0 else { throw SystemError("posix_fallocate", path, errno: EBADF) }
-        let code = posix_fallocate(fd, 0, off_t(size))
-        if code == 0 { return }
-        if code == EOPNOTSUPP || code == EINVAL {
-            guard ftruncate(fd, off_t(size)) == 0 else { throw SystemError("ftruncate", path) }
-            return
-        }
-        throw SystemError("posix_fallocate", path, errno: code)
+        try file.preallocate(size)
     }
 
     private func closeFile() {
-        Foundation.close(fd)
-        fd = -1
+        file.close()
         if let growing {
             growing.files.closed(growing.jobID)
             publishedPrefix = -1
         }
-        if directFD >= 0 { Foundation.close(directFD) }
-        directFD = -1
     }
 
-    /// Writes `buffer` at `offset`: its block-aligned middle with direct I/O when the memory is aligned like the
-    /// file (a `RunBuffer` is), the unaligned head and tail through the page cache.
-    ///
-    /// Why direct I/O: on this kind of machine (2-core VM, ext4 on virtio) copying into the page cache was the
-    /// largest single cost of a download, a third to 40% of Ferry's CPU, as it is of `curl -o`'s; then write-back
-    /// and the final `fsync` write it out anyway. A direct write hands the pages to the disk without that copy:
-    /// `dd` of 2 GiB took 0.19 s of CPU and 1.2 s with `oflag=direct`, against 3.6 s and 2.6 s buffered + `sync`.
-    /// The file then is not in the page cache; reading it back (catch-up hashing, serving) reads the disk. Mixing
-    /// both kinds of write on one file is coherent (the kernel writes back and drops cached pages a direct write
-    /// covers), and `fsync` on either descriptor covers both. A file system that refuses (`EINVAL`) turns direct
-    /// writes off for this writer.
-    ///
-    /// Only a middle of `directMinimum` bytes or more goes direct: a direct write waits for the disk, which a large
-    /// run pays back by the copy it spares, a run of a few pages (many slow connections) not.
+    /// Writes `buffer` at `offset`, its block-aligned middle with direct I/O where this file may be (see
+    /// `SpoolFileHandles.write`): not a split download, not a file read while it is written.
     private func writeFully(_ buffer: UnsafeRawBufferPointer, at offset: Int64) -> SystemError? {
-        guard fd >= 0 else { return SystemError("pwrite", path, errno: EBADF) }
-        guard directFD >= 0, !split, !pageCacheOnly, growing.map({ !$0.files.isWatched($0.jobID) }) ?? true,
-              let base = buffer.baseAddress else { return writeAll(fd, buffer, at: offset) }
-        let alignment = Int64(RunBuffer.alignment)
-        let end = offset + Int64(buffer.count)
-        let middleStart = (offset + alignment - 1) / alignment * alignment
-        let middleEnd = end / alignment * alignment
-        let headCount = Int(middleStart - offset)
-        guard middleEnd - middleStart >= Self.directMinimum, Int(bitPattern: base + headCount) % RunBuffer.alignment == 0 else {
-            return writeAll(fd, buffer, at: offset)
-        }
-        let head = UnsafeRawBufferPointer(rebasing: buffer[..<headCount])
-        let middle = UnsafeRawBufferPointer(rebasing: buffer[headCount..<Int(middleEnd - offset)])
-        let tail = UnsafeRawBufferPointer(rebasing: buffer[Int(middleEnd - offset)...])
-        if let error = writeAll(fd, head, at: offset) { return error }
-        if let error = writeAll(directFD, middle, at: middleStart) {
-            guard error.code == EINVAL else { return error }
-            Foundation.close(directFD)  // refused here: page cache from now on
-            directFD = -1
-            if let error = writeAll(fd, middle, at: middleStart) { return error }
-        }
-        return writeAll(fd, tail, at: middleEnd)
-    }
-
-    /// The smallest block-aligned middle of a run written with `O_DIRECT`.
-    static let directMinimum: Int64 = 256 << 10
-
-    private func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, at offset: Int64) -> SystemError? {
-        var done = 0
-        while done < buffer.count {
-            let n = pwrite(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + Int64(done)))
-            if n < 0 {
-                if errno == EINTR { continue }
-                return SystemError("pwrite", path)
-            }
-            done += n
-        }
-        return nil
+        let direct = !split && !pageCacheOnly && (growing.map { !$0.files.isWatched($0.jobID) } ?? true)
+        return file.write(buffer, at: offset, direct: direct)
     }
 }
