@@ -154,6 +154,9 @@ struct DailyByteQuota {
         wakes[key] = nil
     }
 
+    /// How many keys have a window here: at most the keys that exist (a revoked key's is forgotten).
+    var keyCount: Int { windows.count }
+
     /// A revoked key's counts and waits.
     mutating func forget(key: String) {
         windows[key] = nil

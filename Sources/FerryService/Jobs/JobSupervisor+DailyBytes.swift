@@ -17,7 +17,8 @@ extension JobSupervisor {
 
     /// Counts bytes a transfer of `job` fetched; once its key's window is full, the key's transfers here wait.
     func countFetched(_ bytes: Int64, of job: JobRecord) {
-        guard bytes > 0, let owner = job.ownerKey else { return }
+        // A revoked key's jobs run on (the administrator's to see) but count for no key.
+        guard bytes > 0, let owner = job.ownerKey, keys.key(id: owner) != nil else { return }
         dailyBytes.count(bytes, for: owner, at: now())
         holdDailyBytes(owner)
     }
@@ -92,10 +93,11 @@ extension JobSupervisor {
         return dailyBytes.isParked(job.id, key: owner)
     }
 
-    /// A key's limits changed (or it was revoked): its waiting jobs continue if its window now allows.
+    /// A key's limits changed (or it was revoked): its waiting jobs continue if its window now allows; a revoked
+    /// key's window is dropped.
     func keyLimitsChanged(_ key: String) {
-        guard !(dailyBytes.parked[key]?.isEmpty ?? true) else { return }
-        wakeDailyBytes(key)
+        if !(dailyBytes.parked[key]?.isEmpty ?? true) { wakeDailyBytes(key) }
+        if keys.key(id: key) == nil { dailyBytes.forget(key: key) }
     }
 
     private func markWaitingForDailyBytes(_ id: String, limit: Int64, until: Date) {

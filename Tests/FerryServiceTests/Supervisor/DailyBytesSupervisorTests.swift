@@ -40,6 +40,30 @@ struct DailyBytesSupervisorTests {
         #expect(limit == 1_000 && (1...86_400).contains(retryAfter))
     }
 
+    /// A revoked key's parked jobs continue (its limit is gone with it), its window is dropped, and what its jobs
+    /// fetch afterwards counts for no key.
+    @Test func aRevokedKeysJobsContinueAndItsWindowIsForgotten() async throws {
+        let keys = KeyRing([Self.key])
+        let h = SupervisorHarness(keys: keys)
+        let job = try #require(try await h.supervisor.create([SupervisorHarness.draft("http://example.org/a.bin")],
+                                                              owner: Self.key.id).first.flatMap(Self.created))
+        await h.supervisor.apply(.started(id: job.id, offset: 0))
+        await h.supervisor.apply(.progress(id: job.id, TransferProgress(bytesReceived: 1_200, bytesExpected: 10_000,
+                                                                         bytesPerSecond: 100, eta: 88)))
+        #expect(try #require(await h.job(job.id)).error?.code == .quotaExceeded)
+        #expect(await h.supervisor.dailyBytes.keyCount == 1)
+
+        keys.remove(Self.key.id)
+        await h.supervisor.keyLimitsChanged(Self.key.id)
+        let continued = try #require(await h.job(job.id))
+        #expect(continued.error == nil, "\(String(describing: continued.error))")
+        #expect(await h.supervisor.dailyBytes.keyCount == 0)
+        await h.supervisor.apply(.started(id: job.id, offset: 1_200))
+        await h.supervisor.apply(.progress(id: job.id, TransferProgress(bytesReceived: 2_400, bytesExpected: 10_000,
+                                                                         bytesPerSecond: 100, eta: 76)))
+        #expect(await h.supervisor.dailyBytes.keyCount == 0)
+    }
+
     static func created(_ answer: JobSupervisor.Created) -> JobRecord? {
         if case .created(let job) = answer { return job }
         return nil
