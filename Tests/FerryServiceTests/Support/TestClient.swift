@@ -82,6 +82,7 @@ final class TestConnection {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0, errno == EINTR { continue }  // a signal (a debugger attaching, say) is no closed connection
             guard n > 0 else { throw TestClientError.closed("send") }
             offset += n
         }
@@ -93,7 +94,10 @@ final class TestConnection {
     @discardableResult
     func fill() throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        var n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        while n < 0, errno == EINTR {  // a signal (a debugger attaching, say) is no closed connection
+            n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        }
         if n < 0 {
             if errno == EAGAIN || errno == EWOULDBLOCK { throw TestClientError.timeout("recv") }
             throw TestClientError.closed("recv errno \(errno)")
