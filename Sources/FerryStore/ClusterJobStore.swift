@@ -46,6 +46,9 @@ public protocol ClusterJobStore: JobStore {
     func downloadingJobs(ofKeys keys: [String]) async throws -> [String: [String: Int]]
     /// Which node owns each job whose lease is running now (for `"node"` in the job object and for metrics).
     func liveOwners() async throws -> [String: String]
+    /// The stored jobs among `ids`, each with the node whose lease on it runs now (nil: none): what a node reads
+    /// when another node's commit names jobs it changed, in one statement. Jobs no longer stored are left out.
+    func jobsWithLiveOwners(ids: [String]) async throws -> [(job: JobRecord, liveOwner: String?)]
 
     /// Applies `change` for `node` in one transaction (a group commit), fenced: an update or deletion of a job owned
     /// by another node is not applied, and neither are the events and notices of that job (`ClusterCommit.refused`
@@ -87,6 +90,16 @@ extension ClusterJobStore {
     @discardableResult
     public func saveObjectUpload(_ document: String?, jobID: String, node: String) async throws -> Bool {
         try await saveObjectUpload(document, jobID: jobID, node: node, epoch: nil)
+    }
+
+    /// One `job(id:)` per id and `liveOwners()`: for stores without a statement of their own.
+    public func jobsWithLiveOwners(ids: [String]) async throws -> [(job: JobRecord, liveOwner: String?)] {
+        var found: [JobRecord] = []
+        for id in ids {
+            if let job = try await job(id: id) { found.append(job) }
+        }
+        let owners = found.isEmpty ? [:] : try await liveOwners()
+        return found.map { ($0, owners[$0.id]) }
     }
 
     /// `claim(node:limit:lease:keyCaps:)` with no key capped.

@@ -94,12 +94,18 @@ actor ClusterEventFeed {
         }
     }
 
+    /// The `state` of a job event's object: read without parsing the rest (`TopLevelJSONString`), or parsed whole
+    /// when that cannot say.
+    static func state(of data: [UInt8]) -> String? {
+        if let state = TopLevelJSONString.value(of: "state", in: data) { return state }
+        return (try? JSONSerialization.jsonObject(with: Data(data)) as? [String: Any])?["state"] as? String
+    }
+
     /// A stored event as the hub publishes it: a terminal job's `job` event and `removed` end per-job streams.
     static func serverEvent(_ stored: StoredEvent) -> ServerEvent {
         let kind: ServerEvent.Kind = stored.kind == .removed ? .removed : .job
         var closes = kind == .removed
-        if kind == .job, let object = try? JSONSerialization.jsonObject(with: Data(stored.data)) as? [String: Any],
-           let state = object["state"] as? String {
+        if kind == .job, let state = Self.state(of: stored.data) {
             closes = JobState(rawValue: state)?.isTerminal ?? false
         }
         return ServerEvent(id: ClusterEventID.published(stored.id), kind: kind, jobID: stored.jobID, data: stored.data,

@@ -215,6 +215,21 @@ extension PostgresJobStore: ClusterJobStore {
         }
     }
 
+    public func jobsWithLiveOwners(ids: [String]) async throws -> [(job: JobRecord, liveOwner: String?)] {
+        guard !ids.isEmpty else { return [] }
+        return try await perform { connection in
+            let result = try connection.execute("""
+                SELECT \(PostgresJobRow.selectColumns), CASE WHEN owner IS NOT NULL AND lease_until > now() THEN owner END
+                FROM jobs WHERE id = ANY($1::text[])
+                """, [.textArray(ids)], reuse: true, operation: "read jobs other nodes changed")
+            var strings = StringInterner()
+            let owner = JobColumn.allCases.count
+            return try (0..<result.rowCount).map { row in
+                (try PostgresJobRow.record(from: result, row: row, strings: &strings), result.string(row, owner))
+            }
+        }
+    }
+
     public func commit(_ change: ClusterChange, node: String) async throws -> ClusterCommit {
         guard !change.isEmpty else { return ClusterCommit() }
         return try await perform { connection in
@@ -250,12 +265,13 @@ extension PostgresJobStore: ClusterJobStore {
                     try connection.execute("DELETE FROM jobs WHERE id = ANY($1::text[])", [.textArray(deletions)],
                                            operation: "delete jobs")
                 }
-                if !updates.isEmpty {
+                let stopped = updates.filter { !$0.state.needsRunning }.map(\.id)
+                if !stopped.isEmpty {
                     // What no longer needs running needs no owner: any node may act on it next.
                     try connection.execute("""
                         UPDATE jobs SET owner = NULL, lease_until = NULL
                         WHERE id = ANY($1::text[]) AND owner IS NOT NULL AND NOT (state = ANY($2::text[]))
-                        """, [.textArray(updates.map(\.id)), .textArray(Self.runningStates)], reuse: true,
+                        """, [.textArray(stopped), .textArray(Self.runningStates)], reuse: true,
                         operation: "release jobs that stopped")
                 }
                 for notice in change.notices where commit.refused[notice.jobID] == nil {
