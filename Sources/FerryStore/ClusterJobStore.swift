@@ -131,11 +131,19 @@ public struct ClaimedJob: Sendable, Equatable {
     public var previousOwner: String?
     /// The job's epoch under this claim: the fencing token the node's writes for it carry.
     public var epoch: Int64
+    /// The job's parts record (`objectUpload(jobID:)`) as the claim read it; nil when it has none, or the store's
+    /// claim does not read it (`objectUploadRead` false).
+    public var objectUpload: String?
+    /// Whether `objectUpload` is what the claim read (the job's first start then need not ask the store again).
+    public var objectUploadRead: Bool
 
-    public init(job: JobRecord, previousOwner: String?, epoch: Int64 = 0) {
+    public init(job: JobRecord, previousOwner: String?, epoch: Int64 = 0, objectUpload: String? = nil,
+                objectUploadRead: Bool = false) {
         self.job = job
         self.previousOwner = previousOwner
         self.epoch = epoch
+        self.objectUpload = objectUpload
+        self.objectUploadRead = objectUploadRead
     }
 }
 

@@ -36,6 +36,7 @@ extension JobSupervisor {
             }
             if claim.previousOwner != nil { metrics.handover() }
             role?.held.took(job.id, epoch: claim.epoch)
+            if claim.objectUploadRead { role?.claimedUploads.claimed(job.id, document: claim.objectUpload) }
             runHere(job)
         }
         metrics.claimed(claimed.count)
@@ -236,6 +237,7 @@ extension JobSupervisor {
     func drop(_ id: String) {
         guard owned.remove(id) != nil else { return }
         ownedSince[id] = nil
+        role?.claimedUploads.forget(id)
         table.setNode(nil, of: id)
         role?.wantsWork()
     }
