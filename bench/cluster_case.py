@@ -12,8 +12,14 @@
 
 PostgreSQL and SeaweedFS come from the cluster suite's fixtures (Tests/suites/cluster_suite.py), on 127.0.0.1, in
 temp directories, stopped by pid when the case ends.
+
+Where the three nodes' time goes (not set by default: both slow the batch they watch):
+- `BENCH_PG_STATEMENTS=1` loads `pg_stat_statements` and writes each three-node batch's statements (calls per file,
+  rows, server time) to `bench/out/logs/cluster-statements-N.txt`;
+- `BENCH_PERF=1` runs `perf record -g` on the three nodes during each batch, into `bench/out/logs/cluster-perf-N-I.data`.
 """
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -50,17 +56,25 @@ def run(b, fb):
     os.environ["AWS_SECRET_ACCESS_KEY"] = C.SECRET_KEY
     per_run = 180
     try:
-        pg = C.Postgres().start()
+        statements = os.environ.get("BENCH_PG_STATEMENTS") == "1"
+        pg = C.Postgres(settings=["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.max=2000"]
+                        if statements else ()).start()
         seaweed = C.Seaweed(S.temp_dir("ferry-bench-weed")).start()
         fb.log(f"cluster: postgres :{pg.port}, seaweedfs S3 :{seaweed.port}")
         databases = [0]
 
+        def psql(database, sql):
+            return subprocess.run(pg.prefix + [os.path.join(pg.bin, "psql"), "-q", "-h", "127.0.0.1", "-p",
+                                               str(pg.port), "-U", "ferry", "-d", database, "-At", "-F", "\t",
+                                               "-c", sql],
+                                  check=True, capture_output=True, timeout=60, text=True).stdout
+
         def fresh_store():
             databases[0] += 1
             name = f"bench{databases[0]}"
-            subprocess.run(pg.prefix + [os.path.join(pg.bin, "psql"), "-q", "-h", "127.0.0.1", "-p", str(pg.port),
-                                        "-U", "ferry", "-d", "postgres", "-c", f"CREATE DATABASE {name}"],
-                           check=True, capture_output=True, timeout=60)
+            psql("postgres", f"CREATE DATABASE {name}")
+            if statements:
+                psql(name, "CREATE EXTENSION pg_stat_statements")
             store = f"postgres://ferry@127.0.0.1:{pg.port}/{name}"
             objects = f"s3://{C.BUCKET}/{name}?endpoint=http://127.0.0.1:{seaweed.port}&region={C.REGION}"
             return store, objects
@@ -84,30 +98,72 @@ def run(b, fb):
             for node in nodes:
                 node.stop()
 
+        def watch(nodes):
+            """The diagnostics asked for (module doc) while a three-node batch runs; returns what ends them."""
+            if len(nodes) < 3:
+                return lambda: None
+            name = f"bench{databases[0]}"
+            if statements:
+                psql(name, "SELECT pg_stat_statements_reset()")
+            perfs = []
+            if os.environ.get("BENCH_PERF") == "1":
+                for i, node in enumerate(nodes):
+                    out = os.path.join(b.out, "logs", f"cluster-perf-{databases[0]}-{i}.data")
+                    perfs.append(subprocess.Popen(["perf", "record", "-g", "-q", "-o", out, "-p", str(node.pid)],
+                                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+            def end():
+                for perf in perfs:
+                    S.stop_pid(perf, signal.SIGINT, 30)
+                if statements:
+                    rows = psql(name, "SELECT s.calls, s.rows, round(s.total_exec_time::numeric, 1), "
+                                      "left(regexp_replace(s.query, '\\s+', ' ', 'g'), 160) FROM pg_stat_statements s "
+                                      f"JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '{name}' "
+                                      "ORDER BY s.calls DESC")
+                    lines, total = [], 0
+                    for row in rows.splitlines():
+                        calls, nrows, ms, query = row.split("\t", 3)
+                        total += int(calls)
+                        lines.append(f"{int(calls) / n:8.2f} {int(nrows) / n:8.2f} {float(ms) / n:7.3f}  {query}")
+                    path = os.path.join(b.out, "logs", f"cluster-statements-{databases[0]}.txt")
+                    with open(path, "w") as f:
+                        f.write(f"{n} files, {total / n:.2f} statements per file\n"
+                                "calls/file rows/file server-ms/file  statement\n" + "\n".join(lines) + "\n")
+                    fb.log(f"cluster: {total / n:.2f} statements per file ({path})")
+            return end
+
         def batch(nodes, label):
             counter = fb.EventCounter(nodes[0].port, n, time.monotonic() + per_run)
             counter.start()
             counter.ready.wait(10)
             if counter.error:
                 raise RuntimeError(counter.error)
-            cpu0 = sum(fb.proc_cpu(x.pid) for x in nodes)
-            t0 = time.perf_counter()
-            for i, node in enumerate(nodes):
-                status, items = node.call("POST", "/api/v1/jobs", [{"url": u} for u in urls[i::len(nodes)]],
-                                          timeout=per_run)
-                if status != 200 or any("id" not in x for x in items):
-                    raise RuntimeError(f"{label}: batch POST answered {status}: {str(items)[:200]}")
-            counter.done.wait(max(1, per_run - (time.perf_counter() - t0)))
-            if counter.error:
-                raise RuntimeError(counter.error)
-            if counter.done_at is None:
-                raise fb.CaseTimeout(f"{label}: only {len(counter.finished)} of {n} finished within {per_run} s")
-            if counter.failed:
-                raise RuntimeError(f"{label}: {len(counter.failed)} jobs failed, e.g. "
-                                   f"{next(iter(counter.failed.values()))}")
-            wall = counter.done_at - t0
-            cpu = sum(fb.proc_cpu(x.pid) for x in nodes) - cpu0
-            return dict(value=n / wall, cpu_per=cpu * 1000 / n, wall=wall)
+            end_watch = watch(nodes)
+            try:
+                cpus0 = [fb.proc_cpu(x.pid) for x in nodes]
+                cpu0 = sum(cpus0)
+                t0 = time.perf_counter()
+                for i, node in enumerate(nodes):
+                    status, items = node.call("POST", "/api/v1/jobs", [{"url": u} for u in urls[i::len(nodes)]],
+                                              timeout=per_run)
+                    if status != 200 or any("id" not in x for x in items):
+                        raise RuntimeError(f"{label}: batch POST answered {status}: {str(items)[:200]}")
+                counter.done.wait(max(1, per_run - (time.perf_counter() - t0)))
+                if counter.error:
+                    raise RuntimeError(counter.error)
+                if counter.done_at is None:
+                    raise fb.CaseTimeout(f"{label}: only {len(counter.finished)} of {n} finished within {per_run} s")
+                if counter.failed:
+                    raise RuntimeError(f"{label}: {len(counter.failed)} jobs failed, e.g. "
+                                       f"{next(iter(counter.failed.values()))}")
+                wall = counter.done_at - t0
+                cpu = sum(fb.proc_cpu(x.pid) for x in nodes) - cpu0
+                if len(nodes) > 1:
+                    fb.log(f"{label}: CPU ms/file by node: " +
+                           ", ".join(f"{(fb.proc_cpu(x.pid) - c0) * 1000 / n:.2f}" for x, c0 in zip(nodes, cpus0)))
+                return dict(value=n / wall, cpu_per=cpu * 1000 / n, wall=wall)
+            finally:
+                end_watch()
 
         def one_node():
             ferry = b.start_ferry("cluster-sqlite", max_concurrent=16)

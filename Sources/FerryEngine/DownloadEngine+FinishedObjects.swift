@@ -35,6 +35,9 @@ extension DownloadEngine {
         }
         if live == nil { discardParts(transfer) }
         let upload = FinishedObjectUpload(client: client, partSize: live?.partSize ?? configuration.objectPartSize)
+        // Unfinished uploads can be left under the job's keys only when one was made: by this node (now or while it
+        // downloaded) or by another (whose record this submission read); a file of one part is sent in one request.
+        let sweep = transfer.parts.multipartSeen || live != nil || !upload.isSingleRequest(size: finish.size)
         let existing = live.map { record in
             (uploadID: record.uploadID, parts: record.parts.map { UploadedPart(number: $0.number, etag: $0.etag, size: $0.size) })
         }
@@ -60,7 +63,7 @@ extension DownloadEngine {
             } catch {
                 failure = error
             }
-            self.queue.async { self.uploaded(pending, to: client, attempt: attempt, failure) }
+            self.queue.async { self.uploaded(pending, to: client, attempt: attempt, sweep: sweep, failure) }
         }
     }
 
@@ -75,12 +78,13 @@ extension DownloadEngine {
         }
     }
 
-    private func uploaded(_ pending: PendingFinish, to client: ObjectStoreClient, attempt: Int, _ failure: ObjectStoreError?) {
+    private func uploaded(_ pending: PendingFinish, to client: ObjectStoreClient, attempt: Int, sweep: Bool,
+                          _ failure: ObjectStoreError?) {
         dispatchPrecondition(condition: .onQueue(queue))
         let transfer = pending.transfer
         guard let failure else {
             partsCompleted(transfer)
-            sweepUnfinishedUploads(jobID: pending.finish.jobID, client: client)
+            if sweep { sweepUnfinishedUploads(jobID: pending.finish.jobID, client: client) }
             if let group = finishGroups.add(pending) { moveToFiles(group) }
             return
         }
@@ -127,8 +131,9 @@ extension DownloadEngine {
 
     /// Aborts every unfinished upload left under the job's keys once its object is stored: those a node killed or
     /// cut off between creating an upload and recording it, or while storing the finished file, could not abort
-    /// (a node taking the job over starts its own). Failures are logged; a lifecycle rule on the bucket is the
-    /// backstop (docs/API.md).
+    /// (a node taking the job over starts its own). Not run for a file stored with one `PutObject` by a submission
+    /// that made and found no multipart upload (`LiveParts.multipartSeen`): none was begun for a file of one part.
+    /// Failures are logged; a lifecycle rule on the bucket is the backstop (docs/API.md).
     func sweepUnfinishedUploads(jobID: String, client: ObjectStoreClient) {
         let prefix = client.location.keyPrefix(jobID: jobID), logger = self.logger
         Task {

@@ -52,6 +52,7 @@ extension DownloadEngine {
                     return
                 }
                 transfer.storedParts = record
+                if record != nil { transfer.parts.multipartSeen = true }
                 self.start(transfer)
             }
         }
@@ -297,6 +298,7 @@ extension DownloadEngine {
         let live = transfer.parts, generation = live.generation
         let (etag, lastModified, contentType) = (transfer.etag, transfer.lastModified, transfer.contentType)
         live.creating = true
+        live.multipartSeen = true
         Task {
             let result: Result<String, ObjectStoreError>
             do throws(ObjectStoreError) {

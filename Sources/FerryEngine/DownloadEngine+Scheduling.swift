@@ -18,7 +18,10 @@ extension DownloadEngine {
             digestFirst: spec.checksum != nil || spec.digestBeforeFinish || objectStore != nil,
             growing: (spool.growing, spec.id), pageCacheOnly: spec.readWhileWritten)
         let transfer = Transfer(spec: spec, writer: writer)
-        transfer.filename = spec.filename
+        // With an object store the name is the object key's last part too: secured here, before anything is stored
+        // under it, so the link into `files/` cannot give the file another (a name brought from another node, or
+        // taken here meanwhile, becomes its first free variant, reported with the answer's metadata).
+        transfer.filename = spec.filename.map { objectStore == nil ? $0 : storage.reserveUnshared(filename: $0, for: spec.id) }
         setRateLimit(transfer, spec.maxBytesPerSecond)
         transfers[spec.id] = transfer
         enqueue(transfer)

@@ -46,6 +46,9 @@ public protocol ClusterJobStore: JobStore {
     func downloadingJobs(ofKeys keys: [String]) async throws -> [String: [String: Int]]
     /// Which node owns each job whose lease is running now (for `"node"` in the job object and for metrics).
     func liveOwners() async throws -> [String: String]
+    /// The stored jobs among `ids`, each with the node whose lease on it runs now (nil: none): what a node reads
+    /// when another node's commit names jobs it changed, in one statement. Jobs no longer stored are left out.
+    func jobsWithLiveOwners(ids: [String]) async throws -> [(job: JobRecord, liveOwner: String?)]
 
     /// Applies `change` for `node` in one transaction (a group commit), fenced: an update or deletion of a job owned
     /// by another node is not applied, and neither are the events and notices of that job (`ClusterCommit.refused`
@@ -89,6 +92,16 @@ extension ClusterJobStore {
         try await saveObjectUpload(document, jobID: jobID, node: node, epoch: nil)
     }
 
+    /// One `job(id:)` per id and `liveOwners()`: for stores without a statement of their own.
+    public func jobsWithLiveOwners(ids: [String]) async throws -> [(job: JobRecord, liveOwner: String?)] {
+        var found: [JobRecord] = []
+        for id in ids {
+            if let job = try await job(id: id) { found.append(job) }
+        }
+        let owners = found.isEmpty ? [:] : try await liveOwners()
+        return found.map { ($0, owners[$0.id]) }
+    }
+
     /// `claim(node:limit:lease:keyCaps:)` with no key capped.
     public func claim(node: String, limit: Int, lease: Duration) async throws -> [ClaimedJob] {
         try await claim(node: node, limit: limit, lease: lease, keyCaps: [:])
@@ -118,11 +131,19 @@ public struct ClaimedJob: Sendable, Equatable {
     public var previousOwner: String?
     /// The job's epoch under this claim: the fencing token the node's writes for it carry.
     public var epoch: Int64
+    /// The job's parts record (`objectUpload(jobID:)`) as the claim read it; nil when it has none, or the store's
+    /// claim does not read it (`objectUploadRead` false).
+    public var objectUpload: String?
+    /// Whether `objectUpload` is what the claim read (the job's first start then need not ask the store again).
+    public var objectUploadRead: Bool
 
-    public init(job: JobRecord, previousOwner: String?, epoch: Int64 = 0) {
+    public init(job: JobRecord, previousOwner: String?, epoch: Int64 = 0, objectUpload: String? = nil,
+                objectUploadRead: Bool = false) {
         self.job = job
         self.previousOwner = previousOwner
         self.epoch = epoch
+        self.objectUpload = objectUpload
+        self.objectUploadRead = objectUploadRead
     }
 }
 

@@ -15,6 +15,12 @@ struct ClusterChannelTests {
         #expect(payloads.flatMap(ClusterChannel.jobIDs(inPayload:)) == ids)
     }
 
+    @Test func textArraysQuoteEveryElementAndEscapeBackslashesAndQuotes() {
+        #expect(PostgresParameter.textArray([]) == .text("{}"))
+        #expect(PostgresParameter.textArray(["a", "b c", "NULL", ""]) == .text(#"{"a","b c","NULL",""}"#))
+        #expect(PostgresParameter.textArray([#"x"y"#, #"a\b"#, "é,ü"]) == .text(#"{"x\"y","a\\b","é,ü"}"#))
+    }
+
     @Test func commandsReachOnlyTheirNode() {
         let payload = ClusterChannel.commandPayload("cancel j1\nwith a second line", to: "node-a.example")
         #expect(ClusterChannel.command(inPayload: payload, for: "node-a.example") == "cancel j1\nwith a second line")

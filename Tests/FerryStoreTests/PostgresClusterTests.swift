@@ -34,7 +34,9 @@ struct PostgresClusterTests {
             #expect(try await a.saveObjectUpload(#"{"n":0}"#, jobID: "j0", node: "a"), "nobody owns it")
             // A lease long enough for the next four calls on a loaded machine.
             _ = try await a.heartbeat(node: "a", lease: .seconds(4))
-            #expect(try await a.claim(node: "a", limit: 1, lease: .seconds(4)).map(\.job.id) == ["j0"])
+            let claimed = try await a.claim(node: "a", limit: 1, lease: .seconds(4))
+            #expect(claimed.map(\.job.id) == ["j0"])
+            #expect(claimed.first?.objectUpload == #"{"n":0}"# && claimed.first?.objectUploadRead == true, "the claim reads the record")
             #expect(try await a.saveObjectUpload(#"{"n":1}"#, jobID: "j0", node: "a"))
             #expect(try await b.saveObjectUpload(#"{"n":2}"#, jobID: "j0", node: "b") == false, "a owns it")
             #expect(try await b.saveObjectUpload(nil, jobID: "j0", node: "b") == false)
@@ -42,8 +44,12 @@ struct PostgresClusterTests {
             try await Task.sleep(for: .milliseconds(4100))  // a's lease runs out
             #expect(try await b.saveObjectUpload(#"{"n":3}"#, jobID: "j0", node: "b"))
             #expect(try await a.objectUpload(jobID: "j0") == #"{"n":3}"#)
+            #expect(try await b.claim(node: "b", limit: 1, lease: .seconds(4)).first?.objectUpload == #"{"n":3}"#)
             #expect(try await b.saveObjectUpload(nil, jobID: "j0", node: "b"))
             #expect(try await a.objectUpload(jobID: "j0") == nil)
+            try await b.release(ids: ["j0"], node: "b")
+            let again = try await b.claim(node: "b", limit: 1, lease: .seconds(4))
+            #expect(again.first?.objectUpload == nil && again.first?.objectUploadRead == true, "no record: nil, read")
         }
     }
 

@@ -129,12 +129,14 @@ def postgres_bin():
 class Postgres:
     """initdb + postgres on a free port of 127.0.0.1, socket in its directory, user `ferry` trusted."""
 
-    def __init__(self, survives_crash=False):
+    def __init__(self, survives_crash=False, settings=()):
         """`survives_crash`: every acknowledged commit is written before the answer (synchronous_commit on), so it
         survives `crash()`; otherwise commits are asynchronous (faster), and an immediate shutdown may lose the last
-        ones it acknowledged, which no client of a real database would accept."""
+        ones it acknowledged, which no client of a real database would accept. `settings`: more `name=value`
+        server settings (the bench's statement counts load `pg_stat_statements`)."""
         self.bin = postgres_bin()
         self.survives_crash = survives_crash
+        self.settings = list(settings)
         self.directory = tempfile.mkdtemp(prefix="ferry-cluster-pg")
         S.CLEANUP.push("remove " + self.directory, lambda: shutil.rmtree(self.directory, ignore_errors=True))
         self.prefix = []
@@ -186,7 +188,8 @@ class Postgres:
             self.prefix + [os.path.join(self.bin, "postgres"), "-D", self.directory + "/data", "-k",
                            self.directory, "-p", str(self.port), "-c", "listen_addresses=127.0.0.1",
                            "-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=300",
-                           "-c", "synchronous_commit=%s" % ("on" if self.survives_crash else "off")],
+                           "-c", "synchronous_commit=%s" % ("on" if self.survives_crash else "off")]
+            + [x for setting in self.settings for x in ("-c", setting)],
             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
         out.close()
         undo = S.CLEANUP.push("stop postgres", self.stop)

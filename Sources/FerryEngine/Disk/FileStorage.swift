@@ -10,6 +10,9 @@ import FerryCore
 public protocol FileStorage: AnyObject, Sendable {
     /// Reserves `filename` (sanitized) for a job, or the first free variant ("name (1).ext"); returns it.
     func reserve(filename: String, for jobID: String) -> String
+    /// Reserves `filename` or its first free variant even when the job holds it already, unless no other job holds
+    /// it and no other file has it (see `Spool.reserveUnshared`): the name an object store's key will carry.
+    func reserveUnshared(filename: String, for jobID: String) -> String
     /// Gives a job's name back.
     func release(jobID: String)
     /// Records a name a job already holds (start-up recovery), without collision renaming.

@@ -62,10 +62,8 @@ public final class Spool: @unchecked Sendable {
 
     /// `root/partial/<id>.part`.
     public func partialPath(for jobID: String) -> String { partialDirectory + "/" + jobID + ".part" }
-
     /// `root/partial/<id>.segments`: which ranges of a segmented download's (preallocated) partial file are written.
     public func segmentsPath(for jobID: String) -> String { partialDirectory + "/" + jobID + ".segments" }
-
     /// `root/files/<filename>`.
     public func finishedPath(for filename: String) -> String { filesDirectory + "/" + filename }
 
@@ -76,6 +74,25 @@ public final class Spool: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if reservations[jobID] == filename { return filename }
+        return reserveFree(filename, for: jobID)
+    }
+
+    /// `reserve`, checked even when the job holds the name (another job may too, claimed at start-up; a file of that
+    /// name may be in `files/`, or it was given on another node): the name of an object key (`DownloadEngine.accept`).
+    /// A link of the job's own partial file left there by a crash keeps the name.
+    public func reserveUnshared(filename: String, for jobID: String) -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        if holders[filename].map({ $0.subtracting([jobID]).isEmpty }) ?? true, access(finishedPath(for: filename), F_OK) != 0
+            || Self.sameFile(partialPath(for: jobID), finishedPath(for: filename)) {
+            setReservation(filename, for: jobID)
+            return filename
+        }
+        return reserveFree(filename, for: jobID)
+    }
+
+    /// `filename` or its first variant that no other job holds and no file in `files/` has, reserved. Under `lock`.
+    private func reserveFree(_ filename: String, for jobID: String) -> String {
         var number = 0
         var candidate = filename
         while holders[candidate].map({ !$0.subtracting([jobID]).isEmpty }) == true

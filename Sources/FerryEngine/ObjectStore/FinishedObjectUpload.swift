@@ -1,8 +1,8 @@
 import Foundation
 
-/// Stores one verified file as an object: `PutObject` for an empty file, else a multipart upload of its
-/// `PartPlan` read from the file as it is sent, completed only when every part is stored. The SHA-256 is kept
-/// as the object's `sha256` metadata.
+/// Stores one verified file as an object: `PutObject` for a file of at most one part (read from the file as it is
+/// sent: one request, not three), else a multipart upload of its `PartPlan` read from the file as it is sent,
+/// completed only when every part is stored. The SHA-256 is kept as the object's `sha256` metadata.
 ///
 /// An upload that fails or is told to stop (`proceed` answers false between parts) is aborted, so no unfinished
 /// upload is left behind; the error is the one that ended it (`.stopped` when told to stop). Nothing is retried
@@ -19,6 +19,9 @@ struct FinishedObjectUpload: Sendable {
     ///   abort. Without it, a new upload is made, and aborted on failure.
     /// - Parameter sha256: the object's `sha256` metadata; nil: none (the engine computes it before storing a
     ///   file in the object store, so this does not happen there today).
+    /// Whether storing a file of `size` without an existing upload makes no multipart upload (one `PutObject`).
+    func isSingleRequest(size: Int64) -> Bool { PartPlan(size: size, partSize: partSize).parts.count <= 1 }
+
     func upload(path: String, key: String, size: Int64, sha256: String?, contentType: String?,
                 existing: (uploadID: String, parts: [UploadedPart])? = nil,
                 proceed: @Sendable () async -> Bool) async throws(ObjectStoreError) {
@@ -34,6 +37,15 @@ struct FinishedObjectUpload: Sendable {
                                    message: "cannot open the finished file: \(SystemError("open", path))")
         }
         defer { close(descriptor) }
+        if existing == nil, plan.parts.count == 1 {
+            guard await proceed() else {
+                throw ObjectStoreError(operation: .putObject, kind: .stopped, endpoint: client.location.bucketURL,
+                                       message: "the upload was stopped before it began")
+            }
+            _ = try await client.putObject(key: key, descriptor: descriptor, offset: 0, length: size, contentType: contentType,
+                                           metadata: metadata)
+            return
+        }
         let uploadID: String
         if let existing { uploadID = existing.uploadID } else {
             uploadID = try await client.createMultipartUpload(key: key, contentType: contentType, metadata: metadata)

@@ -30,5 +30,10 @@ final class LiveParts: @unchecked Sendable {
     /// the parts in flight and the one each connection is writing, however much faster the origin is than the store.
     var backlogged = false
 
+    /// A multipart upload of the job was made or found during this submission (one created here, or a stored record
+    /// read): the finish then aborts whatever unfinished uploads are left under the job's keys. Without one, a file
+    /// of one part is stored with a single `PutObject` and no other node can have begun an upload of it.
+    var multipartSeen = false
+
     var isIdle: Bool { !creating && inFlight.isEmpty }
 }

@@ -141,6 +141,15 @@ public final class ObjectStoreClient: @unchecked Sendable {
         return response.head.fields["etag"] ?? ""
     }
 
+    /// Stores `length` bytes of the open file `descriptor` from `offset` as the whole object in one request (read as
+    /// they are sent; S3 takes up to 5 GiB so); returns its ETag. The descriptor stays open.
+    public func putObject(key: String, descriptor: Int32, offset: Int64, length: Int64, contentType: String? = nil,
+                          metadata: [String: String] = [:]) async throws(ObjectStoreError) -> String {
+        let body = ObjectStoreRequest.Body.file(descriptor: descriptor, offset: offset, length: length)
+        let response = try await send(try .putObject(location, key: key, body: body, contentType: contentType, metadata: metadata))
+        return response.head.fields["etag"] ?? ""
+    }
+
     /// Replaces the type and metadata of a stored object (copied onto itself inside the store).
     public func replaceMetadata(key: String, contentType: String? = nil, metadata: [String: String]) async throws(ObjectStoreError) {
         let response = try await send(try .replaceMetadata(location, key: key, contentType: contentType, metadata: metadata))

@@ -24,10 +24,17 @@ struct S3XMLElement: Equatable, Sendable {
         child(name).map { Self.trimmed($0.text) }
     }
 
-    /// Without leading and trailing spaces, tabs and line breaks.
+    /// Without leading and trailing spaces, tabs and line breaks. Walks the UTF-8 bytes (every header line of every
+    /// object-store answer comes through here): the bounds it stops at are next to ASCII, so they are character
+    /// boundaries.
     static func trimmed(_ text: String) -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
-        return String(text.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+        let bytes = text.utf8
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, isSpace(bytes[start]) { start = bytes.index(after: start) }
+        while end > start, isSpace(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        if start == bytes.startIndex && end == bytes.endIndex { return text }
+        return String(text[start..<end])
     }
 }
 

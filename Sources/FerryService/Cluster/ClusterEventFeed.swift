@@ -3,8 +3,9 @@ import Foundation
 import Logging
 
 /// Publishes, on one node of several, what every node's streams must see, in increasing id order: the stored
-/// `job`/`removed` events of the whole cluster, read back from the store (`events(after:)`) after each of this node's
-/// commits, on each `ferry_events` notification and after the listener reconnects, and this node's `progress`
+/// `job`/`removed` events of the whole cluster, read back from the store (`events(after:)`) on each `ferry_events`
+/// notification naming an id beyond those published and after the listener reconnects, this node's own as its
+/// commits return them when they follow the last published (read back otherwise), and this node's `progress`
 /// events, numbered inside the current block (`ClusterEventID`; half used, it asks for a new one).
 ///
 /// Owner: this actor owns the position read up to (`lastStored`); reads are serialized (`catchUp` joins a read
@@ -50,18 +51,40 @@ actor ClusterEventFeed {
         await task.value
     }
 
+    /// After a `ferry_events` notification naming `latest`, the highest id its commit took: reads only when this
+    /// node has not published that far (a node hears its own commits too, published by `committed`).
+    func heard(latest: Int64?) async {
+        if let latest, latest <= lastStored, reading == nil { return }
+        await catchUp()
+    }
+
+    /// The events this node's commit stored, as the commit returned them: published at once when they follow the last
+    /// one published with no id between (nothing another node committed can be missing), read back otherwise.
+    func committed(_ stored: [StoredEvent]) async {
+        guard !stored.isEmpty else { return }
+        let follows = stored.first?.id == lastStored + 1
+            && zip(stored, stored.dropFirst()).allSatisfy { $0.id + 1 == $1.id }
+        guard follows, reading == nil else { return await catchUp() }
+        publish(stored)
+    }
+
+    /// Publishes stored events, in id order, that follow the last one published.
+    private func publish(_ stored: [StoredEvent]) {
+        guard let last = stored.last else { return }
+        ids.advance(to: ClusterEventID.published(last.id))
+        lastStored = last.id
+        refillAsked = false
+        hub.publish(stored.map(Self.serverEvent))
+    }
+
     private func readLoop() async {
         repeat {
             readAgain = false
             do {
                 while true {
                     let stored = try await store.events(after: lastStored, limit: 1_000)
-                    guard let last = stored.last else { break }
-                    let events = stored.map(Self.serverEvent)
-                    ids.advance(to: ClusterEventID.published(last.id))
-                    lastStored = last.id
-                    refillAsked = false
-                    hub.publish(events)
+                    guard !stored.isEmpty else { break }
+                    publish(stored)
                     if stored.count < 1_000 { break }
                 }
             } catch {
@@ -94,12 +117,18 @@ actor ClusterEventFeed {
         }
     }
 
+    /// The `state` of a job event's object: read without parsing the rest (`TopLevelJSONString`), or parsed whole
+    /// when that cannot say.
+    static func state(of data: [UInt8]) -> String? {
+        if let state = TopLevelJSONString.value(of: "state", in: data) { return state }
+        return (try? JSONSerialization.jsonObject(with: Data(data)) as? [String: Any])?["state"] as? String
+    }
+
     /// A stored event as the hub publishes it: a terminal job's `job` event and `removed` end per-job streams.
     static func serverEvent(_ stored: StoredEvent) -> ServerEvent {
         let kind: ServerEvent.Kind = stored.kind == .removed ? .removed : .job
         var closes = kind == .removed
-        if kind == .job, let object = try? JSONSerialization.jsonObject(with: Data(stored.data)) as? [String: Any],
-           let state = object["state"] as? String {
+        if kind == .job, let state = Self.state(of: stored.data) {
             closes = JobState(rawValue: state)?.isTerminal ?? false
         }
         return ServerEvent(id: ClusterEventID.published(stored.id), kind: kind, jobID: stored.jobID, data: stored.data,

@@ -14,6 +14,8 @@ struct ClusterUploadLedger: ObjectUploadLedger {
     let fence: LeaseFence?
     /// The epochs the node took its jobs under: a record is written only while the job's is still this one.
     let held: HeldEpochs
+    /// The records the node's claims read: a job's first start takes its record there.
+    let claimed: ClaimedUploadRecords
     let metrics: ServiceMetrics
     let logger: Logger
 
@@ -25,7 +27,9 @@ struct ClusterUploadLedger: ObjectUploadLedger {
 
     func record(jobID: String) async -> ObjectUploadRecord? {
         do {
-            guard let document = try await store.objectUpload(jobID: jobID) else { return nil }
+            let document: String?
+            if let read = claimed.take(jobID) { document = read } else { document = try await store.objectUpload(jobID: jobID) }
+            guard let document else { return nil }
             return try JSONDecoder().decode(ObjectUploadRecord.self, from: Data(document.utf8))
         } catch {
             logger.warning("cannot read a job's stored parts", metadata: ["job": "\(jobID)", "error": "\(error)"])

@@ -65,7 +65,7 @@ actor LeaseKeeper {
         }
     }
 
-    /// One heartbeat and renewal, then a claim.
+    /// One heartbeat and renewal, then a claim, then which node runs what (`JobSupervisor.refreshOwners`).
     func tick() async {
         do {
             let mark = await supervisor.ownershipMark
@@ -91,6 +91,7 @@ actor LeaseKeeper {
             return
         }
         await claim()
+        await supervisor.refreshOwners()
     }
 
     /// Claims jobs for the node's free slots and hands them to the supervisor.

@@ -17,6 +17,8 @@ struct NodeRole: Sendable {
     var fence: LeaseFence? = nil
     /// The epochs this node took its jobs under, which its writes for them carry.
     var held = HeldEpochs()
+    /// The parts records its claims read, for the jobs' first starts.
+    var claimedUploads = ClaimedUploadRecords()
 }
 
 /// An action on a job owned by another node, as sent to that node (`ClusterJobStore.send(command:to:)`):

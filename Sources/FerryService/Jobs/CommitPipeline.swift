@@ -304,8 +304,9 @@ final class CommitPipeline: @unchecked Sendable {
             }
         }
         let change = ClusterChange(updates: updates, deletions: deletions, notices: notices, events: stored, heldUnder: heldUnder)
+        let result: ClusterCommit
         do {
-            let result = try await cluster.store.commit(change, node: cluster.node)
+            result = try await cluster.store.commit(change, node: cluster.node)
             if !result.refused.isEmpty { cluster.refused(result.refused) }
             let kept = notices.filter { result.refused[$0.jobID] == nil }
             if !kept.isEmpty { noticesStored(kept) }
@@ -319,7 +320,7 @@ final class CommitPipeline: @unchecked Sendable {
         onDurable.forEach { $0() }
         await cluster.feed.publishProgress(events)
         await cluster.relay.note(events)
-        if !stored.isEmpty { await cluster.feed.catchUp() }
+        if !stored.isEmpty { await cluster.feed.committed(result.events) }
         for (_, waiter) in batch { waiter?.resume(with: .success(())) }
         return .written
     }

@@ -36,6 +36,7 @@ extension JobSupervisor {
             }
             if claim.previousOwner != nil { metrics.handover() }
             role?.held.took(job.id, epoch: claim.epoch)
+            if claim.objectUploadRead { role?.claimedUploads.claimed(job.id, document: claim.objectUpload) }
             runHere(job)
         }
         metrics.claimed(claimed.count)
@@ -155,20 +156,24 @@ extension JobSupervisor {
         await refresh(ids)
     }
 
-    /// Reads these jobs again from the store (another node changed them), unless this node owns them; wakes the
-    /// actions waiting for them to change.
+    /// Reads the jobs another node's commit named (those this node runs excepted: its view wins), with which node
+    /// runs each, in one statement.
     func refresh(_ ids: [String]) async {
         guard let role else { return }
-        var records: [JobRecord] = []
-        var gone: [String] = []
-        for id in ids where !owned.contains(id) && !suspended.contains(id) {
-            do {
-                if let stored = try await role.store.job(id: id) { records.append(stored) } else { gone.append(id) }
-            } catch {
-                logger.warning("cannot read a job another node changed", metadata: ["job": "\(id)", "error": "\(error)"])
-            }
+        let wanted = ids.filter { !owned.contains($0) && !suspended.contains($0) }
+        guard !wanted.isEmpty else { return }
+        let rows: [(job: JobRecord, liveOwner: String?)]
+        do {
+            rows = try await role.store.jobsWithLiveOwners(ids: wanted)
+        } catch {
+            logger.warning("cannot read jobs another node changed", metadata: ["jobs": "\(wanted.count)", "error": "\(error)"])
+            return
         }
-        await absorb(records, gone: gone)
+        let found = Set(rows.map(\.job.id))
+        absorb(rows.map(\.job), gone: wanted.filter { !found.contains($0) })
+        for (job, owner) in rows where !owned.contains(job.id) {
+            table.setNode(owner == role.node ? nil : owner, of: job.id)
+        }
     }
 
     /// Reads every job again (at start and after the listener reconnected: notifications may have been missed).
@@ -177,15 +182,23 @@ extension JobSupervisor {
         do {
             let stored = try await role.store.all()
             let kept = Set(stored.map(\.id))
-            await absorb(stored, gone: jobs.values.map(\.id).filter { !kept.contains($0) })
+            absorb(stored, gone: jobs.values.map(\.id).filter { !kept.contains($0) })
+            await refreshOwners()
         } catch {
             logger.warning("cannot read the jobs again", metadata: ["error": "\(error)"])
         }
     }
 
+    /// Reads which node runs what, for every job (`"node"`): after `refreshAll`, and every lease renewal, so a lease
+    /// that ran out shows without a notification.
+    func refreshOwners() async {
+        guard let role, let owners = try? await role.store.liveOwners() else { return }
+        table.setNodes(owners.filter { $0.value != role.node }, keeping: owned)
+    }
+
     /// Puts rows read from the store into the table (those this node owns excepted: its view wins), removes the
-    /// jobs no longer stored, wakes forwarded actions that now show, and reads which node runs what.
-    private func absorb(_ records: [JobRecord], gone: [String]) async {
+    /// jobs no longer stored, and wakes forwarded actions that now show.
+    private func absorb(_ records: [JobRecord], gone: [String]) {
         guard let role else { return }
         // Read back: another node changed these, so no write of this node's carries an epoch of them any more.
         role.held.forget(records.map(\.id) + gone)
@@ -199,10 +212,6 @@ extension JobSupervisor {
         for id in gone where !owned.contains(id) && !suspended.contains(id) {
             removeFromTable(id)
             wakeWaiters(id)
-        }
-        // Which node runs what: one read for the whole batch.
-        if let owners = try? await role.store.liveOwners() {
-            table.setNodes(owners.filter { $0.value != role.node }, keeping: owned)
         }
     }
 
@@ -228,6 +237,7 @@ extension JobSupervisor {
     func drop(_ id: String) {
         guard owned.remove(id) != nil else { return }
         ownedSince[id] = nil
+        role?.claimedUploads.forget(id)
         table.setNode(nil, of: id)
         role?.wantsWork()
     }

@@ -101,8 +101,8 @@ final class ClusterMembership: Sendable {
                         await sessions?.reload()
                         await keys?.reloadAll()
                         wantsWork()
-                    case .notification(ClusterChannel.events, _):
-                        await feed.catchUp()
+                    case .notification(ClusterChannel.events, let payload):
+                        await feed.heard(latest: Int64(payload))
                     case .notification(ClusterChannel.jobs, let payload):
                         await supervisor.refresh(ClusterChannel.jobIDs(inPayload: payload))
                         wantsWork()

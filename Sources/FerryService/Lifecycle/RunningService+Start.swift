@@ -59,6 +59,7 @@ extension RunningService {
         let fence = cluster.map { _ in LeaseFence(lease: configuration.lease) }
         // ...and the epochs it took its jobs under, which its writes for them carry.
         let held = HeldEpochs()
+        let claimedUploads = ClaimedUploadRecords()
         let hub = EventHub(ids: ids, logger: logger)
         let feed = cluster.map { ClusterEventFeed(store: $0.store, hub: hub, ids: ids, after: storedEventsAfter, logger: logger) }
         let (refusals, refused) = AsyncStream<[String: String]>.makeStream()
@@ -105,7 +106,7 @@ extension RunningService {
         let allowance: (any SpoolAllowance)? = token == nil ? quota : KeySpoolQuota(inner: quota, keys: keys, table: table)
         let engine = DownloadEngine(configuration: engineConfiguration, spool: spool, logger: logger, allowance: allowance,
                                     objectStore: objectStore,
-                                    uploadLedger: cluster.map { ClusterUploadLedger(store: $0.store, node: configuration.nodeID, fence: fence, held: held,
+                                    uploadLedger: cluster.map { ClusterUploadLedger(store: $0.store, node: configuration.nodeID, fence: fence, held: held, claimed: claimedUploads,
                                                                                     metrics: metrics, logger: logger) }) { event in
             engineEvents.post(event)
         }
@@ -156,7 +157,7 @@ extension RunningService {
         dependencies.keyRule = configuration.fetch.keyRule
         if let cluster {
             dependencies.role = NodeRole(store: cluster.store, node: configuration.nodeID, lease: configuration.lease,
-                                         wantsWork: wantsWork, fence: fence, held: held)
+                                         wantsWork: wantsWork, fence: fence, held: held, claimedUploads: claimedUploads)
             // The supervisor's own ids only number placeholders: the feed publishes with the stored ids.
             dependencies.ids = EventIDAllocator(startingAfter: 0)
             dependencies.publishedMark = { ids.lastAllocated }

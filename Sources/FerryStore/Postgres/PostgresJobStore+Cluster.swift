@@ -88,7 +88,8 @@ extension PostgresJobStore: ClusterJobStore {
             let previousOwner = JobColumn.allCases.count
             let claimed = try (0..<result.rowCount).map { row in
                 ClaimedJob(job: try PostgresJobRow.record(from: result, row: row, strings: &strings),
-                           previousOwner: result.string(row, previousOwner), epoch: result.int64(row, previousOwner + 1) ?? 0)
+                           previousOwner: result.string(row, previousOwner), epoch: result.int64(row, previousOwner + 1) ?? 0,
+                           objectUpload: result.string(row, previousOwner + 2), objectUploadRead: true)
             }
             // RETURNING has no order of its own.
             return claimed.sorted { ($0.job.priority, -$0.job.sequence) > ($1.job.priority, -$1.job.sequence) }
@@ -101,7 +102,8 @@ extension PostgresJobStore: ClusterJobStore {
     /// The claim: `$1` node, `$2` how many, `$3` running states, `$4` the lease in ms; when `capped`, `$5` the keys
     /// with a `maxActiveJobs` and `$6` their caps. A capped key's jobs are claimed only while fewer of them than its
     /// cap are owned under a running lease (by any node), the first ones in claim order; other jobs as they come.
-    /// The CTE runs once; its rows stay locked by this transaction until the UPDATE has set the owner.
+    /// The CTE runs once; its rows stay locked by this transaction until the UPDATE has set the owner. Each row comes
+    /// with the job's parts record, so a node starting it need not read that on its own.
     static func claimStatement(capped: Bool) -> String {
         let free = "state = ANY($3::text[]) AND (owner IS NULL OR lease_until <= now())"
         let caps = capped ? """
@@ -130,7 +132,8 @@ extension PostgresJobStore: ClusterJobStore {
                 lease_epoch = CASE WHEN jobs.lease_holder IS NOT DISTINCT FROM $1 THEN jobs.lease_epoch ELSE jobs.lease_epoch + 1 END,
                 lease_holder = $1
             FROM picked WHERE jobs.id = picked.id
-            RETURNING \(PostgresJobRow.selectColumns), picked.previous_owner, jobs.lease_epoch
+            RETURNING \(PostgresJobRow.selectColumns), picked.previous_owner, jobs.lease_epoch,
+                (SELECT document FROM object_uploads WHERE job_id = jobs.id)
             """
     }
 
@@ -215,6 +218,21 @@ extension PostgresJobStore: ClusterJobStore {
         }
     }
 
+    public func jobsWithLiveOwners(ids: [String]) async throws -> [(job: JobRecord, liveOwner: String?)] {
+        guard !ids.isEmpty else { return [] }
+        return try await perform { connection in
+            let result = try connection.execute("""
+                SELECT \(PostgresJobRow.selectColumns), CASE WHEN owner IS NOT NULL AND lease_until > now() THEN owner END
+                FROM jobs WHERE id = ANY($1::text[])
+                """, [.textArray(ids)], reuse: true, operation: "read jobs other nodes changed")
+            var strings = StringInterner()
+            let owner = JobColumn.allCases.count
+            return try (0..<result.rowCount).map { row in
+                (try PostgresJobRow.record(from: result, row: row, strings: &strings), result.string(row, owner))
+            }
+        }
+    }
+
     public func commit(_ change: ClusterChange, node: String) async throws -> ClusterCommit {
         guard !change.isEmpty else { return ClusterCommit() }
         return try await perform { connection in
@@ -250,12 +268,13 @@ extension PostgresJobStore: ClusterJobStore {
                     try connection.execute("DELETE FROM jobs WHERE id = ANY($1::text[])", [.textArray(deletions)],
                                            operation: "delete jobs")
                 }
-                if !updates.isEmpty {
+                let stopped = updates.filter { !$0.state.needsRunning }.map(\.id)
+                if !stopped.isEmpty {
                     // What no longer needs running needs no owner: any node may act on it next.
                     try connection.execute("""
                         UPDATE jobs SET owner = NULL, lease_until = NULL
                         WHERE id = ANY($1::text[]) AND owner IS NOT NULL AND NOT (state = ANY($2::text[]))
-                        """, [.textArray(updates.map(\.id)), .textArray(Self.runningStates)], reuse: true,
+                        """, [.textArray(stopped), .textArray(Self.runningStates)], reuse: true,
                         operation: "release jobs that stopped")
                 }
                 for notice in change.notices where commit.refused[notice.jobID] == nil {

@@ -19,11 +19,22 @@ enum PostgresParameter: Sendable, Equatable {
     }
 
     /// A `text[]` literal (`{"a","b"}`), every element quoted, so any text (commas, quotes, `NULL`) stays an element.
+    /// Written byte by byte (a commit sends its events' data this way): backslashes and double quotes are escaped.
     static func textArray(_ elements: [String]) -> PostgresParameter {
-        let quoted = elements.map { element in
-            "\"" + element.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        let (quote, backslash) = (UInt8(ascii: "\""), UInt8(ascii: "\\"))
+        var literal: [UInt8] = [UInt8(ascii: "{")]
+        literal.reserveCapacity(elements.reduce(2) { $0 + $1.utf8.count + 3 })
+        for (index, element) in elements.enumerated() {
+            if index > 0 { literal.append(UInt8(ascii: ",")) }
+            literal.append(quote)
+            for byte in element.utf8 {
+                if byte == quote || byte == backslash { literal.append(backslash) }
+                literal.append(byte)
+            }
+            literal.append(quote)
         }
-        return .text("{" + quoted.joined(separator: ",") + "}")
+        literal.append(UInt8(ascii: "}"))
+        return .text(String(decoding: literal, as: UTF8.self))
     }
 
     /// A `bigint[]` literal (`{1,2}`).

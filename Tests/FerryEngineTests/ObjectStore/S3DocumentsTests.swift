@@ -7,6 +7,19 @@ import Testing
 struct S3DocumentsTests {
     private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
+    @Test func trimsSpacesTabsAndLineBreaksOnly() {
+        #expect(S3XMLElement.trimmed(" \t ETag: \"abc\"\r\n") == "ETag: \"abc\"")
+        #expect(S3XMLElement.trimmed("x-amz-meta-name: é ü\r\n") == "x-amz-meta-name: é ü")
+        #expect(S3XMLElement.trimmed("\r\n") == "")
+        #expect(S3XMLElement.trimmed("") == "")
+        #expect(S3XMLElement.trimmed("plain") == "plain")
+        var head = ObjectStoreResponseHead()
+        head.read("HTTP/1.1 200 OK\r\n")
+        head.read("Content-Length:  12 \r\n")
+        head.read("x-amz-meta-sha256: ab\r\n")
+        #expect(head.status == 200 && head.object.size == 12 && head.object.metadata == ["sha256": "ab"])
+    }
+
     @Test func readsTheUploadID() throws {
         let xml = """
             <?xml version="1.0" encoding="UTF-8"?>
