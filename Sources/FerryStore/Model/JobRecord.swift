@@ -9,8 +9,8 @@ import Foundation
 /// `Codable` are synthesized. A new field is a stored property here or in `Details`, an `init` parameter, and its
 /// column (`SQLiteSchema`, `SQLiteJobRow`).
 ///
-/// Memory: the supervisor keeps every record in a dictionary, which for 100,000 jobs has 262,144 slots, so each
-/// byte of the record costs ~2.6 bytes there (more while the dictionary grows, when old and new slots coexist).
+/// Memory: the supervisor's table keeps every record (boxed, one allocation each: `JobTable.RecordBox`), so each
+/// byte of the record costs a byte per job; each record a job changes is a new one.
 /// The fields every job has, and its key, are stored inline (136 bytes); those most jobs leave unset while they wait (`Details`)
 /// sit behind one pointer, in a box that copies share and that every record setting none of them shares. The box is
 /// an immutable final class (`DetailsBox`) and never changes: setting one of these fields puts a new box in its place. They read
