@@ -86,6 +86,9 @@ final class KeyRing: Sendable {
     /// Adds or replaces a key (made or changed here, or read again after another node changed it).
     func put(_ key: APIKeyRecord) {
         contents.withLock { contents in
+            var key = key
+            // A use taken for writing may not be in the store's copy yet.
+            if let known = contents.byID[key.id]?.lastUsedAt, known > key.lastUsedAt ?? .distantPast { key.lastUsedAt = known }
             Self.remove(key.id, from: &contents)
             Self.insert(key, into: &contents)
         }
@@ -96,11 +99,14 @@ final class KeyRing: Sendable {
         contents.withLock { Self.remove(id, from: &$0) }
     }
 
-    /// The uses noted since the last call, for `JobStore.touchKeys`.
+    /// The uses noted since the last call, for `JobStore.touchKeys`. The keys show them from now on (their
+    /// `lastUsedAt`), so that a listing while the caller writes them does not fall back to the store's older value.
     func takeUses() -> [String: Date] {
         contents.withLock { contents in
-            defer { contents.uses = [:] }
-            return contents.uses
+            let taken = contents.uses
+            contents.uses = [:]
+            for (id, used) in taken { contents.byID[id]?.lastUsedAt = used }
+            return taken
         }
     }
 
