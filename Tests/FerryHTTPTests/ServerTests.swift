@@ -276,7 +276,15 @@ extension ServerTests {
                     }
                 })
             }) { _, port in
-                let responses = try await Self.askInTurn(port: port, ["/unknown", "/known", "/unknown"])
+                let responses = try await offThePool {
+                    let client = try WireClient(port: port)
+                    var responses: [WireResponse] = []
+                    for target in ["/unknown", "/known", "/unknown"] {
+                        try client.write(WireClient.request(target))
+                        responses.append(try client.readResponse())
+                    }
+                    return responses
+                }
                 #expect(responses.map(\.text) == ["alphabravogamma", "alphabravogamma", "alphabravogamma"])
                 #expect(responses[0].header("Transfer-Encoding") == "chunked")
                 #expect(responses[0].header("Content-Length") == nil)
@@ -288,19 +296,6 @@ extension ServerTests {
 
         /// A stream may queue regions of a file between its bytes (`writeFile`, sent with sendfile): the body is the
         /// pieces in order, framed as chunks when the length is unknown, and the file is closed once its last
-
-        /// Asks each of `targets` in turn on one kept-alive connection; the responses in order.
-        static func askInTurn(port: Int, _ targets: [String]) async throws -> [WireResponse] {
-            try await offThePool {
-                let client = try WireClient(port: port)
-                var responses: [WireResponse] = []
-                for target in targets {
-                    try client.write(WireClient.request(target))
-                    responses.append(try client.readResponse())
-                }
-                return responses
-            }
-        }
         /// region went, even after the producer let it go.
         @Test func streamedFileRegionsGoInOrderBetweenBytes() async throws {
             let directory = try Fixture.tempDirectory("ferry-http-stream-file")
@@ -323,7 +318,15 @@ extension ServerTests {
                     }
                 })
             }) { _, port in
-                let responses = try await Self.askInTurn(port: port, ["/unknown", "/known", "/unknown"])
+                let responses = try await offThePool {
+                    let client = try WireClient(port: port)
+                    var responses: [WireResponse] = []
+                    for target in ["/unknown", "/known", "/unknown"] {
+                        try client.write(WireClient.request(target))
+                        responses.append(try client.readResponse())
+                    }
+                    return responses
+                }
                 #expect(responses.allSatisfy { $0.body == expected })
                 #expect(responses[0].header("Transfer-Encoding") == "chunked")
                 #expect(responses[1].header("Content-Length") == "\(expected.count)")
