@@ -25,6 +25,20 @@ extension DownloadEngine {
         storage.sizeOfFinished(filename: filename) != nil
     }
 
+    /// Whether the finished file of that name holds exactly a job's bytes: `size` of them, whose SHA-256 is `sha256`.
+    /// On several nodes a name is unique only on the node that gave it, so a node taking over a job that is to be
+    /// delivered checks the file it finds under the job's name before sending it (another job's file may have that
+    /// name here). Reads on a utility queue; `done` gets the answer there.
+    public func holdsFinishedFile(named filename: String, size: Int64, sha256: String,
+                                  done: @escaping @Sendable (Bool) -> Void) {
+        let storage = self.storage
+        DispatchQueue.global(qos: .utility).async {
+            guard storage.sizeOfFinished(filename: filename) == size else { return done(false) }
+            let digests = try? Digest.ofFile(storage.location(ofFinished: filename))
+            done(digests?.sha256 == sha256)
+        }
+    }
+
     /// Where readers find a finished file.
     public func location(ofFinished filename: String) -> String {
         storage.location(ofFinished: filename)

@@ -233,4 +233,22 @@ struct SpoolTests {
         #expect(FinishRecord.decode("ferry-finish 1\nname a.bin\nsize x\nsha256 \(String(repeating: "c", count: 64))\n") == nil)
         #expect(FinishRecord.decode("garbage") == nil)
     }
+
+    /// A node taking over a delivery checks the file of the job's name is the job's: the same size and SHA-256.
+    @Test func aFinishedFileHoldsAJobsBytesOnlyWithTheirSizeAndDigest() async throws {
+        try await EngineHarness.run { h in
+            let bytes = Fixture.content(size: 10_000, seed: 7)
+            try Fixture.writeFile(at: h.spool.finishedPath(for: "a.iso"), size: 10_000, seed: 7)
+            let digest = Fixture.sha256Hex(of: bytes)
+            func holds(_ name: String, size: Int64, sha256: String) async -> Bool {
+                await withCheckedContinuation { continuation in
+                    h.engine.holdsFinishedFile(named: name, size: size, sha256: sha256) { continuation.resume(returning: $0) }
+                }
+            }
+            #expect(await holds("a.iso", size: 10_000, sha256: digest))
+            #expect(await !holds("a.iso", size: 10_000, sha256: String(repeating: "0", count: 64)), "another job's bytes")
+            #expect(await !holds("a.iso", size: 9_999, sha256: digest), "another size")
+            #expect(await !holds("b.iso", size: 10_000, sha256: digest), "no such file")
+        }
+    }
 }

@@ -8,6 +8,8 @@ protocol JobFiles: Sendable {
     func releaseFilename(for jobID: String)
     func bytesOnDisk(jobID: String) -> Int64
     func hasFinishedFile(named filename: String) -> Bool
+    /// Whether the finished file of that name is a job's own (its size and SHA-256); `done` gets it on some queue.
+    func holdsFinishedFile(named filename: String, size: Int64, sha256: String, done: @escaping @Sendable (Bool) -> Void)
     /// Where a finished file is read from (the upload of a delivery).
     func location(ofFinished filename: String) -> String
     /// Stops the job's transfer and deletes everything of it (partial file, finished file, name).

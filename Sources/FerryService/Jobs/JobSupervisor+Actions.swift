@@ -133,9 +133,10 @@ extension JobSupervisor {
     }
 
     private func resumeHere(_ id: String) async throws -> JobRecord {
-        try await act(.resume, on: id) { job in
+        let fileHere = if let job = jobs[id], job.hasDownloadedFile { await holdsDownloadedFile(job) } else { false }
+        return try await act(.resume, on: id) { job in
             job.error = nil
-            if job.hasDownloadedFile, let filename = job.filename, self.files.hasFinishedFile(named: filename) {
+            if job.hasDownloadedFile, fileHere {
                 // Downloaded already: only the delivery is tried again.
                 job.state = .delivering
                 job.delivery = job.delivery?.restarted()

@@ -42,18 +42,46 @@ extension JobSupervisor {
         metrics.claimed(claimed.count)
     }
 
-    /// Runs a job this node holds: its delivery again when it was delivering, else its transfer from the bytes on
-    /// disk (or the parts stored).
+    /// Runs a job this node holds: its delivery again when it was delivering (`continueDelivery`), else its transfer
+    /// from the bytes on disk (or the parts stored).
     private func runHere(_ record: JobRecord) {
-        var job = record
-        take(job.id)
-        restarts[job.id] = nil
-        rates[job.id] = nil
-        if job.state == .delivering, let filename = job.filename, files.hasFinishedFile(named: filename) {
-            insertIntoTable(job)
-            startDelivery(job)
+        take(record.id)
+        restarts[record.id] = nil
+        rates[record.id] = nil
+        if record.state == .delivering, record.filename != nil {
+            insertIntoTable(record)
+            let since = ownedSince[record.id]
+            Task { await self.continueDelivery(record.id, ownedSince: since) }
             return
         }
+        downloadHere(record)
+    }
+
+    /// A job taken while it was delivering: delivered from this node's file under its name when that file is the
+    /// job's (`holdsDownloadedFile`: another job's file may have the name here), else downloaded again first. Left
+    /// alone when the job changed meanwhile or this node took it again since (`ownedSince`: that run continues it).
+    private func continueDelivery(_ id: String, ownedSince since: Int?) async {
+        guard let job = jobs[id] else { return }
+        let own = await holdsDownloadedFile(job)
+        guard owned.contains(id), ownedSince[id] == since, let job = jobs[id], job.state == .delivering else { return }
+        if own { startDelivery(job) } else { downloadHere(job) }
+    }
+
+    /// Whether this node's finished file under the job's name is the file the job downloaded. On one node a name
+    /// is one job's; on several, names are unique only per node, so the file's size and SHA-256 must be the job's.
+    func holdsDownloadedFile(_ job: JobRecord) async -> Bool {
+        guard let filename = job.filename, files.hasFinishedFile(named: filename) else { return false }
+        guard role != nil else { return true }
+        guard let sha256 = job.sha256 else { return false }
+        let files = self.files, size = job.bytesExpected ?? job.bytesReceived
+        return await withCheckedContinuation { continuation in
+            files.holdsFinishedFile(named: filename, size: size, sha256: sha256) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Runs a held job's transfer from the bytes this node has of it (or the parts stored).
+    private func downloadHere(_ record: JobRecord) {
+        var job = record
         let onDisk = files.bytesOnDisk(jobID: job.id)
         let changed = job.state != .waiting || job.bytesReceived != onDisk
         job.state = .waiting

@@ -210,6 +210,41 @@ struct ClusterSupervisorTests {
         #expect(await harness.supervisor.absorbProgress([data]).isEmpty)
         #expect(await harness.supervisor.job(other.id)?.1 == nil)
     }
+
+    /// Names are unique only per node: a job taken over while it was delivering is delivered from this node's file of
+    /// its name only when that file is the job's (its SHA-256); another job's file of that name is never sent, and
+    /// the job is downloaded again instead.
+    @Test(arguments: [false, true])
+    func aDeliveryTakenOverSendsTheFileOfItsNameOnlyWhenItIsTheJobs(fileIsTheJobs: Bool) async throws {
+        let harness = Harness()
+        let answers = try await harness.supervisor.create([SupervisorHarness.draft("http://example.org/a.iso") {
+            $0.deliver = JobDraft.DeliverBody(url: "https://target.example/up", deleteAfter: false)
+        }])
+        guard case .created(let job) = answers.first else { throw HarnessError.notCreated("\(answers)") }
+        // Node b downloaded it and was delivering it when its lease ran out.
+        let taken = try #require(try await harness.store.claim(node: "node-b", limit: 1, lease: .seconds(3)).first)
+        var delivering = taken.job
+        delivering.state = .delivering
+        delivering.filename = "a.iso"
+        delivering.bytesReceived = 1_000
+        delivering.bytesExpected = 1_000
+        delivering.sha256 = String(repeating: "ab", count: 32)
+        _ = try await harness.store.commit(ClusterChange(updates: [delivering], heldUnder: [job.id: taken.epoch]), node: "node-b")
+        await harness.store.expire(node: "node-b")
+        // This node has a file of that name: the job's own copy, or another job's.
+        harness.engine.finishedFiles.insert("a.iso")
+        harness.engine.finishedDigests["a.iso"] = fileIsTheJobs ? delivering.sha256 : String(repeating: "cd", count: 32)
+
+        try await harness.claim()
+        let outcome = fileIsTheJobs ? "deliver \(job.id)" : "submit \(job.id)"
+        for _ in 0..<200 where !harness.engine.log.contains(outcome) { try await Task.sleep(nanoseconds: 5_000_000) }
+        #expect(harness.engine.log.contains("holds a.iso"), "the file was checked")
+        #expect(harness.engine.log.contains(outcome))
+        #expect(harness.engine.log.contains("deliver \(job.id)") == fileIsTheJobs, "another job's file is never sent")
+        if !fileIsTheJobs {
+            #expect(await harness.supervisor.job(job.id)?.0.state == .waiting, "downloaded again before its delivery")
+        }
+    }
 }
 
 /// Counts calls from any thread.

@@ -14,6 +14,8 @@ final class FakeEngine: TransferControl, JobFiles, @unchecked Sendable {
     var partialBytes: [String: Int64] = [:]
     /// Finished files "in files/".
     var finishedFiles: Set<String> = []
+    /// The SHA-256 of finished files, by name, as `holdsFinishedFile` checks it (sizes are not checked here).
+    var finishedDigests: [String: String] = [:]
     /// What `recoverFiles` answers.
     var recovered: [String: RecoveredFiles] = [:]
     /// Answer pauses at once with `partialBytes` (else the test calls `completePause`).
@@ -65,6 +67,10 @@ final class FakeEngine: TransferControl, JobFiles, @unchecked Sendable {
     func releaseFilename(for jobID: String) { lock.withLock { _ = names.removeValue(forKey: jobID) } }
     func bytesOnDisk(jobID: String) -> Int64 { lock.withLock { partialBytes[jobID] ?? 0 } }
     func hasFinishedFile(named filename: String) -> Bool { lock.withLock { finishedFiles.contains(filename) } }
+    func holdsFinishedFile(named filename: String, size: Int64, sha256: String, done: @escaping @Sendable (Bool) -> Void) {
+        record("holds \(filename)")
+        done(lock.withLock { finishedFiles.contains(filename) && finishedDigests[filename] == sha256 })
+    }
 
     func discard(jobID: String, finishedFile filename: String?) {
         record("discard \(jobID)")
