@@ -67,6 +67,9 @@ extension DownloadEngine {
             return
         }
         upload.fd = fd
+        // Read in order from the first byte: the kernel's read-ahead grows, and `read` asks for more (`ReadAhead`).
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
+        upload.readAhead = ReadAhead()
         let easy: CurlEasy
         do {
             easy = try CurlEasy()
@@ -145,6 +148,11 @@ extension DownloadEngine {
         if let delay = rateDelay(wanted, own: &upload.rateBucket) {
             scheduleWake(upload, after: delay)
             return .pause
+        }
+        if let range = upload.readAhead.advice(at: upload.bytesSent, size: upload.spec.size) {
+            // Starts reading the next window into the page cache without waiting: this `pread` and the next ones
+            // then copy from memory instead of holding the engine queue on the disk.
+            _ = posix_fadvise(upload.fd, off_t(range.lowerBound), off_t(range.upperBound - range.lowerBound), POSIX_FADV_WILLNEED)
         }
         let n = pread(upload.fd, buffer.baseAddress, wanted, off_t(upload.bytesSent))
         guard n > 0 else {

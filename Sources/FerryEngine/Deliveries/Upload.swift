@@ -12,6 +12,8 @@ final class Upload: @unchecked Sendable {
     var easy: CurlEasy?
     /// Bytes of the file handed to libcurl in this attempt.
     var bytesSent: Int64 = 0
+    /// What of the file the kernel was asked to read ahead in this attempt.
+    var readAhead = ReadAhead()
     var headReader = ResponseHeadReader()
     /// Set when the destination guard refused an address, or the file could not be read.
     var cause: FailureCause?
