@@ -78,4 +78,21 @@ private final class ManagedFlag: @unchecked Sendable {
     private var value = false
     func set() { lock.withLock { value = true } }
     var isSet: Bool { lock.withLock { value } }
+
+    /// The output directory `launch` made goes with the last reference to the child; one given by the caller stays.
+    @Test func theOutputDirectoryMadeForAChildGoesWithIt() async throws {
+        var child: ChildProcess? = try ChildProcess.launch("/bin/sh", ["-c", "echo out"])
+        let made = try #require(child?.outputDirectory)
+        #expect(await child?.exit(within: 20) == 0)
+        #expect(child?.standardOutput() == "out\n")
+        child = nil
+        #expect(!FileManager.default.fileExists(atPath: made), "removed with the child")
+
+        let given = try Fixture.tempDirectory("ferry-given")
+        defer { Fixture.removeTree(given) }
+        var kept: ChildProcess? = try ChildProcess.launch("/bin/true", [], outputDirectory: given)
+        #expect(await kept?.exit(within: 20) == 0)
+        kept = nil
+        #expect(FileManager.default.fileExists(atPath: given + "/true.stdout"), "the caller's directory is the caller's")
+    }
 }

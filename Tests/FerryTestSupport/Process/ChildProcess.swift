@@ -19,20 +19,29 @@ public final class ChildProcess: @unchecked Sendable {
 
     private let lock = NSLock()
     private var exitStatus: Int32?
+    /// The temp directory `launch` made for the output, removed with the last reference to this value (1,287
+    /// `ferry-child*` directories were left in /tmp by one day of test runs when callers had to remove it).
+    private let madeDirectory: String?
 
-    private init(pid: pid_t, executable: String, arguments: [String], stdout: String, stderr: String) {
+    private init(pid: pid_t, executable: String, arguments: [String], stdout: String, stderr: String,
+                 madeDirectory: String?) {
         self.pid = pid
         self.executable = executable
         self.arguments = arguments
         self.standardOutputPath = stdout
         self.standardErrorPath = stderr
+        self.madeDirectory = madeDirectory
+    }
+
+    deinit {
+        if let madeDirectory { Fixture.removeTree(madeDirectory) }
     }
 
     /// Starts `executable` (an absolute path) with `args`.
     /// - Parameters:
     ///   - environment: the child's whole environment; `nil` inherits the test process's.
-    ///   - outputDirectory: where `<name>.stdout` / `<name>.stderr` go; `nil` makes a fresh temp directory
-    ///     (the caller removes it with `Fixture.removeTree`, e.g. `outputDirectory` of the paths).
+    ///   - outputDirectory: where `<name>.stdout` / `<name>.stderr` go; `nil` makes a fresh temp directory, removed
+    ///     when the last reference to the returned value goes (read the output before; `stopInBackground` keeps it).
     public static func launch(
         _ executable: String, _ args: [String], environment: [String: String]? = nil, outputDirectory: String? = nil
     ) throws -> ChildProcess {
@@ -44,7 +53,8 @@ public final class ChildProcess: @unchecked Sendable {
             executable: executable, arguments: [executable] + args, environment: environment,
             stdoutPath: stdoutPath, stderrPath: stderrPath)
         ChildRegistry.shared.add(pid)
-        return ChildProcess(pid: pid, executable: executable, arguments: args, stdout: stdoutPath, stderr: stderrPath)
+        return ChildProcess(pid: pid, executable: executable, arguments: args, stdout: stdoutPath, stderr: stderrPath,
+                            madeDirectory: outputDirectory == nil ? directory : nil)
     }
 
     /// Directory holding the captured output files.
