@@ -8,14 +8,15 @@ import Foundation
 /// ownership) keeps its record, saved after every part stored (a part is recorded only after the store took it). As
 /// the file's written ranges (`SegmentTable.writtenRanges`: every segment's `[start, next)`, bytes written and
 /// confirmed under the validators of the accepted answer) cover a part, wherever it lies, that part is read from the
-/// partial file and uploaded (`UploadPart`) beside the download, at most `partUploadsInFlight` at a time: a download
-/// split over several connections stores its later segments' parts as they complete, not only its prefix. A failed
-/// request waits a back-off and is tried again, and never fails the download: what is missing is uploaded at the
-/// finish (`FinishedObjectUpload` with the existing upload), which completes the upload with every part in order.
+/// partial file and uploaded (`UploadPart`) beside the download, at most `PartUploadPlanner.inFlightLimit` at a time
+/// (the planner decides each step; this file carries it out): a download split over several connections stores its
+/// later segments' parts as they complete, not only its prefix. A failed request waits a back-off and is tried
+/// again, and never fails the download: what is missing is uploaded at the finish (`FinishedObjectUpload` with the
+/// existing upload), which completes the upload with every part in order.
 ///
 /// A node starting a job reads its record first (`loadStoredParts`). When the record's validators are the job's and
-/// its parts hold bytes the local file lacks, they are restored (`restore`), the simplest way S3 allows, since the
-/// parts of an unfinished upload cannot be read:
+/// its parts hold bytes the local file lacks, they are restored (`restore`: planned by `PartRestorePlan`, carried out
+/// by `PartRestore`), the simplest way S3 allows, since the parts of an unfinished upload cannot be read:
 /// 1. the recorded upload is completed into the job's key with every usable stored part, in part order (S3 takes
 ///    part numbers with gaps; only the last listed part may be short, and a short part is always the file's last):
 ///    the object is the parts' concatenation (`prefixObject`);
@@ -32,9 +33,6 @@ import Foundation
 /// A file that changed restarts from zero, and its upload is aborted and its record removed (`discardParts`): two
 /// versions are never spliced.
 extension DownloadEngine {
-    /// Part uploads one transfer may have in flight.
-    static let partUploadsInFlight = 2
-
     // MARK: start of a submission
 
     /// Reads the job's stored record before the partial file is first opened; true when the read was started (the
@@ -93,155 +91,40 @@ extension DownloadEngine {
         transfer.bytesExpected = record.size
     }
 
-    /// Reads the stored parts back into the partial file, then goes on as `opened` with what was restored.
+    /// Reads the stored parts back into the partial file (`PartRestore`, as `PartRestorePlan` says), then goes on
+    /// as `opened` with what was restored.
     private func restore(_ transfer: Transfer, _ record: ObjectUploadRecord, parts: [ObjectUploadRecord.Part],
                          found: FileWriter.OpenedPartial) {
         guard let client = objectStore else { return }
-        let live = transfer.parts, generation = live.generation, id = transfer.id, logger = self.logger
+        let live = transfer.parts, generation = live.generation, id = transfer.id
+        let plan = PartRestorePlan(record: record, parts: parts)
+        let restore = PartRestore(client: client, writer: transfer.writer, queue: queue, logger: logger, jobID: id,
+                                  writeBufferLimit: configuration.writeBufferLimit)
         let validator = transfer.ifRangeValidator
-        var runs = PartProgress.restoreRuns(parts, size: record.size, partSize: record.partSize)
-        let bytes = parts.reduce(Int64(0)) { $0 + $1.size }
         logger.info("restoring a job's stored parts", metadata: [
-            "id": "\(id)", "parts": "\(parts.map(\.number))", "bytes": "\(bytes)", "runs": "\(runs.count)",
+            "id": "\(id)", "parts": "\(parts.map(\.number))", "bytes": "\(plan.bytes)", "runs": "\(plan.runs.count)",
         ])
         Task {
-            // 1. The stored parts as the object at the key (done already if a node stopped after this step).
-            do throws(ObjectStoreError) {
-                let stored = parts.map { UploadedPart(number: $0.number, etag: $0.etag, size: $0.size) }
-                do throws(ObjectStoreError) {
-                    _ = try await client.completeMultipartUpload(key: record.key, uploadID: record.uploadID, parts: stored)
-                } catch where error.kind == .notFound || error.kind == .rejected {
-                    let info = try await client.headObject(key: record.key)
-                    if info.size == record.size, info.size != bytes {
-                        // The finish had completed the upload with every part (a node stopped before the job was
-                        // reported finished): the object is the whole file.
-                        runs = PartProgress.wholeFile(size: record.size, partSize: record.partSize)
-                    } else if info.size != bytes {
-                        throw error
-                    }
-                }
-            } catch {
-                logger.warning("stored parts cannot be restored: continuing from the local bytes",
-                               metadata: ["id": "\(id)", "error": "\(error)"])
-                self.queue.async {
+            let outcome = await restore.run(plan, validator: validator)
+            self.queue.async {
+                switch outcome {
+                case .unusable(let error):
+                    self.logger.warning("stored parts cannot be restored: continuing from the local bytes",
+                                        metadata: ["id": "\(id)", "error": "\(error)"])
                     if live.generation == generation { self.discardParts(transfer) }
                     self.opened(transfer, .success(found))
-                }
-                return
-            }
-            // 2. Read back through the writer, which hashes the bytes in file order.
-            let runs = runs
-            let (opened, restored) = await self.readBack(transfer, key: record.key, runs: runs, size: record.size,
-                                                         validator: validator, client: client)
-            // 3. A new upload at the key, the restored parts copied from the completed object inside the store.
-            var next: ObjectUploadRecord?
-            if case .success = opened {
-                do throws(ObjectStoreError) {
-                    let uploadID = try await client.createMultipartUpload(key: record.key, contentType: nil)
-                    var copy = ObjectUploadRecord(key: record.key, uploadID: uploadID, partSize: record.partSize, etag: record.etag,
-                                                  lastModified: record.lastModified, size: record.size, prefixObject: true)
-                    next = copy
-                    for run in runs {
-                        for number in run.parts {
-                            let range = PartProgress.range(of: number, size: record.size, partSize: record.partSize)
-                            guard PartProgress.covers(restored, range) else { continue }
-                            let copied = try await client.uploadPartCopy(
-                                key: record.key, uploadID: uploadID, partNumber: number, sourceKey: record.key,
-                                range: run.objectRange(of: number, size: record.size, partSize: record.partSize))
-                            copy.store(.init(number: copied.number, etag: copied.etag, size: copied.size))
-                            next = copy
-                        }
+                case .restored(let opened, let kept, let awaiting):
+                    if live.generation == generation {
+                        live.record = kept
+                        live.prefixObject = true
+                        live.awaiting = awaiting
+                        self.saveRecord(transfer)
                     }
-                    logger.info("restored parts copied inside the store", metadata: ["id": "\(id)", "parts": "\(copy.parts.count)"])
-                } catch {
-                    logger.notice("copying restored parts failed: they are uploaded from the spool",
-                                  metadata: ["id": "\(id)", "error": "\(error)"])
+                    self.opened(transfer, opened)
                 }
-            }
-            let kept = next
-            let readBack = runs.flatMap { Array($0.parts) }.filter { number in
-                PartProgress.covers(restored, PartProgress.range(of: number, size: record.size, partSize: record.partSize))
-            }
-            self.queue.async {
-                if live.generation == generation {
-                    live.record = kept
-                    live.prefixObject = true
-                    live.awaiting = Set(readBack).subtracting(kept?.parts.map(\.number) ?? [])
-                    self.saveRecord(transfer)
-                }
-                self.opened(transfer, opened)
             }
         }
     }
-
-    /// Empties the partial file and writes the `runs` of the completed object at `key` into it, at their places in
-    /// the file; returns what the file then holds and the ranges written. A read that ends early (the store dropped
-    /// the connection, a chunk could not be read) continues from the bytes written, up to `restoreReads` reads a run.
-    ///
-    /// Runs forming a prefix (one run from byte 0, or no `validator` to resume a split file with) make a contiguous
-    /// file, as any resume has. Otherwise the file becomes a segmented download: its segment sidecar is stored
-    /// before the first byte lands past a gap (`prepareSegments`, so a file with gaps never lacks one), and the
-    /// sidecar of the ranges restored after them (`saveSegments` syncs the bytes first), so the segmented resume
-    /// fetches only the gaps, with `If-Range`.
-    private func readBack(_ transfer: Transfer, key: String, runs: [PartProgress.RestoreRun], size: Int64, validator: String?,
-                          client: ObjectStoreClient) async -> (Result<FileWriter.OpenedPartial, SystemError>, [Range<Int64>]) {
-        let writer = transfer.writer
-        let emptied: Result<Int64, SystemError> = await withCheckedContinuation { continuation in
-            writer.open(keepExisting: false) { continuation.resume(returning: $0) }
-        }
-        if case .failure(let error) = emptied { return (.failure(error), []) }
-        let split = validator.flatMap { validator in
-            runs.count == 1 && runs[0].file.lowerBound == 0 ? nil : validator
-        }
-        if let split, let empty = SegmentTable.restored(total: size, written: []) {
-            let error: SystemError? = await withCheckedContinuation { continuation in
-                writer.prepareSegments(SegmentSidecar(validator: split, table: empty)) { continuation.resume(returning: $0) }
-            }
-            if let error { return (.failure(error), []) }
-        }
-        var restored: [Range<Int64>] = []
-        for run in split == nil ? runs.filter({ $0.file.lowerBound == 0 }) : runs {
-            var end = run.file.lowerBound
-            for read in 1...Self.restoreReads where end < run.file.upperBound {
-                if read > 1 { try? await Task.sleep(for: .milliseconds(250 << min(read - 2, 4))) }
-                let sink = RestoreSink(writer: writer, limit: Int64(configuration.writeBufferLimit), from: end)
-                let reading = ObjectReading()
-                sink.reading = reading
-                var failure: ObjectStoreError?
-                do throws(ObjectStoreError) {
-                    let range = (run.objectOffset + end - run.file.lowerBound)...(run.objectOffset + Int64(run.file.count) - 1)
-                    _ = try await client.getObject(key: key, range: range, reading: reading) { chunk in sink.take(chunk) }
-                } catch {
-                    failure = error
-                }
-                let before = end
-                end = await withCheckedContinuation { continuation in
-                    queue.async { sink.whenWritten { continuation.resume(returning: $0) } }
-                }
-                if failure != nil || end < run.file.upperBound {
-                    logger.warning("reading stored parts back ended early", metadata: [
-                        "id": "\(transfer.id)", "parts": "\(run.parts)", "read": "\(read)", "from": "\(before)", "to": "\(end)",
-                        "error": "\(failure.map { "\($0)" } ?? "the answer ended early")",
-                    ])
-                }
-                if let failure, !failure.isRetryable { break }
-            }
-            if end > run.file.lowerBound { restored.append(run.file.lowerBound..<min(end, run.file.upperBound)) }
-            if end < run.file.upperBound, split == nil { break }
-        }
-        guard let split, let table = SegmentTable.restored(total: size, written: restored) else {
-            return (.success(.contiguous(bytes: restored.first?.upperBound ?? 0)), restored)
-        }
-        let sidecar = SegmentSidecar(validator: split, table: table)
-        let error: SystemError? = await withCheckedContinuation { continuation in
-            writer.saveSegments(sidecar) { continuation.resume(returning: $0) }
-        }
-        if let error { return (.failure(error), restored) }
-        return (.success(.segmented(sidecar)), restored)
-    }
-
-    /// Reads of the stored prefix a restore makes before it continues from what it has.
-    static let restoreReads = 5
 
     // MARK: while it downloads
 
@@ -254,36 +137,25 @@ extension DownloadEngine {
             return
         }
         let live = transfer.parts
-        // Held back only below (parts waiting while uploads run); every other way out lets the download go on.
+        // Held back only while parts wait for a slot (`PartUploadPlanner`); every other way out lets the download go on.
         var backlogged = false
         defer { setPartsBacklogged(transfer, run, backlogged) }
-        guard !live.creating, Self.monotonicSeconds() >= live.notBefore else { return }
-        let written = run.table.writtenRanges
-        guard let record = live.record else {
-            let partSize = PartPlan.partSize(for: size, preferred: configuration.objectPartSize)
-            // A file of one part is stored at its finish.
-            guard size > partSize,
-                  !PartProgress.ready(size: size, partSize: partSize, written: written, done: [], limit: 1).isEmpty else { return }
+        let step = PartUploadPlanner.next(size: size, preferredPartSize: configuration.objectPartSize, etag: transfer.etag,
+                                          lastModified: transfer.lastModified, written: run.table.writtenRanges,
+                                          state: live.planState, now: Self.monotonicSeconds())
+        switch step {
+        case .wait:
+            return
+        case .create(let partSize):
             guard uploadLedger?.mayAct(jobID: transfer.id) ?? true else { return }
             createUpload(transfer, client: client, key: client.location.key(jobID: transfer.id, filename: filename),
                          partSize: partSize, size: size)
-            return
+        case .upload(let parts, let held):
+            // Right before the side effect: a node that lost its lease stores no part.
+            guard let record = live.record, parts.isEmpty || (uploadLedger?.mayAct(jobID: transfer.id) ?? true) else { return }
+            for number in parts { uploadPart(number, of: transfer, record, client: client) }
+            backlogged = held
         }
-        guard record.size == size, record.etag == transfer.etag, record.lastModified == transfer.lastModified else { return }
-        var done = Set(record.parts.map(\.number)).union(live.inFlight)
-        let ready = PartProgress.next(size: size, partSize: record.partSize, written: written, done: done,
-                                      first: live.awaiting, limit: Self.partUploadsInFlight - live.inFlight.count)
-        // Right before the side effect: a node that lost its lease stores no part.
-        guard ready.isEmpty || (uploadLedger?.mayAct(jobID: transfer.id) ?? true) else { return }
-        for number in ready {
-            uploadPart(number, of: transfer, record, client: client)
-            done.insert(number)
-        }
-        // Back-pressure (issue 33): a fast origin ran far ahead of the store, and a node killed then lost everything
-        // past the stored parts. Not while uploads fail: the download goes on, its bytes kept in the spool.
-        // Only while an upload is in flight: its end runs this again, so a paused download is always woken.
-        let waiting = !PartProgress.ready(size: size, partSize: record.partSize, written: written, done: done, limit: 1).isEmpty
-        backlogged = waiting && live.failures == 0 && !live.inFlight.isEmpty
     }
 
     /// Records whether parts wait for an upload slot; when they no longer do, connections paused for it go on.
@@ -373,7 +245,7 @@ extension DownloadEngine {
         guard error.kind != .stopped else { return }
         let live = transfer.parts
         live.failures += 1
-        let delay = min(30, 0.5 * pow(2, Double(min(live.failures, 8) - 1)))
+        let delay = PartUploadPlanner.retryDelay(failures: live.failures)
         live.notBefore = Self.monotonicSeconds() + delay
         logger.warning("uploading a part failed: tried again later", metadata: [
             "id": "\(transfer.id)", "retryIn": "\(delay)s", "error": "\(error)",
@@ -472,58 +344,5 @@ extension DownloadEngine {
             if record.prefixObject { try? await client.deleteObject(key: record.key) }
             await ledger.store(nil, jobID: jobID)
         }
-    }
-}
-
-/// Takes the bytes of a `GetObject` into a writer at increasing offsets, pausing the read while more than `limit`
-/// bytes wait to be written. Confined to the engine queue (the client's sink runs there, and so do the writer's
-/// completions).
-final class RestoreSink: @unchecked Sendable {
-    private let writer: FileWriter
-    private let limit: Int64
-    var reading: ObjectReading?
-    private var offset: Int64
-    private var pending: Int64 = 0
-    private var written: Int64
-    private var failed = false
-    private var paused = false
-    private var done: ((Int64) -> Void)?
-
-    /// - Parameter from: the file offset of the first byte taken.
-    init(writer: FileWriter, limit: Int64, from: Int64 = 0) {
-        self.writer = writer
-        self.limit = max(1 << 20, limit)
-        self.offset = from
-        self.written = from
-    }
-
-    func take(_ chunk: UnsafeRawBufferPointer) -> ObjectBodyDisposition {
-        guard !failed else { return .stop }
-        guard pending < limit else { paused = true; return .pause }
-        let bytes = [UInt8](chunk), at = offset
-        offset += Int64(bytes.count)
-        pending += Int64(bytes.count)
-        writer.write(bytes, at: at) { [self] error in
-            pending -= Int64(bytes.count)
-            if error != nil { failed = true } else if !failed { written = at + Int64(bytes.count) }
-            if paused, pending < limit / 2 {
-                paused = false
-                reading?.resume()
-            }
-            finishIfWritten()
-        }
-        return .consumed
-    }
-
-    /// Calls `done` with the end of the bytes written (contiguous from `from`) once every write has completed.
-    func whenWritten(_ done: @escaping (Int64) -> Void) {
-        self.done = done
-        finishIfWritten()
-    }
-
-    private func finishIfWritten() {
-        guard pending == 0, let done else { return }
-        self.done = nil
-        done(written)
     }
 }

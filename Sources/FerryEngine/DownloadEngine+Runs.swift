@@ -75,14 +75,13 @@ extension DownloadEngine {
         }
         transfer.bytesExpected = table.total
         begin(transfer, SegmentedDownload(
-            table: table, validator: sidecar.validator, target: wantedConnections(transfer, total: table.total),
+            table: table, validator: sidecar.validator, target: splitter.wantedConnections(transfer, total: table.total),
             requestURL: firstRequestURL(transfer)))
     }
 
     /// Makes `run` the transfer's current run and connects its fetches.
     private func begin(_ transfer: Transfer, _ run: SegmentedDownload) {
-        run.savedBytes = run.table.bytesWritten
-        run.lastSave = Self.monotonicSeconds()
+        run.saves = SegmentSaves(savedBytes: run.table.bytesWritten, at: Self.monotonicSeconds())
         transfer.segmented = run
         transfer.phase = .running
         emit(.started(id: transfer.id, offset: run.startBytes))

@@ -175,6 +175,28 @@ public final class DownloadEngine: @unchecked Sendable {
         queue.async { self.changeURL(id: id, url) }
     }
 
+    /// Points the run at a new URL. A split run's exchanges reconnect and each continues its segment from where it
+    /// is; otherwise the partial file is opened again and the rest of it asked for (validated by If-Range).
+    private func changeURL(id: String, _ url: SubmittedURL) {
+        guard let transfer = transfers[id] else { return }
+        transfer.spec.url = url
+        if !transfer.sources.isEmpty { transfer.sources[0] = TransferSource(url: url, bytesReceived: transfer.sources[0].bytesReceived) }
+        guard transfer.phase == .running, let run = transfer.segmented else { return }
+        guard run.isSplit else {
+            disconnectFetches(transfer)
+            transfer.segmented = nil
+            transfer.phase = .opening
+            transfer.writer.openPartial(keepExisting: true, validator: transfer.ifRangeValidator, total: transfer.bytesExpected) { result in
+                self.opened(transfer, result)
+            }
+            return
+        }
+        disconnectFetches(transfer)
+        if transfer.referenceSource == 0 { run.requestURL = url.normalized }
+        for fetch in run.fetches.values { fetch.failures = 0 }
+        fillConnections(transfer)
+    }
+
     /// Changes the shortest time between two progress events of a transfer (the finest `interval` an event
     /// stream asks for); the sampling timer follows.
     public func setProgressInterval(_ seconds: Double) {

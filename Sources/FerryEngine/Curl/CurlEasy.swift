@@ -1,5 +1,6 @@
 import CCurl
 import Dispatch
+import FerryCore
 import Foundation
 
 /// One libcurl easy handle and the callbacks of one exchange (HTTP, FTP or SFTP).
@@ -294,5 +295,12 @@ final class CurlEasy: @unchecked Sendable {
         guard let clientp else { return Foundation.close(socket) }
         Unmanaged<CurlMulti>.fromOpaque(clientp).takeUnretainedValue().closeSocket(socket)
         return 0
+    }
+}
+
+extension Exchange.ServerReport {
+    /// What an FTP or SFTP server said of the file, as libcurl read it (nothing without a handle).
+    init(_ easy: CurlEasy?) {
+        self.init(remaining: easy?.contentLength, modified: easy?.fileTime.map { HTTPDate.format(secondsSince1970: $0) })
     }
 }

@@ -33,8 +33,8 @@ import Foundation
 /// libcurl action delivered) into one run (a `RunBuffer`, reused), written with one `pwrite` and hashed in one call, so that a fast download costs one
 /// queue hop per run instead of per piece; the engine calls `flush` after every libcurl action, and every other
 /// operation queues the staged run first, so the order of operations is the order of calls. Behind the writes,
-/// write-back of what went through the page cache is started every `writeBehindBytes` (`sync_file_range`), so the
-/// disk works while the download runs and the `fsync` at the end has little left to do.
+/// write-back of what went through the page cache is started as `WriteBehind` says, so the disk works while the
+/// download runs and the `fsync` at the end has little left to do.
 ///
 /// Segment state (`partial/<id>.segments`, see `SegmentSidecar`) is written here too, so it is ordered with the
 /// writes and truncations of the same file: the sidecar is created before the file is preallocated and removed
@@ -99,14 +99,8 @@ final class FileWriter: @unchecked Sendable {
     private var catchUpQueued = false
     /// Bytes read back and hashed per turn of the queue, so that writes queued meanwhile are not held up.
     private static let catchUpSlice: Int64 = 8 << 20
-    /// Bytes written since write-back was last started.
-    private var writtenSinceWriteBehind: Int64 = 0
-    /// How many written bytes start write-back of the file.
-    static let writeBehindBytes: Int64 = 16 << 20
-    /// A `pageCacheOnly` writer waits for the write-back of what lies more than this far behind its gapless prefix.
-    static let dirtyWindow: Int64 = 64 << 20
-    /// Bytes [0, settledUpTo) were written back (a `pageCacheOnly` writer's dirty window).
-    private var settledUpTo: Int64 = 0
+    /// When write-back is started, and a `pageCacheOnly` writer's dirty window.
+    private var writeBehind = WriteBehind()
 
     /// A contiguous run of staged chunks, with each chunk's completion in order.
     private struct StagedRun {
@@ -454,19 +448,11 @@ final class FileWriter: @unchecked Sendable {
 
     // MARK: helpers (on `queue`)
 
-    /// Keeps a `pageCacheOnly` writer's dirty bytes within `dirtyWindow` of its gapless prefix, waiting for the
-    /// write-back of what lies further behind. Otherwise a download faster than the disk would leave a backlog of
-    /// dirty pages as large as the file, flushed by its final `fsync` while every other commit on the file system
-    /// (the store's, with ext4's ordered data) waits behind it: on this 2-core VM, right after 16 clients of a
-    /// 256 MiB miss the next miss's first byte came 313, 96 and 8 ms after its request without the window, 9, 93 and
-    /// 7 ms with it (3–26 ms either way a few seconds later). Once a file outgrows the window the pace is the disk's,
-    /// as it was with direct writes; readers still read the page cache. (A failure shows at `fsync`.)
+    /// Keeps a `pageCacheOnly` writer's dirty bytes within `WriteBehind.dirtyWindow` of its gapless prefix, waiting
+    /// for the write-back of what lies further behind (a split file is never one). A failure shows at `fsync`.
     private func settleDirtyWindow() {
-        guard pageCacheOnly, !split else { return }
-        let settled = written.prefix - Self.dirtyWindow
-        guard settled > settledUpTo else { return }
-        _ = ferry_wait_writeback(fd, settledUpTo, settled - settledUpTo)
-        settledUpTo = settled
+        guard pageCacheOnly, !split, let range = writeBehind.settle(prefix: written.prefix) else { return }
+        _ = ferry_wait_writeback(fd, range.offset, range.length)
     }
 
     /// Tells `growing` the gapless prefix when it moved.
@@ -476,38 +462,16 @@ final class FileWriter: @unchecked Sendable {
         growing.files.publish(growing.jobID, prefix: written.prefix)
     }
 
-    /// Bytes to write, kept alive until they were hashed on `digestQueue`.
-    private enum Payload: Sendable {
-        case run(RunBuffer)
-        case array([UInt8])
-
-        var count: Int {
-            switch self {
-            case .run(let buffer): buffer.count
-            case .array(let bytes): bytes.count
-            }
-        }
-
-        func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-            switch self {
-            case .run(let buffer): body(buffer.bytes)
-            case .array(let bytes): bytes.withUnsafeBytes(body)
-            }
-        }
-    }
-
     /// Writes `bytes` at `offset` unless an earlier write failed, and has them hashed; returns the first failure.
-    /// Starts write-back of the file every `writeBehindBytes`.
+    /// Starts write-back of the file as `WriteBehind` says.
     /// `hashing`: the bytes were queued on `digestQueue` to be hashed from memory.
-    private func writeAndHash(_ bytes: Payload, at offset: Int64, hashing: inout Bool) -> SystemError? {
+    private func writeAndHash(_ bytes: WritePayload, at offset: Int64, hashing: inout Bool) -> SystemError? {
         guard failure == nil else { return failure }
         failure = bytes.withBytes { writeFully($0, at: offset) }
         guard failure == nil else { return failure }
         hashing = hashWritten(bytes, at: offset)
         publishPrefix()
-        writtenSinceWriteBehind += Int64(bytes.count)
-        if writtenSinceWriteBehind >= Self.writeBehindBytes {
-            writtenSinceWriteBehind = 0
+        if writeBehind.wrote(Int64(bytes.count)) {
             _ = ferry_start_writeback(fd, 0, 0)  // advisory: a failure here shows at fsync
             settleDirtyWindow()
         }
@@ -519,7 +483,7 @@ final class FileWriter: @unchecked Sendable {
     /// joined the prefix, read back from the file. Without `digestFirst`, only while the digest keeps up (at most
     /// `digestBacklogLimit` runs waiting), and nothing is read back here (`finishAhead` does). Returns whether
     /// `bytes` were queued to be hashed.
-    private func hashWritten(_ bytes: Payload, at offset: Int64) -> Bool {
+    private func hashWritten(_ bytes: WritePayload, at offset: Int64) -> Bool {
         let end = offset + Int64(bytes.count)
         var hashing = false
         if offset == hashedUpTo, written.prefix == hashedUpTo, digestFirst || takeBacklogSlot() {
@@ -585,7 +549,7 @@ final class FileWriter: @unchecked Sendable {
     private func resetDigest(prefix: Int64) {
         digestQueue.async { [self] in digest.reset() }
         hashedUpTo = prefix
-        settledUpTo = 0
+        writeBehind.restart()
         digestInvalid = false
         written.reset(prefix: prefix)
     }

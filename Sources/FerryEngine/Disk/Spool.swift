@@ -6,21 +6,19 @@ import Foundation
 /// Layout: `root/CACHEDIR.TAG`, `root/partial/<job id>.part`, `root/partial/<job id>.segments` (the state of a
 /// segmented download, see `SegmentSidecar`), `root/partial/<uuid>.finishes` (finish records of a group of jobs
 /// moved into `files/`, appended to a `FinishLog`, see `moveToFiles(_:)`), `root/files/<filename>`. Thread-safe: the
-/// reservation table and the index of finish records are guarded by one lock (`lock`); the log being appended to by
-/// `logLock` (taken before `lock`, never after); creating partial files and unlinking moved ones take turns on
-/// `partialEntries` (taken alone); other file-system calls need no lock. A finished file appears in
-/// `files/` only whole (fsync, then link without overwriting, then fsync of the directory).
+/// reserved names guard themselves (`FilenameReservations`); the index of finish records is guarded by `lock`; the
+/// log being appended to by `logLock` (taken before `lock`, never after); creating partial files and unlinking moved
+/// ones take turns on `partialEntries` (taken alone); other file-system calls need no lock. A finished file appears
+/// in `files/` only whole (fsync, then link without overwriting, then fsync of the directory).
 public final class Spool: @unchecked Sendable {
     public let root: String
     /// How far each partial file being written is written (`FileWriter` publishes, `FollowStream` watches).
     public let growing = GrowingFiles()
     let partialDirectory: String
     let filesDirectory: String
+    /// The names reserved for jobs (thread-safe on its own).
+    private let reservations = FilenameReservations()
     private let lock = NSLock()
-    /// Filename reserved per job id; guarded by `lock`.
-    private var reservations: [String: String] = [:]
-    /// The same table the other way round: the jobs holding each name (usually one); guarded by `lock`.
-    private var holders: [String: Set<String>] = [:]
     /// Finish records kept in group files (`moveToFiles(_:)`): the group file of each job, and each group file's
     /// records not yet removed; guarded by `lock`.
     private var groupOfJob: [String: String] = [:]
@@ -71,70 +69,30 @@ public final class Spool: @unchecked Sendable {
     /// A name is free when no other job reserved it and no file of that name is in `files/`. Reserving again for the
     /// same job returns its current name when that is the one asked for.
     public func reserve(filename: String, for jobID: String) -> String {
-        lock.lock()
-        defer { lock.unlock() }
-        if reservations[jobID] == filename { return filename }
-        return reserveFree(filename, for: jobID)
+        reservations.reserve(filename, for: jobID, inFiles: isInFiles)
     }
 
     /// `reserve`, checked even when the job holds the name (another job may too, claimed at start-up; a file of that
     /// name may be in `files/`, or it was given on another node): the name of an object key (`DownloadEngine.accept`).
     /// A link of the job's own partial file left there by a crash keeps the name.
     public func reserveUnshared(filename: String, for jobID: String) -> String {
-        lock.lock()
-        defer { lock.unlock() }
-        if holders[filename].map({ $0.subtracting([jobID]).isEmpty }) ?? true, access(finishedPath(for: filename), F_OK) != 0
-            || Self.sameFile(partialPath(for: jobID), finishedPath(for: filename)) {
-            setReservation(filename, for: jobID)
-            return filename
+        reservations.reserveUnshared(filename, for: jobID, inFiles: isInFiles) { name in
+            Self.sameFile(partialPath(for: jobID), finishedPath(for: name))
         }
-        return reserveFree(filename, for: jobID)
     }
 
-    /// `filename` or its first variant that no other job holds and no file in `files/` has, reserved. Under `lock`.
-    private func reserveFree(_ filename: String, for jobID: String) -> String {
-        var number = 0
-        var candidate = filename
-        while holders[candidate].map({ !$0.subtracting([jobID]).isEmpty }) == true
-                || access(finishedPath(for: candidate), F_OK) == 0 {
-            number += 1
-            candidate = Filename.variant(filename, number: number)
-        }
-        setReservation(candidate, for: jobID)
-        return candidate
-    }
+    /// Whether a file named `filename` is in `files/`.
+    private func isInFiles(_ filename: String) -> Bool { access(finishedPath(for: filename), F_OK) == 0 }
 
     /// The name reserved for a job, if any.
-    public func reservedFilename(for jobID: String) -> String? {
-        lock.lock()
-        defer { lock.unlock() }
-        return reservations[jobID]
-    }
+    public func reservedFilename(for jobID: String) -> String? { reservations.name(of: jobID) }
 
     /// Forgets a job's reservation (the job was removed).
-    public func release(jobID: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        setReservation(nil, for: jobID)
-    }
+    public func release(jobID: String) { reservations.assign(nil, to: jobID) }
 
     /// Records a name a job already holds (start-up recovery): no collision renaming, since the
     /// name was unique when it was given and a finished file of that name is the job's own.
-    public func claim(filename: String, for jobID: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        setReservation(filename, for: jobID)
-    }
-
-    /// Sets or clears a job's name in both tables. Under `lock`.
-    private func setReservation(_ filename: String?, for jobID: String) {
-        let old = if let filename { reservations.updateValue(filename, forKey: jobID) } else { reservations.removeValue(forKey: jobID) }
-        if let old {
-            holders[old]?.remove(jobID)
-            if holders[old]?.isEmpty == true { holders[old] = nil }
-        }
-        if let filename { holders[filename, default: []].insert(jobID) }
-    }
+    public func claim(filename: String, for jobID: String) { reservations.assign(filename, to: jobID) }
 
     /// Bytes of a job's download on disk (0 when absent): the partial file's size, or for a segmented download
     /// (whose file is preallocated to full size) the bytes its segment state records as written.

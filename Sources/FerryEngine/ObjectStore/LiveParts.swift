@@ -36,4 +36,10 @@ final class LiveParts: @unchecked Sendable {
     var multipartSeen = false
 
     var isIdle: Bool { !creating && inFlight.isEmpty }
+
+    /// What `PartUploadPlanner` decides from.
+    var planState: PartUploadPlanner.State {
+        PartUploadPlanner.State(record: record, creating: creating, notBefore: notBefore, inFlight: inFlight,
+                                awaiting: awaiting, failures: failures)
+    }
 }

@@ -211,8 +211,8 @@ public final class ObjectStoreClient: @unchecked Sendable {
         let completion: @Sendable (Result<Response, ObjectStoreError>) -> Void
         var head = ObjectStoreResponseHead()
         var body: [UInt8] = []
-        /// Bytes of the request body handed to libcurl.
-        var sent: Int64 = 0
+        /// The request body, handed to libcurl as it asks.
+        var reader: RequestBodyReader
         /// Set when Ferry stopped the exchange from a callback (the sink refused, the file could not be read).
         var failure: ObjectStoreError?
 
@@ -223,6 +223,7 @@ public final class ObjectStoreClient: @unchecked Sendable {
             self.sink = sink
             self.reading = reading
             self.completion = completion
+            reader = RequestBodyReader(request.body)
         }
     }
 
@@ -326,29 +327,12 @@ public final class ObjectStoreClient: @unchecked Sendable {
     }
 
     private func read(into buffer: UnsafeMutableRawBufferPointer, _ exchange: Exchange) -> CurlEasy.ReadDisposition {
-        let body = exchange.request.body
-        let wanted = Int(min(Int64(buffer.count), body.length - exchange.sent))
-        guard wanted > 0 else { return .filled(0) }
-        switch body {
-        case .none:
-            return .filled(0)
-        case .bytes(let bytes):
-            let start = Int(exchange.sent)
-            bytes.withUnsafeBytes { source in
-                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[start..<(start + wanted)]))
-            }
-            exchange.sent += Int64(wanted)
-            return .filled(wanted)
-        case .file(let descriptor, let offset, let length):
-            let n = pread(descriptor, buffer.baseAddress, wanted, off_t(offset + exchange.sent))
-            guard n > 0 else {
-                let reason = n == 0 ? "the file ended before \(length) bytes from offset \(offset)"
-                                    : "reading the file failed: \(SystemError("pread", "descriptor \(descriptor)"))"
-                exchange.failure = error(exchange.request.operation, .invalidRequest, message: reason)
-                return .abort
-            }
-            exchange.sent += Int64(n)
-            return .filled(n)
+        switch exchange.reader.read(into: buffer) {
+        case .filled(let count):
+            return .filled(count)
+        case .failed(let reason):
+            exchange.failure = error(exchange.request.operation, .invalidRequest, message: reason)
+            return .abort
         }
     }
 

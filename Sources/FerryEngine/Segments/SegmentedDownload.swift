@@ -35,10 +35,8 @@ final class SegmentedDownload: @unchecked Sendable {
     var writeFailure: SystemError?
     /// `.responded` was emitted in this run.
     var responded = false
-    /// The written byte count of the last saved (or saving) table, the time of that save, and whether it runs.
-    var savedBytes: Int64 = -1
-    var lastSave: Double = 0
-    var saving = false
+    /// When the table is saved next.
+    var saves = SegmentSaves()
     /// The connection ramp of a download that did not ask for a number of connections (nil once it ended, or for
     /// one that asked), and the split it will make on its first raise: the validator and URL of the first answer.
     var adaptive: AdaptiveSplit?
@@ -88,4 +86,64 @@ final class SegmentedDownload: @unchecked Sendable {
 
     /// Whether `fetch` works for this run.
     func owns(_ fetch: SegmentFetch) -> Bool { fetches[fetch.segmentStart] === fetch }
+
+    /// The fetch to connect next, in order: one waiting for a connection whose back-off is over (lowest segment
+    /// first), a new one for the first unassigned segment, or, once split, a new one for the back half of the
+    /// slowest segment's remainder (`WorkStealing`; `split` names the segment cut and where). Nil: none.
+    func nextFetch(now: Double, minimumPiece: Int64, alignment: Int64) -> (fetch: SegmentFetch, split: (victim: Int64, at: Int64)?)? {
+        if let waiting = fetches.values.filter({ $0.mayConnect(now: now) }).min(by: { $0.segmentStart < $1.segmentStart }) {
+            return (waiting, nil)
+        }
+        if let segment = unassigned.first {
+            let fetch = SegmentFetch(segmentStart: segment.start, position: segment.next)
+            fetches[segment.start] = fetch
+            return (fetch, nil)
+        }
+        guard isSplit, let steal = WorkStealing.steal(from: stealCandidates, minimumPiece: minimumPiece),
+              let victim = table.segment(startingAt: steal.victim),
+              let tail = table.split(start: steal.victim, at: SegmentTable.align(
+                  steal.at, to: alignment, inside: (fetches[steal.victim]?.position ?? victim.next)..<victim.end)) else { return nil }
+        let fetch = SegmentFetch(segmentStart: tail.start, position: tail.start)
+        fetches[tail.start] = fetch
+        return (fetch, (steal.victim, steal.at))
+    }
+
+    private var stealCandidates: [WorkStealing.Candidate] {
+        fetches.values.filter { !$0.finishedReceiving }.compactMap { fetch in
+            guard let segment = table.segment(startingAt: fetch.segmentStart) else { return nil }
+            return WorkStealing.Candidate(
+                start: fetch.segmentStart, position: fetch.position, end: segment.end,
+                bytesPerSecond: fetch.measuredSpeed)
+        }
+    }
+
+    /// Forgets `fetch` once its whole segment is received and written.
+    func release(_ fetch: SegmentFetch) {
+        guard fetch.finishedReceiving, owns(fetch), table.segment(startingAt: fetch.segmentStart)?.isComplete == true else { return }
+        fetches[fetch.segmentStart] = nil
+    }
+
+    /// Ends every fetch's exchange, handing each connected handle to `disconnect` (which takes it out of the multi
+    /// and cleans it up); pending back-offs lapse with the run.
+    func disconnectAll(_ disconnect: (CurlEasy) -> Void) {
+        for fetch in fetches.values {
+            fetch.retryAt = nil
+            fetch.pausedForBackpressure = false
+            if let easy = fetch.easy {
+                disconnect(easy)
+                fetch.easy = nil
+            }
+            _ = fetch.endExchange()
+        }
+    }
+
+    /// The run that replaces this one when the origin sent the whole file to a request for the rest of it: from
+    /// zero, with the same `fetch` (earlier writes still on their way are this run's, so they no longer count).
+    func restartedFromZero(with fetch: SegmentFetch) -> SegmentedDownload {
+        let run = SegmentedDownload(table: .open(from: 0), validator: nil, target: 1, requestURL: requestURL)
+        fetch.segmentStart = 0
+        run.fetches[0] = fetch
+        run.saves = SegmentSaves(savedBytes: 0, at: saves.lastSave)
+        return run
+    }
 }

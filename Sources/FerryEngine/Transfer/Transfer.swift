@@ -137,6 +137,12 @@ final class Transfer: @unchecked Sendable {
     /// Whether it is downloading now.
     var isTransferring: Bool { phase == .running && segmented != nil }
 
+    /// The run `fetch` works for, while the transfer runs it.
+    func run(of fetch: SegmentFetch) -> SegmentedDownload? {
+        guard phase == .running, let run = segmented, run.owns(fetch) else { return nil }
+        return run
+    }
+
     /// Connections to its host it holds: its scheduling slot while active (one), or each connected fetch.
     var connectionsInUse: Int {
         switch phase {

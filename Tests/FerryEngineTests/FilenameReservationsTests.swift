@@ -1,0 +1,33 @@
+@testable import FerryEngine
+import Testing
+
+@Suite("FilenameReservations")
+struct FilenameReservationsTests {
+    @Test func aNameHeldOrInFilesGoesToTheNextVariant() {
+        let names = FilenameReservations()
+        var files: Set<String> = ["a.iso"]
+        let inFiles: (String) -> Bool = { files.contains($0) }
+        #expect(names.reserve("a.iso", for: "j1", inFiles: inFiles) == "a (1).iso")
+        #expect(names.reserve("a.iso", for: "j2", inFiles: inFiles) == "a (2).iso")
+        #expect(names.reserve("b.iso", for: "j3", inFiles: inFiles) == "b.iso")
+        #expect(names.name(of: "j1") == "a (1).iso")
+        // Asked again for the name it holds, a job keeps it, even once a file has it.
+        files.insert("b.iso")
+        #expect(names.reserve("b.iso", for: "j3", inFiles: inFiles) == "b.iso")
+        // A released name is free again.
+        names.assign(nil, to: "j2")
+        #expect(names.name(of: "j2") == nil)
+        #expect(names.reserve("a.iso", for: "j4", inFiles: inFiles) == "a (2).iso")
+    }
+
+    @Test func anUnsharedNameIsCheckedEvenWhenTheJobHoldsIt() {
+        let names = FilenameReservations()
+        names.assign("c.bin", to: "j1")
+        names.assign("c.bin", to: "j2")  // two jobs claimed at start-up
+        #expect(names.reserveUnshared("c.bin", for: "j1", inFiles: { _ in false }, ownFile: { _ in false }) == "c (1).bin")
+        #expect(names.reserveUnshared("c.bin", for: "j2", inFiles: { _ in false }, ownFile: { _ in false }) == "c.bin")
+        // A file of the name is kept only when it is the job's own.
+        #expect(names.reserveUnshared("d.bin", for: "j3", inFiles: { $0 == "d.bin" }, ownFile: { _ in true }) == "d.bin")
+        #expect(names.reserveUnshared("e.bin", for: "j4", inFiles: { $0 == "e.bin" }, ownFile: { _ in false }) == "e (1).bin")
+    }
+}
