@@ -155,8 +155,8 @@ final class FileWriter: @unchecked Sendable {
         self.creating = creating
         self.digest = Digest([.sha256] + algorithms)
         self.segmentsPath = segmentsPath
-        self.queue = DispatchQueue(label: "ferry.writer.\(label)")
-        self.digestQueue = DispatchQueue(label: "ferry.digest.\(label)")
+        self.queue = DispatchQueue(label: "ferry.writer.\(label)", target: DiskLanes.writes.lane())
+        self.digestQueue = DispatchQueue(label: "ferry.digest.\(label)", target: DiskLanes.digests.lane())
         self.callbackQueue = callbackQueue
     }
 
