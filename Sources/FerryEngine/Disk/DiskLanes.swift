@@ -23,7 +23,9 @@ import Synchronization
 /// What one slow disk operation holds up: libdispatch drains a writer queue until it is empty before the lane
 /// serves the next one, so a lane serves each of its writers in turn after at most that writer's queued runs (the
 /// engine pauses a connection whose unwritten bytes reach `writeBufferLimit`, 8 MiB, and the read-back of a
-/// catch-up hashes 8 MiB per turn). A slow write delays only the writers sharing its lane, never the other lanes'.
+/// catch-up hashes 8 MiB per turn). A slow write delays only the writers sharing its lane, never the other lanes';
+/// a slow digest lane also delays the write lane of a writer that waits for it with `digestQueue.sync` (the
+/// finish, a catch-up read back), and so that lane's writers, for as long as that hash takes.
 /// A lane that stays busy (a write that hangs on a dead disk, a long backlog) is avoided by writers made later:
 /// each lane answers a probe queued behind its work, and `lane()` skips a lane whose probe has waited longer than
 /// `stallAfter` (unless every lane is that late), so new transfers go on to the lanes that move.
@@ -37,6 +39,20 @@ final class DiskLanes: Sendable {
     static let writes = DiskLanes(label: "ferry.disk-lane", count: defaultCount)
     /// The lanes the writers' digest queues target.
     static let digests = DiskLanes(label: "ferry.digest-lane", count: defaultCount)
+
+    /// The two sets a writer's queues target: its writes' and its digest's.
+    struct Pair: Sendable {
+        let writes: DiskLanes
+        let digests: DiskLanes
+
+        /// The process's lanes, shared by every writer.
+        static let shared = Pair(writes: DiskLanes.writes, digests: DiskLanes.digests)
+
+        /// One lane of each for one writer alone: a test that holds a writer's queue holds no other writer.
+        static func alone(_ label: String) -> Pair {
+            Pair(writes: DiskLanes(label: "\(label).disk-lane", count: 1), digests: DiskLanes(label: "\(label).digest-lane", count: 1))
+        }
+    }
 
     /// Two per active core, 4 to 16.
     static var defaultCount: Int { min(16, max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)) }
