@@ -33,8 +33,11 @@ import Synchronization
 /// Lanes per set: two per active core, at least 4 and at most 16 (4 on the 2-core test machine: the threads
 /// writing and hashing went from 221 to 8 + the fixed ones; see docs/ARCHITECTURE.md).
 ///
+/// The service's follow streams (`FollowStream`, one serial queue per client following a growing file) target a set
+/// of their own the same way, so the threads serving them do not grow with the number of such clients either.
+///
 /// Thread-safe: the lanes are set in `init`; the round-robin position and each lane's probe are atomics.
-final class DiskLanes: Sendable {
+public final class DiskLanes: Sendable {
     /// The lanes the writers' queues target.
     static let writes = DiskLanes(label: "ferry.disk-lane", count: defaultCount)
     /// The lanes the writers' digest queues target.
@@ -55,7 +58,7 @@ final class DiskLanes: Sendable {
     }
 
     /// Two per active core, 4 to 16.
-    static var defaultCount: Int { min(16, max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)) }
+    public static var defaultCount: Int { min(16, max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)) }
 
     private final class Lane: Sendable {
         let queue: DispatchQueue
@@ -78,19 +81,19 @@ final class DiskLanes: Sendable {
     private let position = Atomic<Int>(0)
 
     /// The number of lanes.
-    var count: Int { lanes.count }
+    public var count: Int { lanes.count }
 
     /// - Parameters:
     ///   - count: the number of lanes (at least 1).
     ///   - stallAfter: how long a lane's probe may wait before the lane is avoided by new writers.
-    init(label: String, count: Int, qos: DispatchQoS = .unspecified, stallAfter: Duration = .seconds(1)) {
+    public init(label: String, count: Int, qos: DispatchQoS = .unspecified, stallAfter: Duration = .seconds(1)) {
         lanes = (0..<max(1, count)).map { Lane(label: "\(label).\($0)", qos: qos) }
         let (seconds, attoseconds) = stallAfter.components
         self.stallAfter = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
     }
 
     /// The lane a new queue should target: the next in turn that is not stalled.
-    func lane() -> DispatchQueue {
+    public func lane() -> DispatchQueue {
         let start = position.wrappingAdd(1, ordering: .relaxed).oldValue
         let now = DispatchTime.now().uptimeNanoseconds
         let sent = lanes.map { $0.probeSentAt.load(ordering: .relaxed) }
