@@ -1,3 +1,4 @@
+import FerryCore
 import FerryTestSupport
 import Foundation
 import Testing
@@ -217,6 +218,33 @@ struct PostgresJobStoreTests {
                                            createdAt: Date(timeIntervalSince1970: 1_795_000_000.000_6))
             try await store.saveIdempotencyRecord(record)
             #expect(try await store.idempotencyRecord(key: "k") == record.storedForm)
+            await store.close()
+        }
+    }
+
+    /// Several updates go in one statement (columns as arrays): odd text, NULLs, tags and dates come back as sent.
+    @Test func oneStatementUpdatesSeveralJobsWithOddTextAndNulls() async throws {
+        try await withDatabase { _, _, location in
+            let store = try PostgresJobStore(location: location)
+            let stored = try await store.insert([JobRecord.make("one", tags: ["x"]), .make("two"), .make("three")])
+            var one = stored[0]
+            one.tags = ["a,b", "{braces}", "quo\"te", "back\\slash", "NULL", ""]
+            one.filename = "NULL"
+            one.bytesReceived = 1 << 40
+            one.finishedAt = Date(timeIntervalSince1970: 1_795_000_000.123)
+            one.headers = [HeaderField(name: "X-Quote", value: "\"'\\$1 {a,b}")]
+            var two = stored[1]
+            two.tags = []
+            two.filename = nil
+            two.bytesExpected = nil
+            two.error = JobFailure(code: .httpError, message: "it said \"no\", twice", httpStatus: 503)
+            two.state = .failed
+            try await store.apply(updates: [one, two], deletions: [], notices: [])
+            #expect(try await store.job(id: "one") == one.storedForm)
+            #expect(try await store.job(id: "two") == two.storedForm)
+            #expect(try await store.job(id: "three") == stored[2])
+            #expect(try await store.list(JobFilter(tag: "NULL"), after: nil, limit: 10).jobs.map(\.id) == ["one"])
+            #expect(try await store.list(JobFilter(tag: "x"), after: nil, limit: 10).jobs.isEmpty)
             await store.close()
         }
     }

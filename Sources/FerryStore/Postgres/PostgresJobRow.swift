@@ -36,6 +36,46 @@ enum PostgresJobRow {
         return "UPDATE jobs SET \(assignments.joined(separator: ", ")) WHERE id = $1"
     }()
 
+    /// The SQL type a column's text is cast to in `updateManySQL` (`nil`: text; dates are milliseconds).
+    private static func cast(_ name: String) -> String? {
+        switch name {
+        case "bytes_received", "bytes_expected", "max_bytes_per_second": "bigint"
+        case "error_http_status", "attempts", "priority", "connections": "integer"
+        case "tags": "text[]"
+        default: nil
+        }
+    }
+
+    /// Replaces everything but `id` and `sequence` of several jobs in one statement: `$N` is the `text[]` of column
+    /// N's values, one element per job (`updateManyParameters`), turned back into rows by `unnest`.
+    static let updateManySQL: String = {
+        let names = writtenColumns.indices.map { "c\($0 + 1)" }
+        let assignments = writtenColumns.enumerated().dropFirst().map { index, name in
+            let value = "u.c\(index + 1)"
+            if dateColumns.contains(name) { return "\(name) = 'epoch'::timestamptz + \(value)::bigint * interval '1 millisecond'" }
+            return "\(name) = \(cast(name).map { "\(value)::\($0)" } ?? value)"
+        }
+        let arrays = writtenColumns.indices.map { "$\($0 + 1)::text[]" }
+        return "UPDATE jobs SET \(assignments.joined(separator: ", ")) FROM unnest(\(arrays.joined(separator: ", "))) "
+            + "AS u (\(names.joined(separator: ", "))) WHERE jobs.id = u.c1"
+    }()
+
+    /// The parameters of `updateManySQL` for `jobs` (already in their stored form): each column's values as one
+    /// `text[]`, `tags` as the text of its own array literal.
+    static func updateManyParameters(_ jobs: [JobRecord]) throws -> [PostgresParameter] {
+        var columns = Array(repeating: [String?](), count: writtenColumns.count)
+        for job in jobs {
+            for (index, parameter) in try parameters(job).enumerated() {
+                switch parameter {
+                case .text(let text): columns[index].append(text)
+                case .null: columns[index].append(nil)
+                case .bytes: throw JobStoreError.corrupt("a job column \(writtenColumns[index]) is not text")
+                }
+            }
+        }
+        return columns.map { PostgresParameter.textArray($0) }
+    }
+
     /// The select list, qualified with `jobs.` (lists join `job_tags`); read back by `JobColumn`.
     static let selectColumns: String = [
         "id", "sequence", "state", "dedupe_key", "url", "final_url", "filename", "requested_filename",

@@ -259,10 +259,7 @@ extension PostgresJobStore: ClusterJobStore {
                     }
                 }
                 let updates = change.updates.filter { commit.refused[$0.id] == nil }
-                for job in updates {
-                    try connection.execute(PostgresJobRow.updateSQL, try PostgresJobRow.parameters(job.storedForm),
-                                           reuse: true, operation: "update job")
-                }
+                try Self.updateRows(updates, connection)
                 let deletions = change.deletions.filter { commit.refused[$0] == nil }
                 if !deletions.isEmpty {
                     try connection.execute("DELETE FROM jobs WHERE id = ANY($1::text[])", [.textArray(deletions)],
@@ -280,9 +277,10 @@ extension PostgresJobStore: ClusterJobStore {
                 for notice in change.notices where commit.refused[notice.jobID] == nil {
                     try Self.insertNotice(notice, connection)
                 }
-                try Self.notifyJobsChanged(commit.inserted.map(\.id) + updates.map(\.id) + deletions, connection)
                 // Last: the event lock is held from here to the commit.
                 commit.events = try Self.appendEvents(change.events.filter { commit.refused[$0.jobID] == nil }, connection)
+                try Self.notify(Self.jobsNotifications(commit.inserted.map(\.id) + updates.map(\.id) + deletions)
+                                + Self.eventsNotification(commit.events), connection)
                 return commit
             }
         }

@@ -13,8 +13,8 @@ extension PostgresJobStore {
 
     private static let eventColumns = "id, job_id, kind, data, \(PostgresSQL.milliseconds("created_at")), owner_key"
 
-    /// Appends `events` with ids in their order and `NOTIFY ferry_events` with the highest; inside the caller's
-    /// transaction, which must commit soon after (the lock is held until then).
+    /// Appends `events` with ids in their order, inside the caller's transaction, which must commit soon after (the
+    /// lock is held until then) and notify `ferry_events` with the highest id (`eventsNotification`).
     static func appendEvents(_ events: [NewEvent], _ connection: PostgresConnection) throws -> [StoredEvent] {
         guard !events.isEmpty else { return [] }
         try connection.execute("SELECT pg_advisory_xact_lock($1)", [PostgresParameter(eventLock)], reuse: true,
@@ -34,12 +34,12 @@ extension PostgresJobStore {
                   .textArray(events.map(\.kind.rawValue)), .textArray(events.map { hex($0.data) }),
                   .textArray(events.map { $0.ownerKey ?? "" })],
             reuse: true, operation: "append events")
-        let stored = try eventRows(result).sorted { $0.id < $1.id }
-        if let last = numbers.last {
-            try connection.execute("SELECT pg_notify($1, $2)", [.text(ClusterChannel.events), .text(String(last))],
-                                   reuse: true, operation: "notify events")
-        }
-        return stored
+        return try eventRows(result).sorted { $0.id < $1.id }
+    }
+
+    /// The notification of `ferry_events` that tells other nodes the log grew to `stored`'s highest id.
+    static func eventsNotification(_ stored: [StoredEvent]) -> [PostgresNotification] {
+        stored.last.map { [PostgresNotification(channel: ClusterChannel.events, payload: String($0.id))] } ?? []
     }
 
     public func events(after: Int64, limit: Int) async throws -> [StoredEvent] {

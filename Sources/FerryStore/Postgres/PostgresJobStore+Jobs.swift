@@ -29,10 +29,7 @@ extension PostgresJobStore {
         guard !updates.isEmpty || !deletions.isEmpty || !notices.isEmpty else { return }
         try await perform { connection in
             try connection.transaction("apply \(updates.count) update(s), \(deletions.count) deletion(s), \(notices.count) notice(s)") {
-                for job in updates {
-                    try connection.execute(PostgresJobRow.updateSQL, try PostgresJobRow.parameters(job.storedForm),
-                                           reuse: true, operation: "update job")
-                }
+                try Self.updateRows(updates, connection)
                 if !deletions.isEmpty {
                     try connection.execute("DELETE FROM jobs WHERE id = ANY($1::text[])", [.textArray(deletions)],
                                            operation: "delete jobs")
@@ -40,6 +37,18 @@ extension PostgresJobStore {
                 for notice in notices { try Self.insertNotice(notice, connection) }
                 try Self.notifyJobsChanged(updates.map(\.id) + deletions, connection)
             }
+        }
+    }
+
+    /// Replaces the stored rows of `jobs` (those still stored) in one statement.
+    static func updateRows(_ jobs: [JobRecord], _ connection: PostgresConnection) throws {
+        guard !jobs.isEmpty else { return }
+        if jobs.count == 1 {
+            try connection.execute(PostgresJobRow.updateSQL, try PostgresJobRow.parameters(jobs[0].storedForm),
+                                   reuse: true, operation: "update job")
+        } else {
+            try connection.execute(PostgresJobRow.updateManySQL, try PostgresJobRow.updateManyParameters(jobs.map(\.storedForm)),
+                                   reuse: true, operation: "update \(jobs.count) jobs")
         }
     }
 
@@ -129,9 +138,25 @@ extension PostgresJobStore {
     /// `NOTIFY ferry_jobs` with `ids` (`ClusterChannel.jobPayloads`), inside the caller's transaction: the other
     /// nodes hear of it only if it commits.
     static func notifyJobsChanged(_ ids: [String], _ connection: PostgresConnection) throws {
-        for payload in ClusterChannel.jobPayloads(ids) {
-            try connection.execute("SELECT pg_notify($1, $2)", [.text(ClusterChannel.jobs), .text(payload)],
-                                   reuse: true, operation: "notify job changes")
+        try notify(jobsNotifications(ids), connection)
+    }
+
+    /// The notifications of `ferry_jobs` naming `ids`.
+    static func jobsNotifications(_ ids: [String]) -> [PostgresNotification] {
+        ClusterChannel.jobPayloads(ids).map { PostgresNotification(channel: ClusterChannel.jobs, payload: $0) }
+    }
+
+    /// Sends `notifications` in one statement (delivered when the caller's transaction commits).
+    static func notify(_ notifications: [PostgresNotification], _ connection: PostgresConnection) throws {
+        switch notifications.count {
+        case 0: return
+        case 1:
+            try connection.execute("SELECT pg_notify($1, $2)", [.text(notifications[0].channel), .text(notifications[0].payload)],
+                                   reuse: true, operation: "notify \(notifications[0].channel)")
+        default:
+            try connection.execute("SELECT pg_notify(n.channel, n.payload) FROM unnest($1::text[], $2::text[]) AS n (channel, payload)",
+                                   [.textArray(notifications.map(\.channel)), .textArray(notifications.map(\.payload))],
+                                   reuse: true, operation: "notify \(notifications.count) changes")
         }
     }
 

@@ -21,11 +21,20 @@ enum PostgresParameter: Sendable, Equatable {
     /// A `text[]` literal (`{"a","b"}`), every element quoted, so any text (commas, quotes, `NULL`) stays an element.
     /// Written byte by byte (a commit sends its events' data this way): backslashes and double quotes are escaped.
     static func textArray(_ elements: [String]) -> PostgresParameter {
+        textArray(elements.map(Optional.some))
+    }
+
+    /// A `text[]` literal whose `nil` elements are SQL NULL (an unquoted `NULL`); the others as in `textArray(_:)`.
+    static func textArray(_ elements: [String?]) -> PostgresParameter {
         let (quote, backslash) = (UInt8(ascii: "\""), UInt8(ascii: "\\"))
         var literal: [UInt8] = [UInt8(ascii: "{")]
-        literal.reserveCapacity(elements.reduce(2) { $0 + $1.utf8.count + 3 })
+        literal.reserveCapacity(elements.reduce(2) { $0 + ($1?.utf8.count ?? 4) + 3 })
         for (index, element) in elements.enumerated() {
             if index > 0 { literal.append(UInt8(ascii: ",")) }
+            guard let element else {
+                literal.append(contentsOf: "NULL".utf8)
+                continue
+            }
             literal.append(quote)
             for byte in element.utf8 {
                 if byte == quote || byte == backslash { literal.append(backslash) }

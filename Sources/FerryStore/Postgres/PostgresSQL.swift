@@ -26,3 +26,9 @@ enum PostgresSQL {
         (first..<(first + count)).map { "$\($0)" }
     }
 }
+
+/// One `pg_notify` a transaction sends: a channel and its payload. A pure value.
+struct PostgresNotification: Sendable, Equatable {
+    let channel: String
+    let payload: String
+}
