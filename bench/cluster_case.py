@@ -16,7 +16,8 @@ temp directories, stopped by pid when the case ends.
 Where the three nodes' time goes (not set by default: both slow the batch they watch):
 - `BENCH_PG_STATEMENTS=1` loads `pg_stat_statements` and writes each three-node batch's statements (calls per file,
   rows, server time) to `bench/out/logs/cluster-statements-N.txt`;
-- `BENCH_PERF=1` runs `perf record -g` on the three nodes during each batch, into `bench/out/logs/cluster-perf-N-I.data`.
+- `BENCH_PERF=1` runs `perf record -g` on the three nodes during each batch, into `bench/out/logs/cluster-perf-N-I.data`,
+  and on the SQLite node, into `cluster-perf-sqlite-N.data`.
 """
 import os
 import signal
@@ -100,22 +101,23 @@ def run(b, fb):
 
         def watch(nodes):
             """The diagnostics asked for (module doc) while a three-node batch runs; returns what ends them."""
-            if len(nodes) < 3:
-                return lambda: None
+            cluster = len(nodes) == 3
             name = f"bench{databases[0]}"
-            if statements:
+            statements_now = statements and cluster
+            if statements_now:
                 psql(name, "SELECT pg_stat_statements_reset()")
             perfs = []
             if os.environ.get("BENCH_PERF") == "1":
                 for i, node in enumerate(nodes):
-                    out = os.path.join(b.out, "logs", f"cluster-perf-{databases[0]}-{i}.data")
+                    which = f"{databases[0]}-{i}" if cluster else f"sqlite-{databases[0]}"
+                    out = os.path.join(b.out, "logs", f"cluster-perf-{which}.data")
                     perfs.append(subprocess.Popen(["perf", "record", "-g", "-q", "-o", out, "-p", str(node.pid)],
                                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
 
             def end():
                 for perf in perfs:
                     S.stop_pid(perf, signal.SIGINT, 30)
-                if statements:
+                if statements_now:
                     rows = psql(name, "SELECT s.calls, s.rows, round(s.total_exec_time::numeric, 1), "
                                       "left(regexp_replace(s.query, '\\s+', ' ', 'g'), 160) FROM pg_stat_statements s "
                                       f"JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '{name}' "

@@ -83,7 +83,7 @@ final class TestConnection {
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n < 0, errno == EINTR { continue }  // a signal (a debugger attaching, say) is no closed connection
-            guard n > 0 else { throw TestClientError.closed("send") }
+            guard n > 0 else { throw TestClientError.closed(n < 0 ? "send errno \(errno)" : "send") }
             offset += n
         }
     }
