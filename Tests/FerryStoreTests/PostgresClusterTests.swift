@@ -298,6 +298,24 @@ struct PostgresClusterTests {
         }
     }
 
+    /// Events' data are bytes, not text: every byte value (NUL, backslash, quotes, bytes that are not UTF-8) comes
+    /// back as committed, from the commit and from a read, several events of one commit each with its own slice.
+    @Test func eventDataOfAnyBytesComeBackWhole() async throws {
+        try await withNodes(1) { stores, _, _ in
+            let store = stores[0]
+            let datas: [[UInt8]] = [Array(0...255), [], Array("{\"a\":\"\\\"}".utf8), [0xff, 0xfe, 0x00, 0x5c, 0x78, 0xc3], [0x00]]
+            let committed = try await store.commit(ClusterChange(events: datas.enumerated().map {
+                NewEvent(jobID: "b\($0.offset)", kind: .job, data: $0.element, ownerKey: $0.offset == 2 ? "key-1" : nil)
+            }), node: "a").events
+            #expect(committed.map(\.data) == datas)
+            #expect(committed.map(\.jobID) == datas.indices.map { "b\($0)" })
+            let read = try await store.events(after: 0, limit: 100)
+            #expect(read == committed)
+            #expect(read[2].ownerKey == "key-1" && read[0].ownerKey == nil)
+            #expect(read.map(\.id) == read.map(\.id).sorted() && read.first.map { $0.id > 0 } == true)
+        }
+    }
+
     @Test func purgingKeepsAReplayWindow() async throws {
         try await withNodes(1) { stores, _, _ in
             let store = stores[0]

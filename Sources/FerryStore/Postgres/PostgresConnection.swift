@@ -57,8 +57,10 @@ final class PostgresConnection: DatabaseConnection, @unchecked Sendable {
     /// - Parameter reuse: prepare the statement once per connection and run it by name afterwards (the server parses
     ///   and plans it once): for the statements run for every job change. Not for lists, whose best plan depends
     ///   on the values.
+    /// - Parameter binaryResults: every column comes back in binary format (`PostgresResult` reads both): for rows
+    ///   with `bytea` read often (events), which then need no hex decoding.
     @discardableResult
-    func execute(_ sql: String, _ parameters: [PostgresParameter] = [], reuse: Bool = false,
+    func execute(_ sql: String, _ parameters: [PostgresParameter] = [], reuse: Bool = false, binaryResults: Bool = false,
                  operation: String) throws -> PostgresResult {
         let connection = try usableConnection(operation: operation)
         var types: [Oid] = []
@@ -93,10 +95,11 @@ final class PostgresConnection: DatabaseConnection, @unchecked Sendable {
         let result = values.withUnsafeBufferPointer { valuePointers in
             valuePointers.withMemoryRebound(to: UnsafePointer<CChar>?.self) { constValues in
                 if let name {
-                    PQexecPrepared(connection, name, Int32(parameters.count), constValues.baseAddress, lengths, formats, 0)
+                    PQexecPrepared(connection, name, Int32(parameters.count), constValues.baseAddress, lengths, formats,
+                                   binaryResults ? 1 : 0)
                 } else {
                     PQexecParams(connection, sql, Int32(parameters.count), types, constValues.baseAddress,
-                                 lengths, formats, 0)
+                                 lengths, formats, binaryResults ? 1 : 0)
                 }
             }
         }

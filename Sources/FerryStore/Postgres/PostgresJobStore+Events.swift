@@ -25,15 +25,27 @@ extension PostgresJobStore {
             guard let id = ids.int64(row, 0) else { throw JobStoreError.corrupt("event_id gave no number") }
             return id
         }.sorted()
+        // The events' data travel as one binary `bytea` ($4), each event's its slice (1-based start, length): no
+        // hex text either way (the rows come back in binary too).
+        var data: [UInt8] = []
+        data.reserveCapacity(events.reduce(0) { $0 + $1.data.count })
+        var starts: [Int64] = [], lengths: [Int64] = []
+        for event in events {
+            starts.append(Int64(data.count + 1))
+            lengths.append(Int64(event.data.count))
+            data += event.data
+        }
         let result = try connection.execute("""
             INSERT INTO events (id, job_id, kind, data, created_at, owner_key)
-            SELECT id, job_id, kind, decode(data, 'hex'), clock_timestamp(), nullif(owner_key, '')
-            FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[]) AS e (id, job_id, kind, data, owner_key)
+            SELECT id, job_id, kind, substring($4::bytea FROM e.start::integer FOR e.length::integer), clock_timestamp(),
+                   nullif(owner_key, '')
+            FROM unnest($1::bigint[], $2::text[], $3::text[], $5::bigint[], $6::bigint[], $7::text[])
+                 AS e (id, job_id, kind, start, length, owner_key)
             RETURNING \(eventColumns)
-            """, [.textArray(numbers.map(String.init)), .textArray(events.map(\.jobID)),
-                  .textArray(events.map(\.kind.rawValue)), .textArray(events.map { hex($0.data) }),
+            """, [.integerArray(numbers), .textArray(events.map(\.jobID)), .textArray(events.map(\.kind.rawValue)),
+                  .bytes(data), .integerArray(starts), .integerArray(lengths),
                   .textArray(events.map { $0.ownerKey ?? "" })],
-            reuse: true, operation: "append events")
+            reuse: true, binaryResults: true, operation: "append events")
         return try eventRows(result).sorted { $0.id < $1.id }
     }
 
@@ -47,7 +59,8 @@ extension PostgresJobStore {
         return try await perform { connection in
             try Self.eventRows(connection.execute(
                 "SELECT \(Self.eventColumns) FROM events WHERE id > $1 ORDER BY id LIMIT $2",
-                [PostgresParameter(after), PostgresParameter(limit)], reuse: true, operation: "read events"))
+                [PostgresParameter(after), PostgresParameter(limit)], reuse: true, binaryResults: true,
+                operation: "read events"))
         }
     }
 
@@ -99,16 +112,5 @@ extension PostgresJobStore {
             return StoredEvent(id: id, jobID: jobID, kind: kind, data: data, createdAt: StoredDate.date(milliseconds: created),
                                ownerKey: result.string(row, 5))
         }
-    }
-
-    private static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -1,9 +1,11 @@
 import CPostgres
 
-/// The rows of one statement's result (libpq's `PGresult`, text format), freed with it.
+/// The rows of one statement's result (libpq's `PGresult`), freed with it.
 ///
 /// Made and read on the owning store's queue; never shared. Columns are read by position, in the order of the
-/// statement's select list. `bytea` values arrive in the server's hex form (`\x0a1b`) and are decoded here.
+/// statement's select list, in the format each arrived in (`PQfformat`): text, where `bytea` values are in the
+/// server's hex form (`\x0a1b`) and decoded here, or binary (`execute(binaryResults: true)`), where they are the
+/// bytes themselves and `bigint` is 8 bytes in network order.
 final class PostgresResult {
     private let handle: OpaquePointer
 
@@ -25,22 +27,34 @@ final class PostgresResult {
         PQgetisnull(handle, Int32(row), Int32(column)) != 0
     }
 
-    func string(_ row: Int, _ column: Int) -> String? {
+    private func isBinary(_ column: Int) -> Bool {
+        PQfformat(handle, Int32(column)) == 1
+    }
+
+    /// The value's bytes as they arrived; nil for NULL.
+    private func raw<R>(_ row: Int, _ column: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R?) -> R? {
         guard !isNull(row, column), let value = PQgetvalue(handle, Int32(row), Int32(column)) else { return nil }
-        return String(cString: value)
+        let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
+        return value.withMemoryRebound(to: UInt8.self, capacity: length) { body(UnsafeBufferPointer(start: $0, count: length)) }
+    }
+
+    func string(_ row: Int, _ column: Int) -> String? {
+        raw(row, column) { String(decoding: $0, as: UTF8.self) }
     }
 
     func int64(_ row: Int, _ column: Int) -> Int64? {
-        string(row, column).flatMap { Int64($0) }
+        guard isBinary(column) else { return string(row, column).flatMap { Int64($0) } }
+        return raw(row, column) { bytes in
+            guard bytes.count == 8 || bytes.count == 4 else { return nil }
+            let value = bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return bytes.count == 8 ? Int64(bitPattern: value) : Int64(Int32(bitPattern: UInt32(value)))
+        }
     }
 
-    /// A `bytea` column: the hex form decoded; nil for NULL or text that is not that form.
+    /// A `bytea` column: the bytes (the hex form decoded, in text format); nil for NULL or text not of that form.
     func bytes(_ row: Int, _ column: Int) -> [UInt8]? {
-        guard !isNull(row, column), let value = PQgetvalue(handle, Int32(row), Int32(column)) else { return nil }
-        let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
-        return value.withMemoryRebound(to: UInt8.self, capacity: length) { pointer in
-            Self.decodeHex(UnsafeBufferPointer(start: pointer, count: length))
-        }
+        let binary = isBinary(column)
+        return raw(row, column) { binary ? Array($0) : Self.decodeHex($0) }
     }
 
     /// `\x` followed by an even number of hex digits.

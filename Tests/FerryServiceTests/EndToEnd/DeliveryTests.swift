@@ -49,8 +49,11 @@ struct DeliveryTests {
                 let states = seen.filter { $0.event == "job" }.compactMap { try? $0.json()["state"] as? String }
                 #expect(states.contains("delivering"))
                 let phases = seen.filter { $0.event == "progress" }.compactMap { try? $0.json()["phase"] as? String }
-                #expect(phases.contains("downloading"))
-                #expect(phases.contains("delivering"), "\(phases)")
+                // What the stream carried, in order, should progress be missing (seen once in a busy run, not yet
+                // reproduced: job events came, no progress at all).
+                let carried = seen.map { "\($0.event)#\($0.id ?? "-")" }.joined(separator: " ")
+                #expect(phases.contains("downloading"), "\(carried)")
+                #expect(phases.contains("delivering"), "\(phases); \(carried)")
                 let upload = seen.filter { $0.event == "progress" }.compactMap { try? $0.json() }
                     .first { $0["phase"] as? String == "delivering" }
                 #expect(upload?["bytesTotal"] as? Int == size)
