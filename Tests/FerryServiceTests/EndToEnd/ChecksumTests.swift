@@ -109,9 +109,11 @@ struct ChecksumTests {
             #expect(await ferry.exit(within: 5) != nil)
 
             ferry = try await RestartTests.launch(port: port, spool: spool)
-            let reopened = try await client.get("/api/v1/jobs/\(id)").json()
-            #expect(reopened["checksum"] as? [String: String] == ["algorithm": "sha-512", "value": sha512], "kept in the store")
-            let ended = try await client.waitForJob(id, timeout: 40) { ["finished", "failed"].contains($0["state"] as? String) }
+            let ended = try await ChildFerry.diagnosed(ferry) {
+                let reopened = try await client.get("/api/v1/jobs/\(id)").json()
+                #expect(reopened["checksum"] as? [String: String] == ["algorithm": "sha-512", "value": sha512], "kept in the store")
+                return try await client.waitForJob(id, timeout: 40) { ["finished", "failed"].contains($0["state"] as? String) }
+            }
             #expect(ended["state"] as? String == "finished", "\(ended)")
             #expect(ended["sha256"] as? String == Fixture.sha256Hex(of: Fixture.content(size: size, seed: 32)))
             let resumed = nginx.accessLog().filter { $0.path.hasPrefix("/slow/kill.bin") && $0.status == 206 }

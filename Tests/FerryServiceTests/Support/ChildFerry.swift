@@ -1,5 +1,6 @@
 import FerryTestSupport
 import Foundation
+import Testing
 
 /// Waiting for a `ferry serve` child process to answer, the one way for every suite that starts one.
 enum ChildFerry {
@@ -28,5 +29,17 @@ enum ChildFerry {
         _ = await process.stopped(grace: 1)
         throw TestClientError.timeout(String(format: "ferry did not start: no 200 from /healthz in %.1f s and %d polls (last: %@; %@): ",
                                              Date().timeIntervalSince(started), polls, last, state) + log.suffix(2000))
+    }
+
+    /// Runs `body` against a running child; when it throws, records whether the child still runs (or its exit
+    /// status) and the end of its log before rethrowing, so a request that failed says what the server did.
+    static func diagnosed<T>(_ process: ChildProcess, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            let state = process.exitStatusIfExited().map { "it exited with status \($0)" } ?? "it still runs"
+            Issue.record("\(error); the ferry child: \(state); its log ends: \(process.standardError().suffix(3000))")
+            throw error
+        }
     }
 }
