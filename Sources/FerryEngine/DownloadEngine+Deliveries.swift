@@ -19,7 +19,7 @@ extension DownloadEngine {
     /// Starts uploading a finished file; a delivery already running for the id is left alone.
     public func deliver(_ spec: DeliverySpec) {
         queue.async {
-            guard !self.shuttingDown, self.uploads[spec.id] == nil else { return }
+            guard !self.lifecycle.shuttingDown, self.uploads[spec.id] == nil else { return }
             let upload = Upload(spec: spec)
             if let limit = spec.maxBytesPerSecond, limit > 0 {
                 upload.rateBucket = TokenBucket(bytesPerSecond: limit, now: Self.monotonicSeconds())
@@ -223,7 +223,7 @@ extension DownloadEngine {
     /// A failed attempt: retry after the back-off, or give up (while stopping: neither, the next start sends it).
     private func deliveryEnded(_ upload: Upload, cause: FailureCause) {
         closeFile(upload)
-        if shuttingDown {
+        if lifecycle.shuttingDown {
             end(upload)
             return
         }

@@ -218,7 +218,7 @@ extension DownloadEngine {
             case .write, .cut, .fail: return .abort
             }
         }
-        if run.pendingWriteBytes >= configuration.writeBufferLimit || transfer.parts.backlogged || holdingForStop {
+        if run.pendingWriteBytes >= configuration.writeBufferLimit || transfer.parts.backlogged || lifecycle.holdingForStop {
             fetch.pausedForBackpressure = true
             return .pause
         }
@@ -256,7 +256,7 @@ extension DownloadEngine {
     /// Unpauses the connections paused for back-pressure once neither holds them: the writer's backlog is down to half
     /// its limit and no stored part waits for an upload slot (`LiveParts.backlogged`). Never inside a libcurl call.
     func resumePausedFetches(_ transfer: Transfer, _ run: SegmentedDownload) {
-        guard run.pendingWriteBytes <= configuration.writeBufferLimit / 2, !transfer.parts.backlogged, !holdingForStop else { return }
+        guard run.pendingWriteBytes <= configuration.writeBufferLimit / 2, !transfer.parts.backlogged, !lifecycle.holdingForStop else { return }
         for paused in run.fetches.values where paused.pausedForBackpressure {
             guard transfer.segmented === run, transfer.phase == .running else { break }
             paused.pausedForBackpressure = false

@@ -60,11 +60,11 @@ extension DownloadEngine {
     }
 
     /// Computes the SHA-256 of a job's finished file whose digest was never stored (the process stopped between
-    /// `.finished` and `.digested`), on `backfillQueue`, one file at a time, and emits `.digested` for it. A file
+    /// `.finished` and `.digested`), on `disk.backfillQueue`, one file at a time, and emits `.digested` for it. A file
     /// that cannot be read is logged and left without one.
     public func digestFinished(jobID: String, filename: String) {
         let path = storage.location(ofFinished: filename), logger = self.logger
-        backfillQueue.async {
+        disk.backfillQueue.async {
             do throws(SystemError) {
                 let digests = try Digest.ofFile(path)
                 self.queue.async { self.emit(.digested(id: jobID, sha256: digests.sha256)) }

@@ -16,7 +16,7 @@ extension DownloadEngine {
     func keep(_ pending: PendingFinish) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let objectStore else {
-            if let group = finishGroups.add(pending) { moveToFiles(group) }
+            if let group = disk.finishGroups.add(pending) { moveToFiles(group) }
             return
         }
         // Parts in flight end first: their outcome decides what the finish still sends.
@@ -72,7 +72,7 @@ extension DownloadEngine {
     private func uploadMayContinue(_ transfer: Transfer) async -> Bool {
         await withCheckedContinuation { continuation in
             queue.async {
-                continuation.resume(returning: !self.shuttingDown && transfer.stopIntent != .cancel
+                continuation.resume(returning: !self.lifecycle.shuttingDown && transfer.stopIntent != .cancel
                                         && (self.uploadLedger?.mayAct(jobID: transfer.id) ?? true))
             }
         }
@@ -85,10 +85,10 @@ extension DownloadEngine {
         guard let failure else {
             partsCompleted(transfer)
             if sweep { sweepUnfinishedUploads(jobID: pending.finish.jobID, client: client) }
-            if let group = finishGroups.add(pending) { moveToFiles(group) }
+            if let group = disk.finishGroups.add(pending) { moveToFiles(group) }
             return
         }
-        if transfer.stopIntent != nil || shuttingDown || failure.kind == .stopped {
+        if transfer.stopIntent != nil || lifecycle.shuttingDown || failure.kind == .stopped {
             leaveUnstored(transfer, size: pending.finish.size)
             return
         }
@@ -111,7 +111,7 @@ extension DownloadEngine {
         let size = pending.finish.size
         let retry = DispatchWorkItem {
             transfer.storeWait = nil
-            if transfer.stopIntent != nil || self.shuttingDown {
+            if transfer.stopIntent != nil || self.lifecycle.shuttingDown {
                 self.leaveUnstored(transfer, size: size)
             } else {
                 self.upload(pending, to: client, attempt: attempt + 1)

@@ -2,7 +2,7 @@ import Dispatch
 import FerryCore
 
 /// A graceful stop of a node of several (issue 33): before the node lets its jobs go, its downloads are held (every
-/// connection paused, `holdingForStop`) while the part uploads store the parts their written bytes cover and the
+/// connection paused, `lifecycle.holdingForStop`) while the part uploads store the parts their written bytes cover and the
 /// ledger records them. A fast download runs ahead of the store, and without this the node taking a job over fetched
 /// again everything past the parts stored at the moment of the stop. Runs on `queue`.
 extension DownloadEngine {
@@ -10,7 +10,7 @@ extension DownloadEngine {
     /// (monotonic seconds), whichever comes first.
     func storeHeldParts(until deadline: Double, then done: @escaping @Sendable () -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
-        holdingForStop = true
+        lifecycle.holdingForStop = true
         for transfer in transfers.values where transfer.phase == .running { pumpParts(transfer) }
         waitForHeldParts(until: deadline, then: done)
     }

@@ -26,18 +26,18 @@ extension DownloadEngine {
     /// returns nil; otherwise takes nothing and returns the seconds until they may. Downloads and deliveries both ask it.
     func rateDelay(_ count: Int, own bucket: inout TokenBucket?, group: String? = nil) -> Double? {
         dispatchPrecondition(condition: .onQueue(queue))
-        var grouped = group.flatMap { groupRateBuckets[$0] }
-        guard bucket != nil || globalRateBucket != nil || grouped != nil else { return nil }
+        var grouped = group.flatMap { rates.groups[$0] }
+        guard bucket != nil || rates.global != nil || grouped != nil else { return nil }
         let now = Self.monotonicSeconds()
         let ownAllows = bucket?.mayPass(now: now) ?? true
-        let globalAllows = globalRateBucket?.mayPass(now: now) ?? true
+        let globalAllows = rates.global?.mayPass(now: now) ?? true
         let groupAllows = grouped?.mayPass(now: now) ?? true
         guard ownAllows && globalAllows && groupAllows else {
-            return max(bucket?.delay(now: now) ?? 0, globalRateBucket?.delay(now: now) ?? 0, grouped?.delay(now: now) ?? 0)
+            return max(bucket?.delay(now: now) ?? 0, rates.global?.delay(now: now) ?? 0, grouped?.delay(now: now) ?? 0)
         }
         bucket?.take(count, now: now)
-        globalRateBucket?.take(count, now: now)
-        if let group, grouped != nil { groupRateBuckets[group]?.take(count, now: now) }
+        rates.global?.take(count, now: now)
+        if let group, grouped != nil { rates.groups[group]?.take(count, now: now) }
         return nil
     }
 
@@ -56,7 +56,7 @@ extension DownloadEngine {
     func setRateLimit(_ transfer: Transfer, _ bytesPerSecond: Int64?) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let limit = bytesPerSecond, limit > 0 else {
-            if transfer.rateBucket != nil { rateFloorsStale = true }  // its connections' floors go back up
+            if transfer.rateBucket != nil { rates.floorsStale = true }  // its connections' floors go back up
             transfer.rateBucket = nil
             return
         }
@@ -99,21 +99,21 @@ extension DownloadEngine {
     /// Called whenever connections or limits change (every start, launch and end: several times per file of a big
     /// batch), so it costs O(active transfers) and nothing when no limit applies: only the scheduler's active
     /// transfers can be running, and with no limit anywhere every connection keeps the floor it was created with
-    /// (`configureRequest`), unless a limit was just lifted (`rateFloorsStale`: one pass puts the floors back).
+    /// (`configureRequest`), unless a limit was just lifted (`rates.floorsStale`: one pass puts the floors back).
     func applyRateLimits() {
         dispatchPrecondition(condition: .onQueue(queue))
         let running = scheduling.activeIDs.compactMap { id in transfers[id].flatMap { $0.isTransferring ? $0 : nil } }
-        let limited = configuration.globalMaxBytesPerSecond != nil || !groupRateBuckets.isEmpty
+        let limited = configuration.globalMaxBytesPerSecond != nil || !rates.groups.isEmpty
             || running.contains { $0.rateBucket != nil }
-        guard limited || rateFloorsStale else { return }
-        rateFloorsStale = false
+        guard limited || rates.floorsStale else { return }
+        rates.floorsStale = false
         let globalShare = configuration.globalMaxBytesPerSecond.map { max(1, $0 / Int64(max(1, running.count))) }
         var runningPerGroup: [String: Int64] = [:]
         for transfer in running { if let group = transfer.spec.group { runningPerGroup[group, default: 0] += 1 } }
         for transfer in running {
             let connections = transfer.segmented?.fetches.values.filter(\.isConnected) ?? []
             let groupShare = transfer.spec.group.flatMap { group in
-                groupRateBuckets[group].map { max(1, Int64($0.rate) / max(1, runningPerGroup[group] ?? 1)) }
+                rates.groups[group].map { max(1, Int64($0.rate) / max(1, runningPerGroup[group] ?? 1)) }
             }
             let limit = [transfer.spec.maxBytesPerSecond, globalShare, groupShare].compactMap { $0 }.filter { $0 > 0 }.min()
             let each = limit.map { max(1, $0 / Int64(max(1, connections.count))) }

@@ -103,7 +103,7 @@ extension DownloadEngine {
 
     /// Claims room for the whole file under the spool's quota (`SpoolAllowance`); the refusal, or nil when it fits.
     func claimSpace(_ transfer: Transfer, size: Int64?) -> String? {
-        guard let allowance else { return nil }
+        guard let allowance = disk.allowance else { return nil }
         switch allowance.claim(jobID: transfer.id, size: size) {
         case .granted(let limit):
             transfer.spoolLimit = limit
@@ -160,7 +160,7 @@ extension DownloadEngine {
     ///
     /// The move is a group commit: each file is fsynced on its own writer queue (side by side), then the files
     /// that reach this point close together are moved into `files/` as one group, sharing one fsync of each
-    /// directory and one file of finish records (`Spool.moveToFiles(_:)` on `diskQueue`, `finishGroups`),
+    /// directory and one file of finish records (`Spool.moveToFiles(_:)` on the disk queue, `disk.finishGroups`),
     /// before any of them is reported finished.
     private func finish(_ transfer: Transfer) {
         // The slot stays taken until the final event: a job is "downloading" until it is finished.
@@ -235,7 +235,7 @@ extension DownloadEngine {
                     let result = results[pending.finish.jobID] ?? .failure(SystemError("link", spool.partialPath(for: pending.finish.jobID), errno: EINVAL))
                     self.moved(pending, result)
                 }
-                if let next = self.finishGroups.groupEnded() { self.moveToFiles(next) }
+                if let next = self.disk.finishGroups.groupEnded() { self.moveToFiles(next) }
             }
         }
     }
@@ -305,7 +305,7 @@ extension DownloadEngine {
         disconnectFetches(transfer)
         transfer.phase = .stopping
         closeWriter(transfer) { bytes in
-            if self.shuttingDown, transfer.stopIntent == nil { transfer.stopIntent = .shutdown }
+            if self.lifecycle.shuttingDown, transfer.stopIntent == nil { transfer.stopIntent = .shutdown }
             if transfer.stopIntent != nil {
                 self.stopped(transfer, bytesOnDisk: bytes)
                 return

@@ -10,7 +10,7 @@ extension DownloadEngine {
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         timer.setEventHandler { [weak self] in self?.tick() }
         timer.resume()
-        ticker = timer
+        lifecycle.ticker = timer
     }
 
     static func monotonicSeconds() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
@@ -31,8 +31,8 @@ extension DownloadEngine {
             fillConnections(transfer)
         }
         sampleUploads(now: now)
-        if now - lastDiskCheck >= configuration.diskCheckInterval {
-            lastDiskCheck = now
+        if now - disk.lastCheck >= configuration.diskCheckInterval {
+            disk.lastCheck = now
             checkFreeSpace()
         }
     }
@@ -56,7 +56,7 @@ extension DownloadEngine {
     /// Below the reserve, running transfers stop and wait (`.diskFull`); above it, waiting ones continue.
     func checkFreeSpace() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !shuttingDown, let free = freshFreeBytes() else { return }
+        guard !lifecycle.shuttingDown, let free = freshFreeBytes() else { return }
         if free < configuration.minFreeSpace {
             for transfer in transfers.values where transfer.phase == .running || transfer.phase == .opening {
                 stop(transfer, .diskFull)
@@ -72,14 +72,14 @@ extension DownloadEngine {
     func freeBytes(needing needed: Int64 = 0) -> Int64? {
         dispatchPrecondition(condition: .onQueue(queue))
         let now = Self.monotonicSeconds()
-        if let cached = freeSpace.cached(now: now, reserve: configuration.minFreeSpace, needed: needed) { return cached }
+        if let cached = disk.freeSpace.cached(now: now, reserve: configuration.minFreeSpace, needed: needed) { return cached }
         return freshFreeBytes(now: now)
     }
 
     /// Reads the spool's free space (`statfs`) and keeps the reading.
     func freshFreeBytes(now: Double = DownloadEngine.monotonicSeconds()) -> Int64? {
         let free = spool.freeBytes()
-        freeSpace.record(free, at: now)
+        disk.freeSpace.record(free, at: now)
         return free
     }
 }

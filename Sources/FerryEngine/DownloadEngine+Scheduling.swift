@@ -7,7 +7,7 @@ import Foundation
 extension DownloadEngine {
     func accept(_ spec: TransferSpec) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !shuttingDown else { return }
+        guard !lifecycle.shuttingDown else { return }
         if let existing = transfers[spec.id] {
             if existing.phase == .stopping { existing.pendingResubmit = spec }
             return
@@ -40,7 +40,7 @@ extension DownloadEngine {
     /// Starts every transfer the limits now allow, then re-divides the global speed limit.
     func pump() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !shuttingDown else { return }
+        guard !lifecycle.shuttingDown else { return }
         for id in scheduling.nextToStart() {
             guard let transfer = transfers[id], transfer.phase == .queued else {
                 scheduling.remove(id)
@@ -120,7 +120,7 @@ extension DownloadEngine {
             forget(transfer)
             diskQueue.async { self.spool.removePartial(jobID: id) }
         case .diskFull:
-            if shuttingDown {
+            if lifecycle.shuttingDown {
                 emit(.stopped(id: transfer.id, bytesOnDisk: bytesOnDisk))
                 forget(transfer)
             } else {
@@ -151,7 +151,7 @@ extension DownloadEngine {
         transfer.retryWork?.cancel()
         transfer.retryWork = nil
         notifyStopObservers(transfer, bytesOnDisk: nil)
-        allowance?.release(jobID: transfer.id)
+        disk.allowance?.release(jobID: transfer.id)
         scheduling.remove(transfer.id)
         if transfers[transfer.id] === transfer { transfers[transfer.id] = nil }
         if let next = transfer.pendingResubmit {
@@ -166,15 +166,15 @@ extension DownloadEngine {
 
     func beginShutdown(_ done: @escaping @Sendable () -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !shuttingDown else {
+        guard !lifecycle.shuttingDown else {
             // A second call waits for the same end.
-            let previous = shutdownDone
-            shutdownDone = { previous?(); done() }
+            let previous = lifecycle.shutdownDone
+            lifecycle.shutdownDone = { previous?(); done() }
             finishShutdownIfIdle()
             return
         }
-        shuttingDown = true
-        shutdownDone = done
+        lifecycle.shuttingDown = true
+        lifecycle.shutdownDone = done
         for upload in Array(uploads.values) {
             // A delivery whose body is all sent waits a moment for the target's answer: ended now, a target that took
             // the file would be sent it again after the restart. Any other is sent again from the first byte then.
@@ -191,10 +191,10 @@ extension DownloadEngine {
     /// Once the last transfer is gone during shutdown: stop the ticker, clean libcurl up, wait for every source's
     /// cancel handler, then for the event queue to drain.
     func finishShutdownIfIdle() {
-        guard shuttingDown, transfers.isEmpty, uploads.isEmpty, let done = shutdownDone else { return }
-        shutdownDone = nil
-        ticker?.cancel()
-        ticker = nil
+        guard lifecycle.shuttingDown, transfers.isEmpty, uploads.isEmpty, let done = lifecycle.shutdownDone else { return }
+        lifecycle.shutdownDone = nil
+        lifecycle.ticker?.cancel()
+        lifecycle.ticker = nil
         let eventQueue = self.eventQueue
         let diskQueue = self.diskQueue
         multi.close {

@@ -13,14 +13,14 @@ extension DownloadEngine {
             self.configuration.globalMaxBytesPerSecond = limit
             if let limit {
                 let now = Self.monotonicSeconds()
-                if self.globalRateBucket != nil {
-                    self.globalRateBucket?.setRate(limit, now: now)
+                if self.rates.global != nil {
+                    self.rates.global?.setRate(limit, now: now)
                 } else {
-                    self.globalRateBucket = TokenBucket(bytesPerSecond: limit, now: now)
+                    self.rates.global = TokenBucket(bytesPerSecond: limit, now: now)
                 }
             } else {
-                if self.globalRateBucket != nil { self.rateFloorsStale = true }
-                self.globalRateBucket = nil
+                if self.rates.global != nil { self.rates.floorsStale = true }
+                self.rates.global = nil
             }
             self.applyRateLimits()
         }

@@ -20,51 +20,35 @@ import Logging
 /// ```
 public final class DownloadEngine: @unchecked Sendable {
     let queue = DispatchQueue(label: "ferry.engine")
-    let eventQueue = DispatchQueue(label: "ferry.engine.events")
-    let diskQueue = DispatchQueue(label: "ferry.engine.disk", qos: .utility)
-    /// Hashes finished files whose SHA-256 was never stored (`digestFinished`), one at a time.
-    let backfillQueue = DispatchQueue(label: "ferry.engine.digest-backfill", qos: .utility)
     var configuration: EngineConfiguration
-    /// The staging area: partial files, segment state, finish records, free space.
-    let spool: Spool
-    /// Where finished files are kept and named (the spool's `files/` unless another storage is given).
-    let storage: any FileStorage
     let logger: Logger
-    let onEvent: @Sendable (TransferEvent) -> Void
-    /// Events emitted and not yet handed to `onEvent` (see `emit(_:)`).
-    let outbox = EventOutbox()
-    /// The spool's quota, when one is set: asked before a file takes space (`claimSpace`).
-    let allowance: (any SpoolAllowance)?
+    /// Events emitted and not yet handed to the service, delivered in order on their own queue (see `emit(_:)`).
+    let outbox: EventOutbox
     let multi: CurlMulti
-    /// Where finished files are stored as objects before they are reported finished (`--object-store`); nil keeps
-    /// them in the spool only. Set once, in `init`. Its `stop()` comes first in `shutdown()`.
-    public private(set) var objectStore: ObjectStoreClient?
-    /// Where the records of running jobs' multipart uploads are kept (the cluster's store): with it and `objectStore`,
-    /// parts are uploaded while a download runs and a job started elsewhere continues from them (`DownloadEngine+Parts`).
-    let uploadLedger: (any ObjectUploadLedger)?
+    /// The spool, finished files' storage, the quota, free space, and the disk queues (`EngineDisk`).
+    var disk: EngineDisk
+    /// The cluster's object store, with the ledger of running jobs' part uploads; nil keeps files in the spool only.
+    /// Set once, in `init`.
+    private(set) var objects: EngineObjects?
     var transfers: [String: Transfer] = [:]
     /// Deliveries running or waiting to retry (`DownloadEngine+Deliveries`).
     var uploads: [String: Upload] = [:]
     var scheduling: SchedulingQueue<String>
-    var ticker: DispatchSourceTimer?
-    var lastDiskCheck: Double = 0
-    /// Synced files waiting for their group's move into `files/` (group commit, see `finish(_:)`).
-    var finishGroups = GroupCommit<PendingFinish>()
-    var shuttingDown = false
-    /// A graceful stop of a node of several holds every download while the part uploads store what it has
-    /// (`storeHeldParts`): connections stay paused from then on.
-    var holdingForStop = false
-    var shutdownDone: (@Sendable () -> Void)?
-    /// Writers holding chunks staged during the current libcurl call; queued when it returns.
-    var stagedWriters: [FileWriter] = []
-    /// The speed limit shared by every transfer (`globalMaxBytesPerSecond`); see `DownloadEngine+Pacing`.
-    var globalRateBucket: TokenBucket?
-    /// The speed limits of groups (an API key's `maxBytesPerSecond`, shared by its transfers); see `+Pacing`.
-    var groupRateBuckets: [String: TokenBucket] = [:]
-    /// A limit was lifted: the next `applyRateLimits` puts the low-speed floors it had lowered back.
-    var rateFloorsStale = false
-    /// The spool's free space as last read: see `freeBytes(needing:)`.
-    var freeSpace = FreeSpaceGauge()
+    var rates = EngineRateLimits()
+    var lifecycle = EngineLifecycle()
+
+    /// The staging area: partial files, segment state, finish records, free space.
+    var spool: Spool { disk.spool }
+    /// Where finished files are kept and named (the spool's `files/` unless another storage is given).
+    var storage: any FileStorage { disk.storage }
+    var diskQueue: DispatchQueue { disk.queue }
+    var eventQueue: DispatchQueue { outbox.queue }
+    /// Where finished files are stored as objects before they are reported finished (`--object-store`); nil keeps
+    /// them in the spool only. Its `stop()` comes first in `shutdown()`.
+    public var objectStore: ObjectStoreClient? { objects?.client }
+    /// Where the records of running jobs' multipart uploads are kept (the cluster's store): with it and `objectStore`,
+    /// parts are uploaded while a download runs and a job started elsewhere continues from them (`DownloadEngine+Parts`).
+    var uploadLedger: (any ObjectUploadLedger)? { objects?.ledger }
 
     /// - Parameter objectStore: the bucket finished files are stored in (the cluster's object store), with its keys.
     public init(configuration: EngineConfiguration, spool: Spool, storage: (any FileStorage)? = nil, logger: Logger,
@@ -73,19 +57,19 @@ public final class DownloadEngine: @unchecked Sendable {
                 uploadLedger: (any ObjectUploadLedger)? = nil,
                 onEvent: @escaping @Sendable (TransferEvent) -> Void) {
         self.configuration = configuration
-        self.uploadLedger = objectStore == nil ? nil : uploadLedger
-        self.allowance = allowance
-        self.spool = spool
-        self.storage = storage ?? spool
+        self.disk = EngineDisk(spool: spool, storage: storage ?? spool, allowance: allowance)
         self.logger = logger
-        self.onEvent = onEvent
+        self.outbox = EventOutbox(deliver: onEvent)
         Self.initializeCurl
         self.multi = CurlMulti(queue: queue, maxConnects: Self.connectionCacheSize(configuration))
         self.scheduling = SchedulingQueue(maxActive: max(1, configuration.maxConcurrent), maxPerHost: max(1, configuration.maxPerHost))
         if let global = configuration.globalMaxBytesPerSecond, global > 0 {
-            globalRateBucket = TokenBucket(bytesPerSecond: global, now: Self.monotonicSeconds())
+            rates.global = TokenBucket(bytesPerSecond: global, now: Self.monotonicSeconds())
         }
-        if let objectStore { self.objectStore = objectStoreClient(location: objectStore.location, credentials: objectStore.credentials) }
+        if let objectStore {
+            objects = EngineObjects(client: objectStoreClient(location: objectStore.location, credentials: objectStore.credentials),
+                                    ledger: uploadLedger)
+        }
         queue.async {
             self.multi.afterDelivery = { [weak self] in self?.queueStagedWrites() }
             self.startTicker()
@@ -96,14 +80,14 @@ public final class DownloadEngine: @unchecked Sendable {
     /// burst is queued when the libcurl call that delivered it returns.
     func stage(_ bytes: UnsafeRawBufferPointer, at offset: Int64, in writer: FileWriter, completion: @escaping @Sendable (SystemError?) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
-        if !stagedWriters.contains(where: { $0 === writer }) { stagedWriters.append(writer) }
+        if !disk.stagedWriters.contains(where: { $0 === writer }) { disk.stagedWriters.append(writer) }
         writer.stage(bytes, at: offset, completion: completion)
     }
 
     private func queueStagedWrites() {
         dispatchPrecondition(condition: .onQueue(queue))
-        for writer in stagedWriters { writer.flush() }
-        stagedWriters.removeAll(keepingCapacity: true)
+        for writer in disk.stagedWriters { writer.flush() }
+        disk.stagedWriters.removeAll(keepingCapacity: true)
     }
 
     /// Connections libcurl keeps open for reuse: two per concurrent transfer, plus one host's worth of segments.
@@ -204,7 +188,7 @@ public final class DownloadEngine: @unchecked Sendable {
             let interval = max(0.05, seconds)
             guard interval != self.configuration.progressInterval else { return }
             self.configuration.progressInterval = interval
-            self.ticker?.cancel()
+            self.lifecycle.ticker?.cancel()
             self.startTicker()
         }
     }
@@ -234,13 +218,13 @@ public final class DownloadEngine: @unchecked Sendable {
         queue.async {
             let now = Self.monotonicSeconds()
             if let limit = bytesPerSecond, limit > 0 {
-                if self.groupRateBuckets[group] != nil {
-                    self.groupRateBuckets[group]?.setRate(limit, now: now)
+                if self.rates.groups[group] != nil {
+                    self.rates.groups[group]?.setRate(limit, now: now)
                 } else {
-                    self.groupRateBuckets[group] = TokenBucket(bytesPerSecond: limit, now: now)
+                    self.rates.groups[group] = TokenBucket(bytesPerSecond: limit, now: now)
                 }
-            } else if self.groupRateBuckets.removeValue(forKey: group) != nil {
-                self.rateFloorsStale = true
+            } else if self.rates.groups.removeValue(forKey: group) != nil {
+                self.rates.floorsStale = true
             }
             self.applyRateLimits()
         }
@@ -271,9 +255,7 @@ public final class DownloadEngine: @unchecked Sendable {
     /// what waits is one progress sample per transfer and the lifecycle events, not a block per sample.
     func emit(_ event: TransferEvent) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard outbox.post(event) else { return }
-        let (outbox, onEvent) = (self.outbox, self.onEvent)
-        eventQueue.async { outbox.drain(onEvent) }
+        outbox.emit(event)
     }
 
     /// Test hook: the connections the engine holds to `host` (see `connectionsInUse(host:)`).
@@ -287,7 +269,7 @@ public final class DownloadEngine: @unchecked Sendable {
     func setMinFreeSpace(_ bytes: Int64) {
         queue.async {
             self.configuration.minFreeSpace = bytes
-            self.lastDiskCheck = 0
+            self.disk.lastCheck = 0
         }
     }
 }
