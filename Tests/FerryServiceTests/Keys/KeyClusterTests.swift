@@ -93,12 +93,17 @@ struct KeyClusterTests {
                 #expect(nodesRunning.count == 2, "each node runs one: \(nodesRunning)")
                 // Two shares' reads later, sample the two jobs' bytes together.
                 try await Task.sleep(for: .seconds(5))
-                func received() async throws -> Int {
-                    try await jobs.asyncMap { try await paced.get("/api/v1/jobs/\($0)").json()["bytesReceived"] as? Int ?? 0 }.reduce(0, +)
+                // Each sample is bracketed by the times before and after its reads (a loaded machine may spread them
+                // out): the bytes moved are divided by the widest window they may span.
+                func received() async throws -> (bytes: Int, from: Date, to: Date) {
+                    let from = Date()
+                    let bytes = try await jobs.asyncMap { try await paced.get("/api/v1/jobs/\($0)").json()["bytesReceived"] as? Int ?? 0 }
+                    return (bytes.reduce(0, +), from, Date())
                 }
-                let before = try await received(), started = Date()
+                let before = try await received()
                 try await Task.sleep(for: .seconds(4))
-                let rate = Double(try await received() - before) / Date().timeIntervalSince(started)
+                let after = try await received()
+                let rate = Double(after.bytes - before.bytes) / after.to.timeIntervalSince(before.from)
                 #expect(rate < 1.5 * Double(1 << 20), "the key's jobs on two nodes together: \(Int(rate)) B/s for 1 MiB/s")
                 for job in jobs { _ = try await nodes[0].client.request("POST", "/api/v1/jobs/\(job)/cancel") }
             }

@@ -51,7 +51,8 @@ extension KeyLimitsTests {
                 // The rate between two samples a few seconds apart, once the transfers run: the start (the bucket's
                 // burst, requests made before the first sample) stays out of it. A sample reads both jobs one after
                 // the other, which a loaded machine may spread out, so each is bracketed by the times before and after
-                // it: the bytes moved are held to the widest window they may span, and to half the narrowest.
+                // it: the bytes moved are held to the widest window they may span, and to a quarter of the narrowest (the
+                // transfers must move, but a starved machine may slow them below the limit).
                 func received() async throws -> (bytes: Int, from: Date, to: Date) {
                     let from = Date()
                     let bytes = try await jobs.asyncMap { try await slow.get("/api/v1/jobs/\($0)").json()["bytesReceived"] as? Int ?? 0 }
@@ -63,7 +64,7 @@ extension KeyLimitsTests {
                 let second = try await received()
                 let moved = second.bytes - first.bytes
                 let widest = second.to.timeIntervalSince(first.from), narrowest = second.from.timeIntervalSince(first.to)
-                #expect(Double(moved) > Double(limit) * narrowest / 2, "\(moved) bytes in \(narrowest)–\(widest) s")
+                #expect(Double(moved) > Double(limit) * narrowest / 4, "\(moved) bytes in \(narrowest)–\(widest) s")
                 #expect(Double(moved) <= Double(limit) * (widest + 0.25) + 65_536, "\(moved) bytes in \(narrowest)–\(widest) s")
                 for job in jobs { _ = try await ferry.client.request("POST", "/api/v1/jobs/\(job)/cancel") }
             }
