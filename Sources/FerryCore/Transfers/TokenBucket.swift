@@ -4,14 +4,17 @@
 /// The engine asks before it takes a chunk from libcurl (`mayPass(now:)`), takes the chunk's bytes (`take(_:now:)`,
 /// which may leave the balance negative: that debt is repaid before anything else passes), and when it may not,
 /// pauses the connection and wakes it after `delay(now:)`. Over any window the bytes passed stay within
-/// `rate × window + burst + one chunk per connection`, so small chunks and a small burst make a limit hold
-/// closely over short windows, with no stall longer than a chunk's worth of time. Pure: the clock is passed in
-/// (seconds, monotonic).
+/// `rate × window + burst + make-up + one chunk per connection`, so small chunks and a small burst make a limit hold
+/// closely over short windows, with no stall longer than a chunk's worth of time. A wake-up that comes late (a busy
+/// machine) does not lower the rate: the time a debtor waited past its due moment is made up, up to
+/// `makeUpSeconds`; idle time saves only the burst. Pure: the clock is passed in (seconds, monotonic).
 public struct TokenBucket: Sendable, Equatable {
     /// Bytes per second.
     public private(set) var rate: Double
     /// Seconds of the rate the balance may save up while nothing is asked.
     public let burstSeconds: Double
+    /// Seconds of lateness past a debt's due moment that are made up (a paused connection woken late).
+    public static let makeUpSeconds = 0.1
     private var balance: Double
     private var updated: Double
 
@@ -50,7 +53,13 @@ public struct TokenBucket: Sendable, Equatable {
 
     private mutating func refill(_ now: Double) {
         guard now > updated else { return }
-        balance = min(rate * burstSeconds, balance + (now - updated) * rate)
+        var cap = rate * burstSeconds
+        if balance < 0 {
+            // A debtor waited until `repaid`: time past that moment was lost to a late wake-up, not to idleness.
+            let repaid = updated + -balance / rate
+            cap += rate * min(Self.makeUpSeconds, max(0, now - repaid))
+        }
+        balance = min(cap, balance + (now - updated) * rate)
         updated = now
     }
 }

@@ -1,0 +1,64 @@
+import FerryCore
+import Testing
+
+/// `TokenBucket` on a fake clock: one consumer taking 16 KiB chunks as the engine does (ask, take, or wait the
+/// bucket's delay), woken on time or late as a busy machine wakes it.
+@Suite("TokenBucket")
+struct TokenBucketTests {
+    static let chunk = 16_384
+
+    /// Bytes passed in `seconds` when every wait ends `lateness` seconds after the bucket's delay.
+    static func run(rate: Int64, seconds: Double, lateness: Double) -> Double {
+        var bucket = TokenBucket(bytesPerSecond: rate, now: 0)
+        var now = 0.0, passed = 0.0
+        while now < seconds {
+            if bucket.mayPass(now: now) {
+                bucket.take(chunk, now: now)
+                passed += Double(chunk)
+            } else {
+                now += bucket.delay(now: now) + lateness
+            }
+        }
+        return passed
+    }
+
+    @Test func punctualWakeUpsPassTheRate() {
+        let passed = Self.run(rate: 900_000, seconds: 10, lateness: 0)
+        #expect(abs(passed - 9_000_000) <= 900_000 * 0.05 + Double(Self.chunk), "\(passed)")
+    }
+
+    /// A busy machine wakes the paused connection late: the time past its due moment is made up (up to a limit), so
+    /// the rate holds instead of losing everything beyond the small burst each time.
+    @Test(arguments: [0.02, 0.08, 0.1])
+    func lateWakeUpsStillPassTheRate(lateness: Double) {
+        let passed = Self.run(rate: 900_000, seconds: 10, lateness: lateness)
+        #expect(passed >= 9_000_000 * 0.97, "\(passed) bytes in 10 s, waking \(lateness) s late")
+        #expect(passed <= 9_000_000 * 1.01 + 900_000 * 0.15 + Double(Self.chunk), "\(passed)")
+    }
+
+    /// What is made up is bounded: a wake-up a second late passes at most the burst and the make-up at once.
+    @Test func aVeryLateWakeUpIsMadeUpOnlyInPart() {
+        var bucket = TokenBucket(bytesPerSecond: 1_000_000, now: 0)
+        bucket.take(100_000, now: 0)   // a debt of 0.05 s beyond the burst
+        let due = bucket.delay(now: 0)
+        var passed = 0
+        let late = due + 1.0
+        while bucket.mayPass(now: late) {
+            bucket.take(Self.chunk, now: late)
+            passed += Self.chunk
+        }
+        #expect(Double(passed) <= 1_000_000 * (bucket.burstSeconds + TokenBucket.makeUpSeconds) + Double(Self.chunk), "\(passed)")
+        #expect(Double(passed) >= 1_000_000 * (bucket.burstSeconds + TokenBucket.makeUpSeconds) - Double(Self.chunk), "\(passed)")
+    }
+
+    /// While nothing is asked (no debt), the balance saves up only the small burst.
+    @Test func idleTimeSavesOnlyTheBurst() {
+        var bucket = TokenBucket(bytesPerSecond: 1_000_000, now: 0)
+        var passed = 0
+        while bucket.mayPass(now: 10) {
+            bucket.take(1_000, now: 10)
+            passed += 1_000
+        }
+        #expect(Double(passed) <= 1_000_000 * bucket.burstSeconds + 1_000)
+    }
+}
