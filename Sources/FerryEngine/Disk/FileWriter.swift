@@ -138,9 +138,10 @@ final class FileWriter: @unchecked Sendable {
     ///   - digestFirst: whether results wait for the digest (see the type's comment).
     ///   - growing: where to publish the gapless prefix, under which job id.
     ///   - pageCacheOnly: never write with direct I/O.
+    ///   - lanes: what the writer's two queues target (`DiskLanes`).
     init(path: String, segmentsPath: String? = nil, label: String, callbackQueue: DispatchQueue, algorithms: [DigestAlgorithm] = [],
          creating: NSLock? = nil, digestFirst: Bool = true, growing: (files: GrowingFiles, jobID: String)? = nil,
-         pageCacheOnly: Bool = false) {
+         pageCacheOnly: Bool = false, lanes: DiskLanes.Pair = .shared) {
         self.path = path
         self.file = SpoolFileHandles(path: path)
         self.growing = growing
@@ -149,8 +150,8 @@ final class FileWriter: @unchecked Sendable {
         self.creating = creating
         self.digest = Digest([.sha256] + algorithms)
         self.segmentsPath = segmentsPath
-        self.queue = DispatchQueue(label: "ferry.writer.\(label)")
-        self.digestQueue = DispatchQueue(label: "ferry.digest.\(label)")
+        self.queue = DispatchQueue(label: "ferry.writer.\(label)", target: lanes.writes.lane())
+        self.digestQueue = DispatchQueue(label: "ferry.digest.\(label)", target: lanes.digests.lane())
         self.callbackQueue = callbackQueue
     }
 

@@ -23,7 +23,9 @@ final class FollowStream: @unchecked Sendable {
     private let jobID: String
     private let supervisor: JobSupervisor
     private let spool: Spool
-    private let queue = DispatchQueue(label: "ferry.follow")
+    private let queue = DispatchQueue(label: "ferry.follow", target: FollowStream.lanes.lane())
+    /// What the streams' queues target: a few serial lanes, not a thread per stream with work (`DiskLanes`).
+    private static let lanes = DiskLanes(label: "ferry.follow-lane", count: DiskLanes.defaultCount)
     private var stream: ResponseStream?
     /// The file being sent (the partial file, which becomes the finished one when renamed); nil until opened.
     private var file: StreamFile?
