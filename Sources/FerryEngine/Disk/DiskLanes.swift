@@ -2,58 +2,61 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// A fixed set of serial queues ("lanes") that the writers' own serial queues target, so that the threads serving
-/// disk work and hashing no longer grow with the number of running transfers (issue 32).
+/// A fixed set of serial queues ("lanes") that the writers' queues run on, so that the threads serving disk work and
+/// hashing no longer grow with the number of running transfers (issue 32).
 ///
-/// Each `FileWriter` keeps its own serial queue and digest queue (their order and what they confine are unchanged);
-/// the writer queue targets a lane of `DiskLanes.writes` and the digest queue a lane of `DiskLanes.digests`, chosen
-/// when the writer is made (`lane()`). A lane is a serial queue, so it holds at most one thread; at most
-/// `writes.count + digests.count` threads write and hash, whatever the number of transfers. Before, every writer's
-/// two queues targeted the default overcommit root queue directly, which makes a thread for each queue with work
-/// while none is idle, up to libdispatch's cap of 255: 221 threads under the load suite's 200 downloads, each with
-/// its stack and malloc cache.
+/// Each `FileWriter` keeps its own serial queue and digest queue (their order and what they confine are unchanged),
+/// each a `LaneQueue` on a lane of its spool's `Pair` (`Spool.lanes`): the writer queue on one of `writes`, the
+/// digest queue on one of `digests`, chosen when the writer is made (`lane()`). A lane is a serial queue, so it holds
+/// at most one thread; at most `writes.count + digests.count` threads write and hash, whatever the number of
+/// transfers. Before, every writer's two queues targeted the default overcommit root queue directly, which makes a
+/// thread for each queue with work while none is idle, up to libdispatch's cap of 255: 221 threads under the load
+/// suite's 200 downloads, each with its stack and malloc cache.
 ///
-/// Why serial lanes and not a wider shared target:
-/// - not the global concurrent queues: on Linux, swift-corelibs-libdispatch has no separate cooperative pool, so
-///   those queues are the ones Swift concurrency's executor runs request handlers on; a blocking `pwrite`, `fsync` or
-///   file read-back there would take their width (one thread per core);
-/// - the writes and the digests get separate lanes because a writer calls `digestQueue.sync` from its queue (to
-///   finalize or read back): the same lane under both would deadlock, and digest lanes never wait on anything.
+/// What one busy or slow writer holds up, and why it is bounded:
+/// - a `LaneQueue` runs at most `LaneQueue.defaultTurn` blocks per turn and then waits behind the other queues of its
+///   lane, so a writer whose queue is kept fed delays another by one turn, not until it runs dry (a `DispatchQueue`
+///   targeting the lane would be drained until empty first);
+/// - a writer never waits for its digest queue: what it hands over (runs to hash, read-back of the file in slices of
+///   8 MiB, the final digest) is queued there, and its results that need the digest are delivered from there; so a
+///   busy digest lane never holds a write lane, and no lane ever waits for another;
+/// - the lanes belong to one `Spool` (one Ferry): another Ferry in the same process (the tests run dozens) has lanes
+///   of its own. Issue 32's first version had one static set per process, drained until empty, and writers that
+///   waited for their digest lane with `sync`: in `swift test` beside a busy CPU, the writers of unrelated tests
+///   held up each other's lanes for about 15 s, and 53 tests whose requests waited on a writer (a pause, a
+///   delete, a restart) timed out together;
+/// - a lane that stays busy anyway (a write that hangs on a dead disk) is avoided by writers made later: each lane
+///   answers a probe queued behind its work, and `lane()` skips a lane whose probe has waited longer than `stallAfter`
+///   (unless every lane is that late), so new transfers go on to the lanes that move.
 ///
-/// What one slow disk operation holds up: libdispatch drains a writer queue until it is empty before the lane
-/// serves the next one, so a lane serves each of its writers in turn after at most that writer's queued runs (the
-/// engine pauses a connection whose unwritten bytes reach `writeBufferLimit`, 8 MiB, and the read-back of a
-/// catch-up hashes 8 MiB per turn). A slow write delays only the writers sharing its lane, never the other lanes';
-/// a slow digest lane also delays the write lane of a writer that waits for it with `digestQueue.sync` (the
-/// finish, a catch-up read back), and so that lane's writers, for as long as that hash takes.
-/// A lane that stays busy (a write that hangs on a dead disk, a long backlog) is avoided by writers made later:
-/// each lane answers a probe queued behind its work, and `lane()` skips a lane whose probe has waited longer than
-/// `stallAfter` (unless every lane is that late), so new transfers go on to the lanes that move.
+/// Why serial lanes and not a wider shared target: not the global concurrent queues, since on Linux
+/// swift-corelibs-libdispatch has no separate cooperative pool, so those queues are the ones Swift concurrency's
+/// executor runs request handlers on; a blocking `pwrite`, `fsync` or file read-back there would take their width
+/// (one thread per core).
 ///
 /// Lanes per set: two per active core, at least 4 and at most 16 (4 on the 2-core test machine: the threads
 /// writing and hashing went from 221 to 8 + the fixed ones; see docs/ARCHITECTURE.md).
 ///
 /// The service's follow streams (`FollowStream`, one serial queue per client following a growing file) target a set
-/// of their own the same way, so the threads serving them do not grow with the number of such clients either.
+/// of their own the same way (`Spool.followLanes`), so the threads serving them do not grow with the number of such
+/// clients either.
 ///
 /// Thread-safe: the lanes are set in `init`; the round-robin position and each lane's probe are atomics.
 public final class DiskLanes: Sendable {
-    /// The lanes the writers' queues target.
-    static let writes = DiskLanes(label: "ferry.disk-lane", count: defaultCount)
-    /// The lanes the writers' digest queues target.
-    static let digests = DiskLanes(label: "ferry.digest-lane", count: defaultCount)
-
-    /// The two sets a writer's queues target: its writes' and its digest's.
-    struct Pair: Sendable {
+    /// The two sets a writer's queues run on: its writes' and its digest's.
+    public struct Pair: Sendable {
         let writes: DiskLanes
         let digests: DiskLanes
 
-        /// The process's lanes, shared by every writer.
-        static let shared = Pair(writes: DiskLanes.writes, digests: DiskLanes.digests)
+        /// One Ferry's lanes (`Spool.lanes`), `count` of each.
+        init(label: String, count: Int = DiskLanes.defaultCount) {
+            writes = DiskLanes(label: "\(label).disk-lane", count: count)
+            digests = DiskLanes(label: "\(label).digest-lane", count: count)
+        }
 
         /// One lane of each for one writer alone: a test that holds a writer's queue holds no other writer.
         static func alone(_ label: String) -> Pair {
-            Pair(writes: DiskLanes(label: "\(label).disk-lane", count: 1), digests: DiskLanes(label: "\(label).digest-lane", count: 1))
+            Pair(label: label, count: 1)
         }
     }
 
@@ -90,6 +93,11 @@ public final class DiskLanes: Sendable {
         lanes = (0..<max(1, count)).map { Lane(label: "\(label).\($0)", qos: qos) }
         let (seconds, attoseconds) = stallAfter.components
         self.stallAfter = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+    }
+
+    /// A serial queue of its own on the next lane (`lane()`), run a turn at a time (`LaneQueue`).
+    func queue(label: String) -> LaneQueue {
+        LaneQueue(label: label, lane: lane())
     }
 
     /// The lane a new queue should target: the next in turn that is not stalled.
