@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import FerryTestSupport
 import Testing
 @testable import FerryEngine
 
@@ -24,17 +25,22 @@ import Testing
     }
 
     /// 64 writers' queues with work at once, on 3 lanes: never more than 3 run at a time, and every one runs.
-    @Test func manyBusyQueuesRunOnAtMostOneThreadPerLane() async {
+    /// The writers' `LaneQueue`s and the follow streams' `DispatchQueue`s alike.
+    @Test(arguments: [true, false]) func manyBusyQueuesRunOnAtMostOneThreadPerLane(laneQueues: Bool) async {
         let lanes = DiskLanes(label: "test.lanes", count: 3)
         let running = Atomic<Int>(0)
         let most = Atomic<Int>(0)
         let done = Atomic<Int>(0)
         let group = DispatchGroup()
-        let queues = (0..<64).map { DispatchQueue(label: "test.writer.\($0)", target: lanes.lane()) }
-        for queue in queues {
+        let queues: [(@escaping @Sendable () -> Void) -> Void] = (0..<64).map { index in
+            if laneQueues { return lanes.queue(label: "test.writer.\(index)").async(execute:) }
+            let queue = DispatchQueue(label: "test.follow.\(index)", target: lanes.lane())
+            return { block in queue.async(execute: block) }
+        }
+        for async in queues {
             for _ in 0..<2 {
                 group.enter()
-                queue.async {
+                async {
                     let now = running.wrappingAdd(1, ordering: .relaxed).newValue
                     most.max(now)
                     usleep(2_000)  // a blocking write
@@ -48,6 +54,17 @@ import Testing
         #expect(done.load(ordering: .relaxed) == 128)
         #expect(most.load(ordering: .relaxed) <= 3, "at most one thread per lane")
         #expect(most.load(ordering: .relaxed) >= 2, "the lanes run in parallel")
+    }
+
+    /// Each spool (each Ferry in a process) has lanes of its own: one Ferry's busy writers never hold another's.
+    @Test func eachSpoolHasLanesOfItsOwn() throws {
+        let root = try Fixture.tempDirectory("ferry-lanes-test")
+        defer { Fixture.removeTree(root) }
+        let first = try Spool(root: root + "/a"), second = try Spool(root: root + "/b")
+        #expect(first.lanes.writes !== second.lanes.writes)
+        #expect(first.lanes.digests !== second.lanes.digests)
+        #expect(first.followLanes !== second.followLanes)
+        #expect(first.lanes.writes.count == DiskLanes.defaultCount)
     }
 
     /// A lane held by a write that does not return is skipped by new writers once its probe waited `stallAfter`, and
