@@ -181,7 +181,9 @@ final class FileWriter: @unchecked Sendable {
     /// sidecar is present and fits — it decodes, its size is the file's, its validator is `validator` (when
     /// given) and its total is `total` (when given) — the file is a segmented download in progress: its contiguous
     /// prefix is hashed and its written ranges remembered. A sidecar that does not fit means the bytes cannot be
-    /// trusted: the file is emptied. Without a sidecar the bytes on disk are a contiguous prefix and are hashed.
+    /// trusted: the file is emptied. Without a sidecar the bytes on disk are a contiguous prefix and are hashed. (Bytes
+    /// to hash are read back on `digestQueue`, and a writer with `digestFirst` has its answer once they were; a read
+    /// failure there shows at the finish, which hashes the whole file again.)
     func openPartial(keepExisting: Bool, validator: String?, total: Int64?, completion: @escaping @Sendable (Result<OpenedPartial, SystemError>) -> Void) {
         flush()
         queue.async { [self] in
