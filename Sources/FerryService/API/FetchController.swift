@@ -65,6 +65,8 @@ struct FetchController: Sendable {
         draft.keyRule = settings.keyRule
         let key = draft.dedupeKey
         if let cached = await cachedJob(forKey: key) {
+            // Several nodes: the entry may be another node's, or refreshed by another node's revalidation.
+            if supervisor.role != nil { await cache.loadStored(jobID: cached.id) }
             let entry = cache.entry(for: cached, key: key)
             switch entry.freshness.decision(at: Date()) {
             case .fresh:
@@ -155,7 +157,7 @@ struct FetchController: Sendable {
             settle(jobID)
             if claimsKey, cache.mayKeep(jobID: job.id) { _ = cache.replace(key: key, with: job.id) }
             // The stream sends the file from its first byte whoever joins when, so its length is the file's.
-            var response = FollowStream.response(job: job, supervisor: supervisor, spool: spool, length: job.bytesExpected)
+            var response = content.follow(job, length: job.bytesExpected)
             response.headers["Content-Disposition"] = nil
             return Self.labelled(response, job: job.id, result: .miss)
         }

@@ -52,7 +52,7 @@ enum ObjectBody {
     }
 
     /// One region of the object, into the stream, waiting whenever the client is behind.
-    private static func copy(_ region: FileBody, of key: String, from client: ObjectStoreClient,
+    static func copy(_ region: FileBody, of key: String, from client: ObjectStoreClient,
                              to stream: ResponseStream) async throws(ObjectStoreError) {
         let reading = ObjectReading()
         // A client gone while the get waits: the sink is offered the bytes again and stops.

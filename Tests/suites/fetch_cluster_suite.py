@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Fetch-through on several nodes (API.md, "Fetch-through", "Several nodes"): two `ferry serve` nodes on one
+PostgreSQL and one SeaweedFS (started as cluster_suite does), an nginx origin serving a rate-limited file.
+
+  - a client on one node starts the miss; while the job downloads, a client on the node NOT running it asks for the
+    same URL: both get the whole file, and nginx's log shows one GET (one origin transfer across the nodes); the
+    second client gets the head at once and the body from the object store as soon as the job finishes (the parts of
+    an unfinished upload cannot be read: RemoteFollow), timed against the first client's;
+  - once finished, a hit on each node is served without contacting the origin (no request at all in nginx's log),
+    with `Ferry-Cache: hit` and the same `Ferry-Job`;
+  - a small file fetched on one node and then asked on the other is a hit there too.
+
+    FERRY_BIN=.build/debug/ferry python3 Tests/suites/fetch_cluster_suite.py
+
+Runs in well under 2 minutes. Every process is started and stopped by pid.
+"""
+
+import http.client as httpclient
+import os
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cluster_suite as C  # noqa: E402
+import suitelib as S  # noqa: E402
+from fetch_tools import LOG_FIELDS, curl_head  # noqa: E402
+
+SLOW_SIZE = 16 << 20  # three parts of 5 MiB and a short one
+SLOW_RATE = 2_000_000  # bytes/s per connection: about 8 s for the file
+
+
+class FetchNode(C.Node):
+    """A cluster node that fetches through from the origin."""
+
+    def __init__(self, name, binary, directory, store, object_store, origin_port):
+        for sub in ("spool", "logs"):
+            os.makedirs(os.path.join(directory, sub), exist_ok=True)
+        super().__init__(name, binary, os.path.join(directory, "spool"), os.path.join(directory, "logs"), store,
+                         object_store, max_concurrent=4)
+        self.origin_port = origin_port
+
+    def command(self):
+        return super().command() + ["--fetch-allow", "127.0.0.1:%d" % self.origin_port]
+
+
+class Client(threading.Thread):
+    """One curl of a URL through a node: its exit code, status, headers and body, and when it began and ended."""
+
+    def __init__(self, node, path):
+        super().__init__(daemon=True)
+        self.url = "http://127.0.0.1:%d%s" % (node.port, path)
+        self.began = self.first_byte = self.ended = None
+        self.code, self.status, self.headers, self.body = None, None, {}, b""
+
+    def run(self):
+        self.began = time.monotonic()
+        self.code, self.status, self.headers, self.body = curl_head(
+            ["-H", "Authorization: Bearer " + C.TOKEN, self.url], timeout=120)
+        self.ended = time.monotonic()
+
+
+def first_byte_time(node, path):
+    """GET `path` on `node`: status, headers, body, and the seconds from the request to its first body byte."""
+    connection = httpclient.HTTPConnection("127.0.0.1", node.port, timeout=120)
+    try:
+        began = time.monotonic()
+        connection.request("GET", path, headers=C.AUTH)
+        response = connection.getresponse()
+        first = response.read(1)
+        at = time.monotonic() - began
+        rest = response.read()
+        return response.status, dict((k.lower(), v) for k, v in response.getheaders()), first + rest, at
+    finally:
+        connection.close()
+
+
+def origin_requests(nginx, name):
+    return [entry for entry in nginx.access_log() if entry["path"].rsplit("/", 1)[-1] == name]
+
+
+def job_state(node, job_id):
+    job = node.job(job_id) or {}
+    return job.get("state"), job.get("node")
+
+
+def body(suite):
+    os.environ["AWS_ACCESS_KEY_ID"] = C.ACCESS_KEY
+    os.environ["AWS_SECRET_ACCESS_KEY"] = C.SECRET_KEY
+    os.environ["FERRY_OBJECT_PART_SIZE"] = str(C.PART_SIZE)
+    workdir = S.temp_dir("ferry-fetch-cluster")
+    binary = S.ferry_binary(workdir)
+    root = S.temp_dir("ferry-fetch-cluster-origin")
+    files = {"slow.bin": os.urandom(SLOW_SIZE), "small.bin": os.urandom(300_000)}
+    for name, data in files.items():
+        with open(os.path.join(root, name), "wb") as handle:
+            handle.write(data)
+    nginx = S.Nginx(root, S.temp_dir("ferry-fetch-cluster-nginx"), extra_log_fields=LOG_FIELDS).start()
+    S.CLEANUP.push("stop nginx", nginx.stop)
+    pg = C.Postgres().start()
+    seaweed = C.Seaweed(S.temp_dir("ferry-fetch-cluster-weed")).start()
+    object_store = "s3://%s/fetch?endpoint=http://127.0.0.1:%d&region=%s" % (C.BUCKET, seaweed.port, C.REGION)
+    nodes = []
+    for name in ["node-a", "node-b"]:
+        node = FetchNode(name, binary, S.temp_dir("ferry-fetch-cluster-" + name), pg.url(), object_store, nginx.port)
+        node.start(timeout=60)
+        nodes.append(node)
+    a, b = nodes
+    S.log("started PostgreSQL, SeaweedFS, nginx and two nodes")
+
+    # A miss on node A; while the job downloads, the same URL on the node not running it.
+    slow = "/fetch/http/127.0.0.1:%d/slow/slow.bin?rate=%d" % (nginx.port, SLOW_RATE)
+    first = Client(a, slow)
+    first.start()
+    job_id, running_on = None, None
+
+    def downloading():
+        nonlocal job_id, running_on
+        listed = a.request("GET", "/api/v1/jobs?tag=fetch").json() or {}
+        for job in listed.get("jobs", []):
+            if job["url"].endswith("/slow/slow.bin?rate=%d" % SLOW_RATE) and job["state"] == "downloading" \
+                    and job.get("node") and job.get("bytesReceived", 0) > 0:
+                job_id, running_on = job["id"], job["node"]
+                return True
+        return False
+
+    suite.check("the miss's job downloads on a node", S.wait_until(downloading, 30, 0.05), "no downloading job")
+    other = b if running_on == a.name else a
+    S.log("  the job %s runs on %s; the second client asks %s" % (job_id, running_on, other.name))
+    second_began = time.monotonic()
+    status, headers, data, ttfb = first_byte_time(other, slow)
+    second_ended = time.monotonic()
+    first.join(120)
+    finished_at = None
+    S.wait_until(lambda: job_state(other, job_id or "x")[0] == "finished", 30, 0.05)
+    job = other.job(job_id or "x") or {}
+    if job.get("finishedAt"):
+        finished_at = job["finishedAt"]
+    suite.check("the first client gets the whole file", first.code == 0 and first.status == 200
+                and first.body == files["slow.bin"], "exit %s status %s, %d bytes" % (first.code, first.status,
+                                                                                    len(first.body)))
+    suite.check("a client of the node not running the job gets the whole file", status == 200
+                and data == files["slow.bin"], "status %s, %d bytes" % (status, len(data)))
+    suite.check("that client is answered from the same job as a miss", headers.get("ferry-job") == job_id
+                and headers.get("ferry-cache") == "miss", str(headers))
+    gets = origin_requests(nginx, "slow.bin")
+    suite.check("two clients on two nodes cost one origin GET", len(gets) == 1,
+                "%d requests: %s" % (len(gets), [(g["status"], g["range"]) for g in gets]))
+    # The job's end, as the second client saw it: its last byte against the first client's.
+    S.log("  figure: second client (other node): first byte after %.2f s, whole after %.2f s; first client whole "
+          "after %.2f s; job finished at %s" % (ttfb, second_ended - second_began, first.ended - first.began,
+                                                 finished_at))
+    suite.check("the other node's client has the whole file within 3 s of the first's (streamed from the object "
+                "store once finished)", second_ended <= first.ended + 3.0,
+                "ended %.2f s after the first client" % (second_ended - first.ended))
+
+    # Hits on both nodes: no request at the origin.
+    for node in (a, b):
+        code, status, hit_headers, data = curl_head(["-H", "Authorization: Bearer " + C.TOKEN,
+                                                     "http://127.0.0.1:%d%s" % (node.port, slow)])
+        suite.check("a hit on %s is served from the object store" % node.name, status == 200
+                    and data == files["slow.bin"] and hit_headers.get("ferry-cache") == "hit"
+                    and hit_headers.get("ferry-job") == job_id, "status %s %s" % (status, hit_headers))
+    suite.check("hits on both nodes never contact the origin", len(origin_requests(nginx, "slow.bin")) == 1,
+                str(len(origin_requests(nginx, "slow.bin"))))
+
+    # A small file fetched whole on one node is a hit on the other.
+    small = "/fetch/http/127.0.0.1:%d/small.bin" % nginx.port
+    code, status, miss, data = curl_head(["-H", "Authorization: Bearer " + C.TOKEN,
+                                          "http://127.0.0.1:%d%s" % (a.port, small)])
+    suite.check("a small miss on node-a", status == 200 and data == files["small.bin"] and miss.get("ferry-cache") == "miss",
+                str(miss))
+    S.wait_until(lambda: job_state(b, miss.get("ferry-job", "x"))[0] == "finished", 15, 0.05)
+    code, status, hit, data = curl_head(["-H", "Authorization: Bearer " + C.TOKEN,
+                                         "http://127.0.0.1:%d%s" % (b.port, small)])
+    suite.check("the same file on node-b is a hit from the same job", status == 200 and data == files["small.bin"]
+                and hit.get("ferry-cache") == "hit" and hit.get("ferry-job") == miss.get("ferry-job"), str(hit))
+    suite.check("node-b's hit never contacts the origin", len(origin_requests(nginx, "small.bin")) == 1,
+                str([(e["status"], e["range"]) for e in origin_requests(nginx, "small.bin")]))
+
+    for node in nodes:
+        node.stop()
+    seaweed.stop()
+    pg.stop()
+
+
+if __name__ == "__main__":
+    S.run_suite(S.Suite("fetch-cluster"), body)
