@@ -184,7 +184,7 @@ struct FetchController: Sendable {
            let name = job.filename, FileManager.default.fileExists(atPath: spool.finishedPath(for: name)) || content.objects != nil {
             return job
         }
-        return await supervisor.dedupeMatches(key).first {
+        return await supervisor.dedupeMatches(key, finishedAnywhere: content.objects != nil).first {
             $0.state == .finished && $0.delivery == nil && cache.mayKeep(jobID: $0.id)
         }
     }

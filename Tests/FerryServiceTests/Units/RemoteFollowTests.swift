@@ -1,3 +1,4 @@
+import FerryEngine
 import FerryStore
 import Foundation
 import Testing
@@ -28,5 +29,31 @@ struct RemoteFollowTests {
         #expect(RemoteFollow.step(job(.failed)) == .abort)
         #expect(RemoteFollow.step(job(.cancelled)) == .abort)
         #expect(RemoteFollow.step(nil) == .abort)
+    }
+}
+
+@Suite("Following a job another node runs: its stored parts")
+struct RemoteFollowPartsTests {
+    private func record(parts: [Int], size: Int64 = 25, partSize: Int64 = 10, etag: String? = "\"v1\"") -> ObjectUploadRecord {
+        ObjectUploadRecord(key: "p/j/f.bin", uploadID: "u", partSize: partSize, etag: etag, lastModified: nil, size: size,
+                           parts: parts.map { .init(number: $0, etag: "e\($0)", size: $0 == 3 ? 5 : 10) })
+    }
+
+    @Test func thePartHoldingTheNextByteWhenStored() {
+        #expect(RemoteFollow.nextPart(record(parts: [1, 2]), sent: 0)! == (1, 0, 10))
+        #expect(RemoteFollow.nextPart(record(parts: [1, 2]), sent: 10)! == (2, 0, 10))
+        // A copy read part-way before it failed: the rest of that part.
+        #expect(RemoteFollow.nextPart(record(parts: [1, 2]), sent: 14)! == (2, 4, 6))
+        #expect(RemoteFollow.nextPart(record(parts: [1, 3]), sent: 20)! == (3, 0, 5))
+        // Not stored yet (a gap), or the end of the file.
+        #expect(RemoteFollow.nextPart(record(parts: [1, 3]), sent: 10) == nil)
+        #expect(RemoteFollow.nextPart(record(parts: [1, 2, 3]), sent: 25) == nil)
+        #expect(RemoteFollow.nextPart(record(parts: [1], partSize: 0), sent: 0) == nil)
+    }
+
+    @Test func partsOfAnotherVersionDoNotFollowTheBytesSent() {
+        #expect(RemoteFollow.sameFile(record(parts: [1, 2]), as: record(parts: [1])))
+        #expect(!RemoteFollow.sameFile(record(parts: [1], etag: "\"v2\""), as: record(parts: [1])))
+        #expect(!RemoteFollow.sameFile(record(parts: [1], size: 30), as: record(parts: [1])))
     }
 }
