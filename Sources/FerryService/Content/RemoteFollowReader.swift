@@ -36,6 +36,8 @@ final class RemoteFollowReader: Sendable {
     func run(_ stream: ResponseStream) async {
         var first: ObjectUploadRecord?
         var tick = 0
+        // Only a fetch job's parts get readable copies (`TransferSpec.readWhileWritten`); another job's file comes whole.
+        let copied = supervisor.table.entry(jobID)?.0.tags.contains(FetchCache.tag) ?? false
         while !stream.isClosed {
             switch RemoteFollow.step(supervisor.table.entry(jobID)?.0) {
             case .abort:
@@ -51,7 +53,7 @@ final class RemoteFollowReader: Sendable {
                 await finish(stream, filename: filename)
                 return
             case .wait:
-                if tick % Self.recordEvery == 0, let record = await record() {
+                if copied, tick % Self.recordEvery == 0, let record = await record() {
                     if first == nil || sent.load(ordering: .acquiring) == 0 { first = record }
                     guard let first, RemoteFollow.sameFile(record, as: first),
                           length == nil || length == record.size else {
