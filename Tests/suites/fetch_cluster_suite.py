@@ -8,7 +8,9 @@ PostgreSQL and one SeaweedFS (started as cluster_suite does), an nginx origin se
     parts here), then the rest from the finished object: its first byte comes seconds before the job's last;
   - once finished, a hit on each node is served without contacting the origin (no request at all in nginx's log),
     with `Ferry-Cache: hit` and the same `Ferry-Job`;
-  - a small file fetched through one node is then a hit on both (one of them did not run its job).
+  - a small file fetched through one node is then a hit on both (one of them did not run its job);
+  - the node running a fetch is killed once parts are stored: the other node takes over from the stored parts and
+    its client, streaming them meanwhile, gets the whole file (the origin sees a ranged GET, not the file again).
 
     FERRY_BIN=.build/debug/ferry python3 Tests/suites/fetch_cluster_suite.py
 
@@ -95,6 +97,47 @@ def job_state(node, job_id):
     return job.get("state"), job.get("node")
 
 
+def handover(suite, nodes, nginx, seaweed, files):
+    """The node running a fetch is killed (SIGKILL) once parts are stored: the other node takes the job over from the
+    stored parts, and its client, streaming them meanwhile, still gets the whole file, never a spliced one."""
+    path = "/fetch/http/127.0.0.1:%d/slow/handover.bin?rate=%d" % (nginx.port, SLOW_RATE)
+    opener = Client(nodes[0], path)
+    opener.start()
+    found = {}
+
+    def running():
+        listed = nodes[0].request("GET", "/api/v1/jobs?tag=fetch").json() or {}
+        for job in listed.get("jobs", []):
+            if "/handover.bin" in job["url"] and job["state"] == "downloading" and job.get("node"):
+                found.update(job)
+                return True
+        return False
+
+    S.wait_until(running, 30, 0.05)
+    victim = next((n for n in nodes if n.name == found.get("node")), nodes[0])
+    survivor = nodes[1] if victim is nodes[0] else nodes[0]
+    result = {}
+    reader = threading.Thread(target=lambda: result.update(zip(("status", "headers", "data", "ttfb"),
+                                                               first_byte_time(survivor, path))), daemon=True)
+    reader.start()
+    S.wait_until(lambda: any(".live-part-" in key and found.get("id", "x") in key for key in bucket_keys(seaweed)),
+                 30, 0.2)
+    time.sleep(0.5)
+    victim.kill9()
+    S.log("  handover: killed %s running %s; the client of %s waits" % (victim.name, found.get("id"), survivor.name))
+    reader.join(90)
+    opener.join(30)
+    data = result.get("data", b"")
+    suite.check("after the running node is killed, the other node's client gets the whole file",
+                result.get("status") == 200 and data == files["handover.bin"],
+                "status %s, %d bytes" % (result.get("status"), len(data)))
+    gets = origin_requests(nginx, "handover.bin")
+    suite.check("the node taking over resumed from the stored parts (a ranged GET at the origin)",
+                len(gets) >= 2 and any(g["range"] and not g["range"].startswith("bytes=0-") for g in gets[1:]),
+                str([(g["status"], g["range"]) for g in gets]))
+    victim.start(timeout=60)
+
+
 def body(suite):
     os.environ["AWS_ACCESS_KEY_ID"] = C.ACCESS_KEY
     os.environ["AWS_SECRET_ACCESS_KEY"] = C.SECRET_KEY
@@ -102,7 +145,7 @@ def body(suite):
     workdir = S.temp_dir("ferry-fetch-cluster")
     binary = S.ferry_binary(workdir)
     root = S.temp_dir("ferry-fetch-cluster-origin")
-    files = {"slow.bin": os.urandom(SLOW_SIZE), "small.bin": os.urandom(300_000)}
+    files = {"slow.bin": os.urandom(SLOW_SIZE), "small.bin": os.urandom(300_000), "handover.bin": os.urandom(SLOW_SIZE)}
     for name, data in files.items():
         with open(os.path.join(root, name), "wb") as handle:
             handle.write(data)
@@ -212,6 +255,7 @@ def body(suite):
     suite.check("the readable copies of the parts are deleted once the job finished", not live()
                 and any(key.endswith("/slow.bin") for key in bucket_keys(seaweed)), str(bucket_keys(seaweed)))
 
+    handover(suite, nodes, nginx, seaweed, files)
     for node in nodes:
         node.stop()
     seaweed.stop()
