@@ -57,3 +57,13 @@ struct RemoteFollowPartsTests {
         #expect(!RemoteFollow.sameFile(record(parts: [1], size: 30), as: record(parts: [1])))
     }
 }
+
+@Suite("Following a job another node runs: where its part copies are")
+struct RemoteFollowKeysTests {
+    @Test func aPartCopyIsKeptBesideTheJobsFileUnderANameNoFileHas() throws {
+        let location = try ObjectStoreLocation(parsing: "s3://bucket/jobs?endpoint=http://127.0.0.1:9000&region=us-east-1")
+        #expect(location.livePartKey(jobID: "j", number: 3) == "jobs/j/.live-part-3")
+        #expect(location.livePartKey(jobID: "j", number: 3).hasPrefix(location.keyPrefix(jobID: "j")))
+        #expect(location.key(jobID: "j", filename: "f.bin") == "jobs/j/f.bin")
+    }
+}
