@@ -97,6 +97,33 @@ def job_state(node, job_id):
     return job.get("state"), job.get("node")
 
 
+def burst(suite, nodes, nginx, files):
+    """8 clients on each node ask for a new URL at the same instant: before either node sees the other's job, both
+    may create one; the younger is cancelled at once (FetchClusterDedupe) and every client follows the older."""
+    path = "/fetch/http/127.0.0.1:%d/slow/burst.bin?rate=%d" % (nginx.port, 4 * SLOW_RATE)
+    clients = [Client(node, path) for _ in range(8) for node in nodes]  # a, b, a, b, ...: the first two together
+    for client in clients:
+        client.start()
+    for client in clients:
+        client.join(120)
+    whole = sum(client.status == 200 and client.body == files["burst.bin"] for client in clients)
+    suite.check("a burst of 16 clients on two nodes: each gets the whole file", whole == 16, "%d of 16" % whole)
+    gets = origin_requests(nginx, "burst.bin")
+    sent = sum(g["bytes"] for g in gets)
+    jobs = [job for job in (nodes[0].request("GET", "/api/v1/jobs?tag=fetch").json() or {}).get("jobs", [])
+            if "/burst.bin" in job["url"]]
+    answered = set(client.headers.get("ferry-job") for client in clients)
+    S.log("  figure: burst: %d jobs (%s), origin GETs sending %s bytes, %s in all for a file of %s"
+          % (len(jobs), ", ".join("%s %s" % (j["id"][:6], j["state"]) for j in jobs), [g["bytes"] for g in gets],
+             S.fmt_bytes(sent), S.fmt_bytes(len(files["burst.bin"]))))
+    suite.check("a burst of 16 clients on two nodes is answered by one job", len(answered) == 1, str(answered))
+    # Both nodes may create a job in the same instant; the younger is cancelled as soon as it is seen (what nginx had
+    # put in the socket buffers by then counts as sent), so only one GET sends the file.
+    suite.check("a burst of 16 clients on two nodes costs one origin transfer (any other GET cut at once)",
+                sum(g["bytes"] >= len(files["burst.bin"]) for g in gets) == 1
+                and sent < 2 * len(files["burst.bin"]) - (1 << 20), "GETs sending %s" % [g["bytes"] for g in gets])
+
+
 def handover(suite, nodes, nginx, seaweed, files):
     """The node running a fetch is killed (SIGKILL) once parts are stored: the other node takes the job over from the
     stored parts, and its client, streaming them meanwhile, still gets the whole file, never a spliced one."""
@@ -145,7 +172,8 @@ def body(suite):
     workdir = S.temp_dir("ferry-fetch-cluster")
     binary = S.ferry_binary(workdir)
     root = S.temp_dir("ferry-fetch-cluster-origin")
-    files = {"slow.bin": os.urandom(SLOW_SIZE), "small.bin": os.urandom(300_000), "handover.bin": os.urandom(SLOW_SIZE)}
+    files = {"slow.bin": os.urandom(SLOW_SIZE), "small.bin": os.urandom(300_000), "handover.bin": os.urandom(SLOW_SIZE),
+             "burst.bin": os.urandom(16 << 20)}
     for name, data in files.items():
         with open(os.path.join(root, name), "wb") as handle:
             handle.write(data)
@@ -255,6 +283,7 @@ def body(suite):
     suite.check("the readable copies of the parts are deleted once the job finished", not live()
                 and any(key.endswith("/slow.bin") for key in bucket_keys(seaweed)), str(bucket_keys(seaweed)))
 
+    burst(suite, nodes, nginx, files)
     handover(suite, nodes, nginx, seaweed, files)
     for node in nodes:
         node.stop()

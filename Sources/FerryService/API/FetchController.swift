@@ -89,6 +89,10 @@ struct FetchController: Sendable {
             try? await supervisor.delete(job.id)
             job = try await create(draft)
         }
+        if let older = await FetchClusterDedupe(supervisor: supervisor).yield(job) {
+            settle(job.id)
+            job = older
+        }
         return try await answer(request, following: job.id, key: key, retrying: draft)
     }
 
@@ -126,14 +130,21 @@ struct FetchController: Sendable {
     ///   which takes the key only once complete (`FetchRevalidation`).
     /// - Parameter retrying: the draft to create again, once, when the file did not fit under the spool quota and
     ///   evicting entries made room for it.
+    /// - Parameter rejoined: `jobID` was found after the job first followed was gone (followed once, not again).
     func answer(_ request: HTTPRequest, following jobID: String, key: String, claimsKey: Bool = true,
-                retrying draft: JobDraft? = nil, evictions: Int = 0) async throws -> HTTPResponse {
+                retrying draft: JobDraft? = nil, evictions: Int = 0, rejoined: Bool = false) async throws -> HTTPResponse {
         let progress = await FetchProgress.await(jobID, in: supervisor, deadline: Date().addingTimeInterval(responseTimeout))
         switch progress {
         case .pending:
             return Self.labelled(errorResponse(.gatewayTimeout, code: "network_error",
                                                message: "the origin did not answer within \(Int(responseTimeout)) s"), job: jobID, result: .miss)
         case .gone:
+            // Given up for an older job of the key (`FetchClusterDedupe`), or removed: follow a live one if any, once.
+            if claimsKey, !rejoined, let other = await supervisor.dedupeMatches(key, finishedAnywhere: content.objects != nil).first(where: {
+                $0.id != jobID && $0.tags.contains(FetchCache.tag) && $0.delivery == nil
+            }) {
+                return try await answer(request, following: other.id, key: key, claimsKey: claimsKey, rejoined: true)
+            }
             throw APIError(.conflict, "the download of this URL was removed while waiting; ask again")
         case .failed(let job, let failure) where failure.code == .quotaExceeded && draft != nil && evictions < 16:
             // The size is not on the job (the engine refused before announcing it): one more entry at a time.
