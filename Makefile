@@ -55,6 +55,7 @@ test: ## Build and run every test suite (starts its own nginx and fault origin o
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/chaos_suite.py --quick
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/seam_suite.py --quick
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fetch_suite.py
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fetch_cluster_suite.py
 	@if [ "$$(id -u)" = 0 ]; then FERRY_BIN=.build/debug/ferry python3 Tests/suites/diskfull_suite.py; \
 	else echo "disk-full suite skipped: it mounts a tmpfs, run 'sudo make diskfull-suite'"; fi
 
@@ -94,6 +95,7 @@ chaos-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/chaos_suite.py $(ARGS)
 fetch-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fetch_suite.py $(ARGS)
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/fetch_cluster_suite.py $(ARGS)
 load-suite: release
 	FERRY_BIN=.build/release/ferry python3 Tests/suites/load_suite.py $(ARGS)
 

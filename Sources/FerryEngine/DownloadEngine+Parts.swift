@@ -201,6 +201,8 @@ extension DownloadEngine {
         let live = transfer.parts, generation = live.generation
         let range = PartProgress.range(of: number, size: record.size, partSize: record.partSize)
         let path = spool.partialPath(for: transfer.id)
+        let liveCopy = transfer.spec.readWhileWritten ? client.location.livePartKey(jobID: transfer.id, number: number) : nil
+        let logger = self.logger
         live.inFlight.insert(number)
         Task {
             let result: Result<UploadedPart, ObjectStoreError>
@@ -209,6 +211,15 @@ extension DownloadEngine {
                 result = .failure(ObjectStoreError(operation: .uploadPart, kind: .invalidRequest, endpoint: client.location.bucketURL,
                                                    message: "cannot open the partial file: \(SystemError("open", path))"))
             } else {
+                // Before the part is recorded: a node reading the record finds the copy of each part it lists.
+                if let liveCopy {
+                    do throws(ObjectStoreError) {
+                        _ = try await client.putObject(key: liveCopy, descriptor: descriptor, offset: range.lowerBound,
+                                                       length: Int64(range.count))
+                    } catch {
+                        logger.notice("a readable copy of a part was not stored", metadata: ["key": "\(liveCopy)", "error": "\(error)"])
+                    }
+                }
                 do throws(ObjectStoreError) {
                     result = .success(try await client.uploadPart(key: record.key, uploadID: record.uploadID, partNumber: number,
                                                                   descriptor: descriptor, offset: range.lowerBound,
@@ -300,6 +311,7 @@ extension DownloadEngine {
         live.generation += 1
         if let record = live.record, let client = objectStore {
             let prefixObject = live.prefixObject
+            if transfer.spec.readWhileWritten { deleteLiveCopies(jobID: transfer.id, record) }
             Task {
                 try? await client.abortMultipartUpload(key: record.key, uploadID: record.uploadID)
                 if prefixObject { try? await client.deleteObject(key: record.key) }
@@ -317,6 +329,7 @@ extension DownloadEngine {
     func partsCompleted(_ transfer: Transfer) {
         let live = transfer.parts
         guard uploadLedger != nil, live.record != nil || live.prefixObject else { return }
+        if let record = live.record, transfer.spec.readWhileWritten { deleteLiveCopies(jobID: transfer.id, record) }
         live.generation += 1
         live.record = nil
         live.prefixObject = false
@@ -324,8 +337,22 @@ extension DownloadEngine {
         saveRecord(transfer)
     }
 
+    /// Deletes the readable copies of a fetch-through job's parts (`ObjectStoreLocation.livePartKey`) once its upload
+    /// is completed or dropped (one already gone is no error). A copy a node killed meanwhile leaves is deleted by the
+    /// node finishing or cancelling the job.
+    private func deleteLiveCopies(jobID id: String, _ record: ObjectUploadRecord) {
+        guard let client = objectStore, record.partSize > 0 else { return }
+        let count = Int((record.size + record.partSize - 1) / record.partSize)
+        Task {
+            for number in 1...max(1, count) {
+                try? await client.deleteObject(key: client.location.livePartKey(jobID: id, number: number))
+            }
+        }
+    }
+
     /// A cancelled or deleted job: aborts its unfinished upload (the one running here, else the stored record's),
-    /// deletes a stored prefix object, and removes the record.
+    /// deletes a stored prefix object and the parts' readable copies (a fetch job's; the node may not know whether it
+    /// is one), and removes the record.
     func abandonParts(jobID: String, live: LiveParts?) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let client = objectStore, let ledger = uploadLedger else { return }
@@ -342,6 +369,7 @@ extension DownloadEngine {
             guard let record = found else { return }
             try? await client.abortMultipartUpload(key: record.key, uploadID: record.uploadID)
             if record.prefixObject { try? await client.deleteObject(key: record.key) }
+            self.queue.async { self.deleteLiveCopies(jobID: jobID, record) }
             await ledger.store(nil, jobID: jobID)
         }
     }

@@ -71,6 +71,13 @@ public struct ObjectStoreLocation: Sendable, Equatable, CustomStringConvertible 
         prefix.isEmpty ? "\(jobID)/\(filename)" : "\(prefix)/\(jobID)/\(filename)"
     }
 
+    /// The copy of a stored part that other nodes may read while the job downloads (a fetch-through job's, whose
+    /// clients may be on any node: the parts of an unfinished multipart upload cannot be read). A job's filename
+    /// never starts with a dot, so this key is no file's.
+    public func livePartKey(jobID: String, number: Int) -> String {
+        keyPrefix(jobID: jobID) + ".live-part-\(number)"
+    }
+
     /// What every key of the job's objects starts with.
     public func keyPrefix(jobID: String) -> String {
         prefix.isEmpty ? "\(jobID)/" : "\(prefix)/\(jobID)/"

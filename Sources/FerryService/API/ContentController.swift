@@ -25,11 +25,22 @@ struct ContentController: Sendable {
         guard job.state == .finished || job.state == .delivering else {
             let follow = request.queryValue("follow")?.lowercased()
             if follow == "true" || follow == "1", [.waiting, .downloading, .paused].contains(job.state) {
-                return FollowStream.response(job: job, supervisor: supervisor, spool: spool)
+                return self.follow(job)
             }
             throw APIError(.conflict, Self.notFinishedMessage(job))
         }
         return try await finishedFile(request, job: job)
+    }
+
+    /// `?follow=true`'s answer: the partial file on this node (`FollowStream`), or, on a node of a cluster where the
+    /// job is not running, its finished object once it is complete (`RemoteFollow`).
+    /// - Parameter length: the file's size when known for sure (sent as `Content-Length`); nil: chunked.
+    func follow(_ job: JobRecord, length: Int64? = nil) -> HTTPResponse {
+        if let objects, RemoteFollow.isElsewhere(runningNode: supervisor.peekNode(job.id), localNode: supervisor.role?.node,
+                                                 hasObjectStore: true) {
+            return RemoteFollow.response(job: job, supervisor: supervisor, objects: objects, length: length)
+        }
+        return FollowStream.response(job: job, supervisor: supervisor, spool: spool, length: length)
     }
 
     /// The answer to `request` from a finished job's file (ranges and validators), from the spool or the object store.

@@ -65,6 +65,8 @@ struct FetchController: Sendable {
         draft.keyRule = settings.keyRule
         let key = draft.dedupeKey
         if let cached = await cachedJob(forKey: key) {
+            // Several nodes: the entry may be another node's, or refreshed by another node's revalidation.
+            if supervisor.role != nil { await cache.loadStored(jobID: cached.id) }
             let entry = cache.entry(for: cached, key: key)
             switch entry.freshness.decision(at: Date()) {
             case .fresh:
@@ -86,6 +88,10 @@ struct FetchController: Sendable {
             cache.forget(jobID: job.id)
             try? await supervisor.delete(job.id)
             job = try await create(draft)
+        }
+        if let older = await FetchClusterDedupe(supervisor: supervisor).yield(job) {
+            settle(job.id)
+            job = older
         }
         return try await answer(request, following: job.id, key: key, retrying: draft)
     }
@@ -124,14 +130,21 @@ struct FetchController: Sendable {
     ///   which takes the key only once complete (`FetchRevalidation`).
     /// - Parameter retrying: the draft to create again, once, when the file did not fit under the spool quota and
     ///   evicting entries made room for it.
+    /// - Parameter rejoined: `jobID` was found after the job first followed was gone (followed once, not again).
     func answer(_ request: HTTPRequest, following jobID: String, key: String, claimsKey: Bool = true,
-                retrying draft: JobDraft? = nil, evictions: Int = 0) async throws -> HTTPResponse {
+                retrying draft: JobDraft? = nil, evictions: Int = 0, rejoined: Bool = false) async throws -> HTTPResponse {
         let progress = await FetchProgress.await(jobID, in: supervisor, deadline: Date().addingTimeInterval(responseTimeout))
         switch progress {
         case .pending:
             return Self.labelled(errorResponse(.gatewayTimeout, code: "network_error",
                                                message: "the origin did not answer within \(Int(responseTimeout)) s"), job: jobID, result: .miss)
         case .gone:
+            // Given up for an older job of the key (`FetchClusterDedupe`), or removed: follow a live one if any, once.
+            if claimsKey, !rejoined, let other = await supervisor.dedupeMatches(key, finishedAnywhere: content.objects != nil).first(where: {
+                $0.id != jobID && $0.tags.contains(FetchCache.tag) && $0.delivery == nil
+            }) {
+                return try await answer(request, following: other.id, key: key, claimsKey: claimsKey, rejoined: true)
+            }
             throw APIError(.conflict, "the download of this URL was removed while waiting; ask again")
         case .failed(let job, let failure) where failure.code == .quotaExceeded && draft != nil && evictions < 16:
             // The size is not on the job (the engine refused before announcing it): one more entry at a time.
@@ -155,7 +168,7 @@ struct FetchController: Sendable {
             settle(jobID)
             if claimsKey, cache.mayKeep(jobID: job.id) { _ = cache.replace(key: key, with: job.id) }
             // The stream sends the file from its first byte whoever joins when, so its length is the file's.
-            var response = FollowStream.response(job: job, supervisor: supervisor, spool: spool, length: job.bytesExpected)
+            var response = content.follow(job, length: job.bytesExpected)
             response.headers["Content-Disposition"] = nil
             return Self.labelled(response, job: job.id, result: .miss)
         }
@@ -182,7 +195,7 @@ struct FetchController: Sendable {
            let name = job.filename, FileManager.default.fileExists(atPath: spool.finishedPath(for: name)) || content.objects != nil {
             return job
         }
-        return await supervisor.dedupeMatches(key).first {
+        return await supervisor.dedupeMatches(key, finishedAnywhere: content.objects != nil).first {
             $0.state == .finished && $0.delivery == nil && cache.mayKeep(jobID: $0.id)
         }
     }

@@ -52,8 +52,10 @@ enum ObjectBody {
     }
 
     /// One region of the object, into the stream, waiting whenever the client is behind.
-    private static func copy(_ region: FileBody, of key: String, from client: ObjectStoreClient,
-                             to stream: ResponseStream) async throws(ObjectStoreError) {
+    /// - Parameter wrote: told the size of each chunk written to the stream, in order (a reader that goes on from
+    ///   where a failed copy stopped).
+    static func copy(_ region: FileBody, of key: String, from client: ObjectStoreClient, to stream: ResponseStream,
+                     wrote: (@Sendable (Int) -> Void)? = nil) async throws(ObjectStoreError) {
         let reading = ObjectReading()
         // A client gone while the get waits: the sink is offered the bytes again and stops.
         stream.onClose { reading.resume() }
@@ -65,6 +67,7 @@ enum ObjectBody {
                 return .pause
             }
             stream.write(Array(bytes))
+            wrote?(bytes.count)
             return .consumed
         }
     }

@@ -9,8 +9,10 @@ import Synchronization
 ///
 /// Owner: its `Mutex`, held only to copy a value in or out; told of origins' responses by the supervisor (on its
 /// actor, `JobSupervisor.Dependencies.onResponded`) and asked by `FetchController` from any task. Entries are written
-/// to the store (`FetchEntryWriter`, schema 10) and loaded at start (`load`); a finished fetch job found through dedupe
-/// with no entry counts as stale, so it is revalidated before it is served.
+/// to the store (`FetchEntryWriter`, schema 10) as soon as the origin answers, on the node running the job, and loaded
+/// at start (`load`); on several nodes sharing the store, a node asked for a job it has no fresh entry of reads the
+/// entry another node wrote (`loadStored`). A finished fetch job found through dedupe with no entry anywhere counts as
+/// stale, so it is revalidated before it is served.
 final class FetchCache: Sendable {
     /// The tag of jobs fetch-through creates (API.md).
     static let tag = "fetch"
@@ -44,11 +46,13 @@ final class FetchCache: Sendable {
     private let contents = Mutex(Contents())
     /// Where entries are kept; nil: memory only (tests).
     private let writer: FetchEntryWriter?
+    private let store: (any JobStore)?
 
     init(settings: FetchSettings, store: (any JobStore)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.settings = settings
         self.now = now
         writer = store.map(FetchEntryWriter.init(store:))
+        self.store = store
     }
 
     /// The entries the store kept, at start, for the jobs still there.
@@ -64,13 +68,40 @@ final class FetchCache: Sendable {
         }
     }
 
-    /// A fetch job's origin answered (other jobs are not recorded).
+    /// A fetch job's origin answered (other jobs are not recorded). A plain fetch's response that may be kept gets its
+    /// entry at once, in the store too, so every node serving the file knows how long it is fresh; a revalidation's
+    /// conditional job (its dedupe key is not the cache key) gets one when it takes the key (`entry(for:key:)`).
     func responded(_ job: JobRecord, _ metadata: TransferMetadata) {
         guard job.tags.contains(Self.tag) else { return }
         let at = now()
         let policy = OriginCachePolicy.parse(cacheControl: metadata.caching.cacheControl, expires: metadata.caching.expires,
                                              date: metadata.caching.date, receivedAt: at)
-        contents.withLock { $0.responses[job.id] = (policy, at) }
+        let made: Entry? = contents.withLock { contents in
+            contents.responses[job.id] = (policy, at)
+            guard !policy.noStore, job.headers.isEmpty, contents.entries[job.id] == nil else { return nil }
+            let entry = Entry(jobID: job.id, key: job.dedupeKey, freshness: Freshness(policy: policy, receivedAt: at, settings: settings),
+                              lifetime: policy.lifetime(defaultMaxAge: settings.maxAge), lastUsed: at, storedUse: at)
+            contents.entries[job.id] = entry
+            return entry
+        }
+        if let made { writer?.save(made.record) }
+    }
+
+    /// Takes the entry the store holds for `jobID` when this node has none, or one less fresh (another node made it,
+    /// or refreshed it with a revalidation): several nodes share the store. Asked before an entry is judged stale.
+    func loadStored(jobID: String) async {
+        guard let store else { return }
+        let known = contents.withLock { $0.entries[jobID]?.freshness.freshUntil }
+        if let known, known > now() { return }
+        guard let record = try? await store.fetchEntries().first(where: { $0.jobID == jobID }) else { return }
+        contents.withLock { contents in
+            if let current = contents.entries[jobID], current.freshness.freshUntil >= record.freshUntil { return }
+            let lastUsed = max(record.lastUsed, contents.entries[jobID]?.lastUsed ?? record.lastUsed)
+            contents.entries[jobID] = Entry(
+                jobID: jobID, key: record.cacheKey,
+                freshness: Freshness(freshUntil: record.freshUntil, staleIfErrorUntil: record.staleIfErrorUntil),
+                lifetime: record.lifetime, lastUsed: lastUsed, storedUse: record.lastUsed)
+        }
     }
 
     /// Whether the origin allowed keeping the job's response (`no-store` and `private` do not).
@@ -89,7 +120,12 @@ final class FetchCache: Sendable {
         let at = now()
         let (entry, made) = contents.withLock { contents in
             contents.current[key] = job.id
-            if let entry = contents.entries[job.id] { return (entry, false) }
+            if var entry = contents.entries[job.id] {
+                guard entry.key != key else { return (entry, false) }
+                entry.key = key  // made under another key (`responded` takes the job's dedupe key): it follows the key served
+                contents.entries[job.id] = entry
+                return (entry, true)
+            }
             let (policy, received) = contents.responses[job.id] ?? (OriginCachePolicy(), at)
             var freshness = Freshness(policy: policy, receivedAt: received, settings: settings)
             if contents.responses[job.id] == nil {

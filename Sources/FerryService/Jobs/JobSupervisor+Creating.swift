@@ -139,11 +139,13 @@ extension JobSupervisor {
 
     /// The jobs a new job with this dedupe key may be answered with or share bytes with, oldest first: not cancelled
     /// or failed, and with their file still there if finished.
-    func dedupeMatches(_ key: String) -> [JobRecord] {
+    /// - Parameter finishedAnywhere: a finished job counts without its file in this node's spool (fetch-through on
+    ///   several nodes: its object is read from the object store, whichever node stored it).
+    func dedupeMatches(_ key: String, finishedAnywhere: Bool = false) -> [JobRecord] {
         let usable = byDedupeKey.ids(forKey: key).compactMap { jobs[$0] }.filter { job in
             switch job.state {
             case .cancelled, .failed: return false
-            case .finished: return job.filename.map(files.hasFinishedFile(named:)) ?? false
+            case .finished: return job.filename.map { finishedAnywhere || files.hasFinishedFile(named: $0) } ?? false
             default: return true
             }
         }

@@ -92,4 +92,38 @@ struct FetchCacheTests {
         third.load(try await store.fetchEntries(), jobs: [])
         #expect(third.currentJob(forKey: "k") == nil)
     }
+
+    @Test func theNodeRunningAFetchStoresItsEntrySoAnotherNodeServesItFresh() async throws {
+        let clock = Clock()
+        let store: any JobStore = MemoryJobStore()
+        var fetched = job("a")
+        fetched.dedupeKey = "k"
+        _ = try await store.insert([fetched])
+        let running = cache(clock, store: store)
+        running.responded(fetched, metadata("max-age=600"))
+        running.responded(job("nostore"), metadata("no-store"))
+        await running.flush()
+        #expect(try await store.fetchEntries().map(\.jobID) == ["a"])
+        // Another node: nothing in memory, so stale until it reads the store.
+        let other = cache(clock, store: store)
+        await other.loadStored(jobID: "a")
+        #expect(other.entry(for: fetched, key: "k").freshness.decision(at: clock.now) == .fresh)
+        // Stale everywhere; a third node's revalidation refreshes the stored entry, which the other node then takes.
+        clock.advance(601)
+        #expect(other.entry(for: fetched, key: "k").freshness.decision(at: clock.now) == .revalidate(mayServeStale: true))
+        let third = cache(clock, store: store)
+        await third.loadStored(jobID: "a")
+        third.refreshed(jobID: "a")
+        await third.flush()
+        await other.loadStored(jobID: "a")
+        #expect(other.entry(for: fetched, key: "k").freshness.decision(at: clock.now) == .fresh)
+    }
+
+    @Test func anEntryFollowsTheKeyItIsServedUnder() async throws {
+        let clock = Clock()
+        let cache = cache(clock)
+        cache.responded(job("a"), metadata("max-age=60"))  // made under the job's dedupe key, "a"
+        #expect(cache.entry(for: job("a"), key: "k").key == "k")
+        #expect(cache.entry(for: job("a"), key: "k").freshness.decision(at: clock.now) == .fresh)
+    }
 }
