@@ -47,6 +47,9 @@ public final class FerryService: Sendable {
 
     /// Runs until SIGTERM or SIGINT, then stops gracefully (API.md, "Running").
     public static func run(configuration: ServiceConfiguration, logger: Logger) async throws {
+        // This is the process's own service: it may set the allocator up and trim it.
+        var configuration = configuration
+        configuration.managesProcessMemory = true
         let service = FerryService(configuration: configuration, logger: logger)
         let signals = SignalWaiter([SIGTERM, SIGINT])
         try await service.start()

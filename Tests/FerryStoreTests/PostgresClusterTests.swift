@@ -385,7 +385,7 @@ struct PostgresClusterTests {
             try connection.execute("INSERT INTO meta (key, value) VALUES ('event-id-high-water', '500000')",
                                    operation: "store a single node's event mark")
         } }
-        let store = try PostgresJobStore(location: location)
+        let store = try await PostgresJobStore(location: location)
         #expect(try await store.schemaVersion() == PostgresSchema.currentVersion)
         let all = try await store.all()
         #expect(all.map(\.id) == ["old-waiting", "old-downloading", "old-failed"])

@@ -18,13 +18,13 @@ struct PostgresJobStoreTests {
 
     @Test func migrationsRunOnceAndJobsOutliveTheConnection() async throws {
         try await withDatabase { _, _, location in
-            let store = try PostgresJobStore(location: location)
+            let store = try await PostgresJobStore(location: location)
             #expect(try await store.schemaVersion() == PostgresSchema.currentVersion)
             _ = try await store.insert([.makeFull("a"), .make("b", tags: ["t"])])
             try await store.saveSettings(StoredSettings(maxConcurrent: 3))
             await store.close()
 
-            let reopened = try PostgresJobStore(location: location)
+            let reopened = try await PostgresJobStore(location: location)
             #expect(try await reopened.schemaVersion() == PostgresSchema.currentVersion)
             #expect(try await reopened.all().map(\.id) == ["a", "b"])
             #expect(try await reopened.list(JobFilter(tag: "t"), after: nil, limit: 10).jobs.map(\.id) == ["b"])
@@ -37,7 +37,7 @@ struct PostgresJobStoreTests {
 
     @Test func searchUsesATrigramIndexWhenTheServerOffersPgTrgm() async throws {
         try await withDatabase { server, name, location in
-            let store = try PostgresJobStore(location: location)
+            let store = try await PostgresJobStore(location: location)
             _ = try await store.insert((0..<300).map { JobRecord.make("j\($0)", filename: $0 == 123 ? "Needle.iso" : "hay-\($0).bin") })
             #expect(try await store.list(JobFilter(text: "needle"), after: nil, limit: 10).jobs.map(\.id) == ["j123"])
             await store.close()
@@ -56,7 +56,7 @@ struct PostgresJobStoreTests {
     /// `fsync=off`, so they show round trips and statement costs, not disk syncs).
     @Test func twoThousandJobsInsertUpdateAndGroupCommit() async throws {
         try await withDatabase { _, _, location in
-            let store = try PostgresJobStore(location: location)
+            let store = try await PostgresJobStore(location: location)
             let count = 2000
             let clock = ContinuousClock()
             var inserted: [JobRecord] = []
@@ -103,8 +103,8 @@ struct PostgresJobStoreTests {
     @Test func twoStoresOnOneDatabaseMigrateOnceAndShareTheSequence() async throws {
         try await withDatabase { _, _, location in
             // Opened at the same moment on a fresh database: the advisory lock lets one migrate, the other wait.
-            async let first = Task.detached { try PostgresJobStore(location: location) }.value
-            async let second = Task.detached { try PostgresJobStore(location: location) }.value
+            async let first = Task.detached { try await PostgresJobStore(location: location) }.value
+            async let second = Task.detached { try await PostgresJobStore(location: location) }.value
             let stores = try await [first, second]
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (index, store) in stores.enumerated() {
@@ -134,11 +134,11 @@ struct PostgresJobStoreTests {
 
     @Test func aSchemaFromANewerFerryIsRefused() async throws {
         try await withDatabase { server, name, location in
-            let store = try PostgresJobStore(location: location)
+            let store = try await PostgresJobStore(location: location)
             await store.close()
             try await server.administer("INSERT INTO schema_migrations (version) VALUES (\(PostgresSchema.currentVersion + 1))", database: name)
-            #expect {
-                _ = try PostgresJobStore(location: location)
+            await #expect {
+                _ = try await PostgresJobStore(location: location)
             } throws: { error in
                 guard case JobStoreError.corrupt(let detail) = error else { return false }
                 return detail.contains("schema version \(PostgresSchema.currentVersion + 1)") && detail.contains("/\(name)")
@@ -148,7 +148,7 @@ struct PostgresJobStoreTests {
 
     @Test func aConnectionTheServerClosedIsReplacedBeforeTheNextCall() async throws {
         try await withDatabase { server, name, location in
-            let store = try PostgresJobStore(location: location)
+            let store = try await PostgresJobStore(location: location)
             _ = try await store.insert([.make("a")])
             try await server.administer(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()")
@@ -168,7 +168,7 @@ struct PostgresJobStoreTests {
 
     @Test func errorsCarryTheirSQLSTATE() async throws {
         try await withDatabase { _, _, location in
-            let store = try PostgresJobStore(location: location)
+            let store = try await PostgresJobStore(location: location)
             try await store.apply(updates: [], deletions: [], notices: [WebhookOutboxContractTests.notice("n1", due: 1_795_000_000)])
             do {
                 try await store.apply(updates: [], deletions: [], notices: [WebhookOutboxContractTests.notice("n1", due: 1_795_000_000)])
@@ -186,11 +186,11 @@ struct PostgresJobStoreTests {
         }
     }
 
-    @Test func unreachableServersAreUnavailableAndNamedWithoutThePassword() throws {
+    @Test func unreachableServersAreUnavailableAndNamedWithoutThePassword() async throws {
         // Port 1: nothing listens there.
         let location = try #require(PostgresLocation("postgres://ferry:hunter2@127.0.0.1:1/jobs?connect_timeout=2"))
         do {
-            _ = try PostgresJobStore(location: location)
+            _ = try await PostgresJobStore(location: location)
             Issue.record("connected to a port nothing listens on")
         } catch let error as JobStoreError {
             #expect(error.isUnavailable)
@@ -201,7 +201,7 @@ struct PostgresJobStoreTests {
 
     @Test func oddTextSurvivesTheRoundTrip() async throws {
         try await withDatabase { _, _, location in
-            let store = try PostgresJobStore(location: location)
+            let store = try await PostgresJobStore(location: location)
             let tags = ["a,b", "{braces}", "quo\"te", "back\\slash", "NULL", " spaced ", "'single'"]
             var job = JobRecord.make("odd", tags: tags, url: "https://origin.example/it's%20$1?x='; DROP TABLE jobs; --",
                                      filename: "quo\"te's \\ {file}.bin")
@@ -225,7 +225,7 @@ struct PostgresJobStoreTests {
     /// Several updates go in one statement (columns as arrays): odd text, NULLs, tags and dates come back as sent.
     @Test func oneStatementUpdatesSeveralJobsWithOddTextAndNulls() async throws {
         try await withDatabase { _, _, location in
-            let store = try PostgresJobStore(location: location)
+            let store = try await PostgresJobStore(location: location)
             let stored = try await store.insert([JobRecord.make("one", tags: ["x"]), .make("two"), .make("three")])
             var one = stored[0]
             one.tags = ["a,b", "{braces}", "quo\"te", "back\\slash", "NULL", ""]

@@ -12,7 +12,7 @@ struct PostgresListenerTests {
         let name = try await server.createDatabase()
         defer { server.dropDatabase(name) }
         let location = try #require(PostgresLocation(server.url(database: name)))
-        let store = try PostgresJobStore(location: location)
+        let store = try await PostgresJobStore(location: location)
         let heard = Heard()
         let listener = PostgresListener(location: location, channels: ClusterChannel.all, handler: heard.append)
         listener.start()
@@ -60,7 +60,7 @@ struct PostgresListenerTests {
         try await heard.wait(timeout: 30) { if case .lost(let error) = $0 { error.isUnavailable } else { false } }
         try await heard.wait(for: .listening(reconnected: true), timeout: 30)
         // Listening again: a commit made now arrives.
-        let store = try PostgresJobStore(location: location)
+        let store = try await PostgresJobStore(location: location)
         let commit = try await store.commit(ClusterChange(events: [NewEvent(jobID: "a", kind: .job, data: [])]), node: "n1")
         try await heard.wait(for: .notification(channel: ClusterChannel.events, payload: String(try #require(commit.events.first?.id))))
         await store.close()

@@ -11,7 +11,7 @@ func withPostgresNodes(_ count: Int, _ body: ([PostgresJobStore], PostgresServer
     defer { server.dropDatabase(name) }
     let location = try #require(PostgresLocation(server.url(database: name)))
     var stores: [PostgresJobStore] = []
-    for _ in 0..<count { stores.append(try PostgresJobStore(location: location)) }
+    for _ in 0..<count { stores.append(try await PostgresJobStore(location: location)) }
     do {
         try await body(stores, server, name)
     } catch {

@@ -50,7 +50,7 @@ struct SQLiteCrashDurabilityTests {
         #expect(committed.count >= 300)
         #expect(committed == Array(0..<committed.count))
 
-        let store = try SQLiteJobStore(path: database)
+        let store = try await SQLiteJobStore(path: database)
         #expect(try await store.pragma("integrity_check") == "ok")
         let jobs = Dictionary(uniqueKeysWithValues: try await store.all().map { ($0.id, $0) })
         for iteration in committed {
@@ -72,7 +72,7 @@ struct SQLiteCrashDurabilityTests {
     @Test(.enabled(if: ProcessInfo.processInfo.environment[databaseVariable] != nil))
     func crashChildWritesUntilKilled() async throws {
         let environment = ProcessInfo.processInfo.environment
-        let store = try SQLiteJobStore(path: try #require(environment[Self.databaseVariable]))
+        let store = try await SQLiteJobStore(path: try #require(environment[Self.databaseVariable]))
         let logPath = try #require(environment[Self.logVariable])
         let log = try #require(FileHandle(forWritingAtPath: logPath))
         let started = ContinuousClock.now

@@ -12,7 +12,7 @@ struct SQLiteJobStoreTests {
         defer { directory.remove() }
         let path = directory.path + "/jobs.sqlite"
 
-        let store = try SQLiteJobStore(path: path)
+        let store = try await SQLiteJobStore(path: path)
         let inserted = try await store.insert([.makeFull("a"), .make("b"), .make("c")])
         var updated = inserted[1]
         updated.state = .paused
@@ -27,7 +27,7 @@ struct SQLiteJobStoreTests {
         try await store.saveRevokedSession(revocation)
         await store.close()
 
-        let reopened = try SQLiteJobStore(path: path)
+        let reopened = try await SQLiteJobStore(path: path)
         #expect(try await reopened.all() == [inserted[0], updated.storedForm])
         #expect(try await reopened.idempotencyRecord(key: "k") == record.storedForm)
         #expect(try await reopened.value(forKey: "lastEventID") == "1234")
@@ -41,7 +41,7 @@ struct SQLiteJobStoreTests {
         let directory = try TemporaryDirectory(prefix: "ferry-store-wal")
         defer { directory.remove() }
         let path = directory.path + "/jobs.sqlite"
-        let store = try SQLiteJobStore(path: path)
+        let store = try await SQLiteJobStore(path: path)
         #expect(try await store.pragma("journal_mode") == "wal")
         #expect(try await store.pragma("synchronous") == "2")  // FULL
         #expect(try await store.pragma("busy_timeout") == "\(SQLiteJobStore.busyTimeoutMilliseconds)")
@@ -59,7 +59,7 @@ struct SQLiteJobStoreTests {
         try makeDatabase(path, schema: 1)
         try rawExecute(path, Self.schemaOneRow(id: "a", url: "https://origin.example/a.bin", filename: nil))
 
-        let migrated = try SQLiteJobStore(path: path)
+        let migrated = try await SQLiteJobStore(path: path)
         #expect(try await migrated.pragma("user_version") == "\(SQLiteSchema.currentVersion)")
         let job = try #require(try await migrated.job(id: "a"))
         #expect(job.url == "https://origin.example/a.bin" && job.sequence == 1 && job.tags == [])
@@ -76,7 +76,7 @@ struct SQLiteJobStoreTests {
         try rawExecute(path, Self.schemaOneRow(id: "a", url: "ftp://bob:Pa55@files.example/Data.TAR", filename: "Données.tar"))
         try rawExecute(path, Self.schemaOneRow(id: "b", url: "https://origin.example/b.bin", filename: nil, sequence: 2))
 
-        let migrated = try SQLiteJobStore(path: path)
+        let migrated = try await SQLiteJobStore(path: path)
         func ids(_ filter: JobFilter) async throws -> [String] {
             try await migrated.list(filter, after: nil, limit: 10).jobs.map(\.id)
         }
@@ -103,7 +103,7 @@ struct SQLiteJobStoreTests {
             + "UPDATE jobs SET expected_sha256 = '\(digest)' WHERE id = 'a';")
         try rawExecute(path, Self.schemaOneRow(id: "b", url: "https://origin.example/b.bin", filename: nil, sequence: 2))
 
-        let migrated = try SQLiteJobStore(path: path)
+        let migrated = try await SQLiteJobStore(path: path)
         #expect(try await migrated.job(id: "a")?.checksum == (try Checksum(algorithm: .sha256, value: digest.lowercased())))
         #expect(try await migrated.job(id: "b")?.checksum == nil)
         var b = try #require(try await migrated.job(id: "b"))
@@ -113,7 +113,7 @@ struct SQLiteJobStoreTests {
         await migrated.close()
         // The old column is emptied, so the checksum has one home.
         try rawExecute(path, "UPDATE jobs SET state = 'paused' WHERE expected_sha256 IS NOT NULL")
-        let reopened = try SQLiteJobStore(path: path)
+        let reopened = try await SQLiteJobStore(path: path)
         #expect((try await reopened.counts()[.paused] ?? 0) == 0)
         #expect(try await reopened.counts()[.waiting] == 2)
         await reopened.close()
@@ -123,10 +123,10 @@ struct SQLiteJobStoreTests {
         let directory = try TemporaryDirectory(prefix: "ferry-store-badsum")
         defer { directory.remove() }
         let path = directory.path + "/jobs.sqlite"
-        await (try SQLiteJobStore(path: path)).close()
+        await (try await SQLiteJobStore(path: path)).close()
         try rawExecute(path, Self.schemaOneRow(id: "a", url: "https://origin.example/a.bin", filename: nil)
             + "UPDATE jobs SET checksum = 'sha-3:00' WHERE id = 'a';")
-        let store = try SQLiteJobStore(path: path)
+        let store = try await SQLiteJobStore(path: path)
         do {
             _ = try await store.job(id: "a")
             Issue.record("a checksum Ferry never writes was read")
@@ -140,7 +140,7 @@ struct SQLiteJobStoreTests {
         let directory = try TemporaryDirectory(prefix: "ferry-store-plan")
         defer { directory.remove() }
         let path = directory.path + "/jobs.sqlite"
-        let store = try SQLiteJobStore(path: path)
+        let store = try await SQLiteJobStore(path: path)
         _ = try await store.insert([.make("a", tags: ["t"])])
         await store.close()
         let plan = try queryPlan(path, SQLiteJobQuery(JobFilter(states: [.waiting], tag: "t", text: "a")).sql)
@@ -150,13 +150,13 @@ struct SQLiteJobStoreTests {
         #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
     }
 
-    @Test func aFileThatIsNotADatabaseIsReportedAsSuch() throws {
+    @Test func aFileThatIsNotADatabaseIsReportedAsSuch() async throws {
         let directory = try TemporaryDirectory(prefix: "ferry-store-notadb")
         defer { directory.remove() }
         let path = directory.path + "/jobs.sqlite"
         try Data(String(repeating: "this is not a database\n", count: 200).utf8).write(to: URL(fileURLWithPath: path))
         do {
-            _ = try SQLiteJobStore(path: path)
+            _ = try await SQLiteJobStore(path: path)
             Issue.record("opening a text file as a job store succeeded")
         } catch let JobStoreError.corrupt(detail) {
             #expect(detail.contains(path))
@@ -168,20 +168,20 @@ struct SQLiteJobStoreTests {
         let directory = try TemporaryDirectory(prefix: "ferry-store-newer")
         defer { directory.remove() }
         let path = directory.path + "/jobs.sqlite"
-        await (try SQLiteJobStore(path: path)).close()
+        await (try await SQLiteJobStore(path: path)).close()
         try rawExecute(path, "PRAGMA user_version = 99")
         do {
-            _ = try SQLiteJobStore(path: path)
+            _ = try await SQLiteJobStore(path: path)
             Issue.record("a schema from the future was accepted")
         } catch let JobStoreError.corrupt(detail) {
             #expect(detail.contains("schema version 99"))
         }
     }
 
-    @Test func anUnopenablePathCarriesTheSQLiteCodeAndOperation() throws {
+    @Test func anUnopenablePathCarriesTheSQLiteCodeAndOperation() async throws {
         let path = "/nonexistent-\(UUID().uuidString)/jobs.sqlite"
         do {
-            _ = try SQLiteJobStore(path: path)
+            _ = try await SQLiteJobStore(path: path)
             Issue.record("opened a database in a directory that does not exist")
         } catch let JobStoreError.sqlite(code, _, operation) {
             #expect(code & 0xff == SQLITE_CANTOPEN)
@@ -192,7 +192,7 @@ struct SQLiteJobStoreTests {
     @Test func callsAfterCloseFailWithMisuse() async throws {
         let directory = try TemporaryDirectory(prefix: "ferry-store-closed")
         defer { directory.remove() }
-        let store = try SQLiteJobStore(path: directory.path + "/jobs.sqlite")
+        let store = try await SQLiteJobStore(path: directory.path + "/jobs.sqlite")
         _ = try await store.insert([.make("a")])
         await store.close()
         await store.close()  // twice is harmless
@@ -209,7 +209,7 @@ struct SQLiteJobStoreTests {
         let directory = try TemporaryDirectory(prefix: "ferry-store-badrow")
         defer { directory.remove() }
         let path = directory.path + "/jobs.sqlite"
-        let store = try SQLiteJobStore(path: path)
+        let store = try await SQLiteJobStore(path: path)
         _ = try await store.insert([.make("a")])
         try rawExecute(path, "UPDATE jobs SET state = 'exploded' WHERE id = 'a'")
         await #expect(throws: JobStoreError.corrupt("job a: unknown state \"exploded\"")) {
@@ -222,7 +222,7 @@ struct SQLiteJobStoreTests {
     @Test func twoThousandJobsInsertAndUpdate() async throws {
         let directory = try TemporaryDirectory(prefix: "ferry-store-bulk")
         defer { directory.remove() }
-        let store = try SQLiteJobStore(path: directory.path + "/jobs.sqlite")
+        let store = try await SQLiteJobStore(path: directory.path + "/jobs.sqlite")
         let count = 2000
         let jobs = (0..<count).map { JobRecord.make("job-\($0)") }
 

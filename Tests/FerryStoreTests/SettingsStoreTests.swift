@@ -45,16 +45,16 @@ struct SettingsStoreTests {
         let directory = try TemporaryDirectory(prefix: "ferry-store-settings")
         defer { directory.remove() }
         let path = directory.path + "/jobs.sqlite"
-        let store = try SQLiteJobStore(path: path)
+        let store = try await SQLiteJobStore(path: path)
         try await store.saveSettings(StoredSettings(maxBytesPerSecond: .some(nil), maxConcurrent: 9))
         await store.close()
 
-        let reopened = try SQLiteJobStore(path: path)
+        let reopened = try await SQLiteJobStore(path: path)
         #expect(try await reopened.settings() == StoredSettings(maxBytesPerSecond: .some(nil), maxConcurrent: 9))
         try await reopened.saveSettings(StoredSettings(maxBytesPerSecond: .some(42)))
         await reopened.close()
 
-        let again = try SQLiteJobStore(path: path)
+        let again = try await SQLiteJobStore(path: path)
         #expect(try await again.settings() == StoredSettings(maxBytesPerSecond: .some(42), maxConcurrent: 9))
         await again.close()
     }

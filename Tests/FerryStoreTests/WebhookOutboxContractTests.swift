@@ -87,11 +87,11 @@ struct WebhookOutboxContractTests {
         let directory = try TemporaryDirectory(prefix: "ferry-store-outbox")
         defer { directory.remove() }
         let path = directory.path + "/jobs.sqlite"
-        let store = try SQLiteJobStore(path: path)
+        let store = try await SQLiteJobStore(path: path)
         _ = try await store.insert([.makeFull("a")])
         try await store.apply(updates: [], deletions: [], notices: [Self.notice("n1", due: 1_795_000_000)])
         await store.close()
-        let reopened = try SQLiteJobStore(path: path)
+        let reopened = try await SQLiteJobStore(path: path)
         #expect(try await reopened.pendingNotices(limit: 10) == [Self.notice("n1", due: 1_795_000_000).storedForm])
         #expect(try await reopened.job(id: "a")?.notify == "https://user:pw@hooks.example/ferry?k=1")
         await reopened.close()

@@ -15,6 +15,9 @@ struct OperationsController: Sendable {
     /// The object store finished files are kept in, when there is one (`--object-store`).
     let objects: ObjectStoreClient?
     let openConnections: @Sendable () -> Int
+    /// Whether `/metrics` shows the allocator's figures: only a service that owns its process's memory
+    /// (`ServiceConfiguration.managesProcessMemory`); an embedded one would show, and walk, its host's whole heap.
+    let reportsHeap: Bool
 
     func register(_ routes: RouteTable) {
         routes.add(.GET, "/healthz") { _ in Self.healthy }
@@ -96,7 +99,7 @@ struct OperationsController: Sendable {
             openConnections: openConnections(),
             objectStore: objects?.counts,
             node: await supervisor.nodeGauge(),
-            heap: FreeMemory.figures(),
+            heap: reportsHeap ? FreeMemory.figures() : nil,
             eventWindow: hub.windowFigures,
             privateStreams: hub.privateFigures)
         var headers: HTTPHeaders = [:]

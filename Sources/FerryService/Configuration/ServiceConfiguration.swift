@@ -23,6 +23,13 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// with its own spool, so that tests can run nodes in one process. Never set it in a deployment: a file would
     /// exist on one node only.
     public var allowsNodesWithoutObjectStore = false
+    /// Whether this service owns its process's allocator (no flag, no variable): it sets glibc's arenas and mmap
+    /// threshold up at start and hands free memory back to the system (`FreeMemory`). `FerryService.run`, the
+    /// `ferry serve` process, sets it; a service embedded in another process (the tests run dozens in one) leaves
+    /// the host's allocator alone: two arenas for all of a test process's threads, and every embedded service
+    /// walking the whole shared heap with `mallinfo2`/`malloc_trim` under the arena locks, froze every thread of
+    /// `swift test` for 15–30 s on a busy machine (issue 24).
+    public var managesProcessMemory = false
     public var token: String?
     /// A second token that may only read (`--read-token`): `GET`, `HEAD`, event streams, content, metrics.
     public var readToken: String?

@@ -85,8 +85,6 @@ extension JobSupervisor {
             files.digestFinished(jobID: job.id, filename: filename)
         }
         logger.info("recovered jobs", metadata: ["jobs": "\(stored.count)", "resumed": "\(resubmit.count)"])
-        // Reading every row freed many small buffers (SQLite's, the decoder's): give the pages back.
-        FreeMemory.returnToSystem()
     }
 
     /// With several nodes: loads every job into the table and has the engine sweep this node's spool. Nothing is

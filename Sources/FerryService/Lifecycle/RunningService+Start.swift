@@ -10,7 +10,7 @@ extension RunningService {
     /// pipeline, engine, supervisor, routes, server), recovers interrupted jobs, and returns once the
     /// server listens.
     static func start(configuration: ServiceConfiguration, logger: Logger) async throws -> RunningService {
-        FreeMemory.configureAllocator()
+        if configuration.managesProcessMemory { FreeMemory.configureAllocator() }
         let spool = try Spool(root: configuration.spool)
         if configuration.readToken != nil, configuration.token == nil, configuration.isLoopbackHost {
             throw ServiceError.startup("--read-token needs --token: without a token the API is open to local callers, so a read-only token would restrict nothing")
@@ -28,7 +28,7 @@ extension RunningService {
         // Heartbeats and renewals get a connection of their own: a commit waiting on the other must not delay them.
         let renewals: PostgresJobStore?
         do {
-            renewals = try cluster.map { cluster in try PostgresJobStore(location: cluster.location) }
+            renewals = if let cluster { try await PostgresJobStore(location: cluster.location) } else { nil }
         } catch {
             await store.close()
             throw ServiceError.startup("cannot open a second connection to the PostgreSQL store \(configuration.store) for lease renewals: \(error)")
@@ -170,6 +170,8 @@ extension RunningService {
         // Keys' `bytesPerDay` windows as stored, before recovery hands their jobs to the engine.
         await supervisor.syncDailyBytes()
         try await supervisor.recover()
+        // Reading every row freed many small buffers (SQLite's, the decoder's): give the pages back.
+        if configuration.managesProcessMemory { FreeMemory.returnToSystem() }
         if configuration.fetch.isOn {
             fetchCache.load(try await store.fetchEntries(), jobs: Set(supervisor.table.jobs.values.map(\.id)))
         }
@@ -210,7 +212,8 @@ extension RunningService {
                         directory: String(spool.finishedPath(for: "").dropLast()), hub: hub).register(routes)
         OperationsController(supervisor: supervisor, store: store, spool: spool, commits: commits, hub: hub,
                              metrics: metrics, minFreeSpace: configuration.minFreeSpace, objects: engine.objectStore,
-                             openConnections: { server.openConnectionCount }).register(routes)
+                             openConnections: { server.openConnectionCount },
+                             reportsHeap: configuration.managesProcessMemory).register(routes)
         if let publicDirectory = publicDirectory(configuration.publicDirectory) {
             router.fallback = staticFallback(StaticFiles(root: publicDirectory))
         } else {
@@ -280,10 +283,10 @@ extension RunningService {
             let store: any JobStore
             switch setting {
             case .sqlite:
-                store = try SQLiteJobStore(path: spool.root + "/ferry.db")
+                store = try await SQLiteJobStore(path: spool.root + "/ferry.db")
             case .postgres(let location):
                 do {
-                    store = try PostgresJobStore(location: location)
+                    store = try await PostgresJobStore(location: location)
                 } catch let error as JobStoreError where error.isUnavailable {
                     throw ServiceError.startup("cannot connect to the PostgreSQL store: \(error)")
                 }

@@ -23,9 +23,9 @@ public final class PostgresJobStore: JobStore, @unchecked Sendable {
     /// Connects to `location` and migrates the database to the current schema. Blocks while it does.
     /// - Throws: `JobStoreError.postgres` (SQLSTATE `08001` when the server cannot be reached: the message says how
     ///   it was tried, without the password); `JobStoreError.corrupt` when a newer Ferry wrote the schema.
-    public init(location: PostgresLocation) throws {
+    public init(location: PostgresLocation) async throws {
         self.location = location
-        confined = try ConfinedConnection(label: "ferry.store.postgres", open: { queue in
+        confined = try await ConfinedConnection(label: "ferry.store.postgres", open: { queue in
             try PostgresConnection(url: location.url, location: location.redacted, queue: queue)
         }, prepare: { try PostgresSchema.migrate($0) })
     }

@@ -16,12 +16,12 @@ public final class SQLiteJobStore: JobStore, @unchecked Sendable {
 
     private let confined: ConfinedConnection<SQLiteConnection>
 
-    /// Opens or creates the database at `path` and migrates it to the current schema. Blocks while it does.
+    /// Opens or creates the database at `path` and migrates it to the current schema, on the store's queue.
     /// - Throws: `JobStoreError.corrupt` when the file is not a SQLite database or was written by a newer Ferry;
     ///   `JobStoreError.sqlite` for anything else SQLite refuses (unwritable directory, ...).
-    public init(path: String) throws {
+    public init(path: String) async throws {
         self.path = path
-        confined = try ConfinedConnection(label: "ferry.store.sqlite", open: { try SQLiteConnection(path: path, queue: $0) }) { connection in
+        confined = try await ConfinedConnection(label: "ferry.store.sqlite", open: { try SQLiteConnection(path: path, queue: $0) }) { connection in
             do {
                 try Self.configure(connection)
                 try SQLiteSchema.migrate(connection)

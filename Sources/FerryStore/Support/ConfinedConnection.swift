@@ -14,20 +14,28 @@ final class ConfinedConnection<Connection: DatabaseConnection>: Sendable {
     /// Confined to `queue`.
     private let connection: Connection
 
-    /// Opens the connection on a new queue named `label` and prepares it (settings, schema migration); a connection
-    /// whose preparation fails is closed before the error is thrown. Blocks while it does.
-    init(label: String, open: (DispatchQueue) throws -> Connection, prepare: (Connection) throws -> Void) throws {
+    /// Opens the connection on a new queue named `label` and prepares it (settings, schema migration), on that queue:
+    /// the caller's task suspends meanwhile, so a slow connect or a migration waiting on another node's lock never
+    /// holds a thread of Swift's cooperative pool (issue 24: two tests opening stores held both threads of a 2-core
+    /// pool in `PostgresSchema.migrate`, and every task of the process stopped). A connection whose preparation
+    /// fails is closed before the error is thrown.
+    init(label: String, open: @escaping @Sendable (DispatchQueue) throws -> Connection,
+         prepare: @escaping @Sendable (Connection) throws -> Void) async throws {
         let queue = DispatchQueue(label: label)
         self.queue = queue
-        self.connection = try queue.sync {
-            let connection = try open(queue)
-            do {
-                try prepare(connection)
-            } catch {
-                connection.close()
-                throw error
+        self.connection = try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result {
+                    let connection = try open(queue)
+                    do {
+                        try prepare(connection)
+                    } catch {
+                        connection.close()
+                        throw error
+                    }
+                    return connection
+                })
             }
-            return connection
         }
     }
 

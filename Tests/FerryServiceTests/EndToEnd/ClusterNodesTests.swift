@@ -240,7 +240,7 @@ struct ClusterNodesTests {
     @Test func aPageSessionMadeOnOneNodeWorksOnEveryNodeUntilLoggedOut() async throws {
         try await withNodes(2, token: "cluster-token") { nodes, location in
             // The secrets every node must share are the store's, one each.
-            let store = try PostgresJobStore(location: location)
+            let store = try await PostgresJobStore(location: location)
             let webhookSecret = try await store.value(forKey: "webhook-secret")
             let sessionSecret = try await store.value(forKey: "session-secret")
             await store.close()
@@ -316,7 +316,7 @@ struct ClusterNodesTests {
                 let id = try #require(try created.json()["id"] as? String)
 
                 // A node that claims it and then never renews (as after kill -9), through the store itself.
-                let ghost = try PostgresJobStore(location: location)
+                let ghost = try await PostgresJobStore(location: location)
                 _ = try await ghost.heartbeat(node: "ghost", lease: .seconds(2))
                 let claimed = try await ghost.claim(node: "ghost", limit: 1, lease: .seconds(2))
                 await ghost.close()
@@ -341,7 +341,7 @@ struct ClusterNodesTests {
                 try Fixture.writeFile(at: nginx.root + "/left.bin", size: 100_000, seed: 5)
                 await nodes[0].stop()
                 // The earlier process of "node-9": it claimed a job with a long lease and was killed.
-                let store = try PostgresJobStore(location: location)
+                let store = try await PostgresJobStore(location: location)
                 _ = try await store.insert([JobRecord(id: "left", url: nginx.url("/left.bin"), dedupeKey: "left", createdAt: Date())])
                 _ = try await store.heartbeat(node: "node-9", lease: .seconds(30))
                 #expect(try await store.claim(node: "node-9", limit: 1, lease: .seconds(30)).map(\.job.id) == ["left"])

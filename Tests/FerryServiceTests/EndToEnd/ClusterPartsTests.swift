@@ -77,7 +77,7 @@ struct ClusterPartsTests {
             do {
                 let created = try await client.json("POST", "/api/v1/jobs", ["url": nginx.url("/slow/\(file)?rate=\(rate)"), "connections": connections])
                 id = try #require(try created.json()["id"] as? String, "\(created.status)")
-                let store = try PostgresJobStore(location: location)
+                let store = try await PostgresJobStore(location: location)
                 let deadline = Date().addingTimeInterval(60)
                 while Date() < deadline {
                     let received = (try? await client.get("/api/v1/jobs/\(id)").json()["bytesReceived"] as? Int).map(Int64.init) ?? .max

@@ -11,7 +11,7 @@ struct RecoveryTests {
         defer { Fixture.removeTree(spool) }
         // What a crash between the engine's move into files/ and the store's `finished` leaves: the job
         // still downloading in the store, the file in files/, and the spool's finish record.
-        let store = try SQLiteJobStore(path: spool + "/ferry.db")
+        let store = try await SQLiteJobStore(path: spool + "/ferry.db")
         var job = JobRecord(id: "adopt1", url: "http://127.0.0.1:9/x.bin", state: .downloading, dedupeKey: "k", createdAt: Date())
         job.bytesReceived = 3
         _ = try await store.insert([job])
@@ -45,7 +45,7 @@ struct RecoveryTests {
     @Test func aFinishRecordWhoseFileIsGoneIsDroppedAndTheJobResumes() async throws {
         let spool = try Fixture.tempDirectory("ferry-adopt-gone")
         defer { Fixture.removeTree(spool) }
-        let store = try SQLiteJobStore(path: spool + "/ferry.db")
+        let store = try await SQLiteJobStore(path: spool + "/ferry.db")
         let job = JobRecord(id: "gone1", url: "http://127.0.0.1:9/y.bin", state: .paused, dedupeKey: "k", createdAt: Date())
         _ = try await store.insert([job])
         await store.close()

@@ -30,7 +30,7 @@ struct LiveSettingsTests {
     @Test func aChangeIsStoredAppliedAndFoundAgainAtTheNextStart() async throws {
         let spool = try Fixture.tempDirectory("ferry-live-settings")
         defer { Fixture.removeTree(spool) }
-        let store = try SQLiteJobStore(path: spool + "/ferry.db")
+        let store = try await SQLiteJobStore(path: spool + "/ferry.db")
         let applied = Mutex<[RuntimeSettings]>([])
         let start = try await LiveSettings.starting(flags: flags, store: store, logger: logger)
         #expect(start == flags)
@@ -43,7 +43,7 @@ struct LiveSettingsTests {
         #expect(applied.withLock { $0 } == [changed])
         await store.close()
 
-        let reopened = try SQLiteJobStore(path: spool + "/ferry.db")
+        let reopened = try await SQLiteJobStore(path: spool + "/ferry.db")
         #expect(try await LiveSettings.starting(flags: flags, store: reopened, logger: logger) == changed)
         await reopened.close()
     }
@@ -51,7 +51,7 @@ struct LiveSettingsTests {
     @Test func aChangeTheStoreRefusesChangesNothing() async throws {
         let spool = try Fixture.tempDirectory("ferry-live-settings")
         defer { Fixture.removeTree(spool) }
-        let store = try SQLiteJobStore(path: spool + "/ferry.db")
+        let store = try await SQLiteJobStore(path: spool + "/ferry.db")
         let applied = Mutex(0)
         let settings = LiveSettings(current: flags, store: store, logger: logger) { _ in applied.withLock { $0 += 1 } }
         await store.close()

@@ -29,7 +29,7 @@ struct SessionsTests {
     @Test func aLogoutIsDurableWhenRevokeReturnsAndOutlivesARestart() async throws {
         let spool = try Fixture.tempDirectory("ferry-sessions")
         defer { Fixture.removeTree(spool) }
-        let store = try SQLiteJobStore(path: spool + "/ferry.db")
+        let store = try await SQLiteJobStore(path: spool + "/ferry.db")
         let sessions = try await open(spool, store)
         let out = try value(sessions.issue(now: now))
         let kept = try value(sessions.issue(now: now))
@@ -38,7 +38,7 @@ struct SessionsTests {
         #expect(sessions.verify(kept, now: now) != nil)
 
         // A second connection, opened while the first is still open (as after a crash): the logout is on disk.
-        let reopened = try SQLiteJobStore(path: spool + "/ferry.db")
+        let reopened = try await SQLiteJobStore(path: spool + "/ferry.db")
         let restarted = try await open(spool, reopened)
         #expect(restarted.verify(out, now: now) == nil, "a logged-out cookie stays refused after a restart")
         #expect(restarted.verify(kept, now: now) != nil, "other sessions survive the restart")
@@ -93,7 +93,7 @@ struct SessionsTests {
     @Test func aLogoutThatCannotBeSavedIsReportedAndStillRefusedHere() async throws {
         let spool = try Fixture.tempDirectory("ferry-sessions")
         defer { Fixture.removeTree(spool) }
-        let store = try SQLiteJobStore(path: spool + "/ferry.db")
+        let store = try await SQLiteJobStore(path: spool + "/ferry.db")
         let sessions = try await open(spool, store)
         let cookie = try value(sessions.issue(now: now))
         await store.close()

@@ -28,14 +28,14 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let store: any JobStore
         switch self {
         case .sqlite:
-            store = try SQLiteJobStore(path: directory.path + "/jobs.sqlite")
+            store = try await SQLiteJobStore(path: directory.path + "/jobs.sqlite")
         case .memory:
             store = MemoryJobStore()
         case .postgres:
             let server = try await PostgresServer.shared()
             let name = try await server.createDatabase()
             database = (server, name)
-            store = try PostgresJobStore(location: try #require(PostgresLocation(server.url(database: name))))
+            store = try await PostgresJobStore(location: try #require(PostgresLocation(server.url(database: name))))
         }
         do {
             try await body(store)
