@@ -16,7 +16,7 @@ extension DownloadEngine {
             path: spool.partialPath(for: spec.id), segmentsPath: spool.segmentsPath(for: spec.id), label: spec.id,
             callbackQueue: queue, algorithms: spec.checksum.map { [$0.algorithm] } ?? [], creating: spool.partialEntries,
             digestFirst: spec.checksum != nil || spec.digestBeforeFinish || objectStore != nil,
-            growing: (spool.growing, spec.id), pageCacheOnly: spec.readWhileWritten)
+            growing: (spool.growing, spec.id), pageCacheOnly: spec.readWhileWritten, lanes: spool.lanes)
         let transfer = Transfer(spec: spec, writer: writer)
         // With an object store the name is the object key's last part too: secured here, before anything is stored
         // under it, so the link into `files/` cannot give the file another (a name brought from another node, or

@@ -13,7 +13,9 @@ struct TrailingDigestTests {
         let queue = DispatchQueue(label: "test.trailing.callbacks")
         let writer: FileWriter
         init(path: String, digestFirst: Bool, algorithms: [DigestAlgorithm] = []) {
-            writer = FileWriter(path: path, label: "test", callbackQueue: queue, algorithms: algorithms, digestFirst: digestFirst)
+            // Lanes of its own: the tests hold the digest queue, which would hold other tests' writers on shared lanes.
+            writer = FileWriter(path: path, label: "test", callbackQueue: queue, algorithms: algorithms, digestFirst: digestFirst,
+                                lanes: .alone("test.trailing"))
         }
         func open(keep: Bool) async -> Result<Int64, SystemError> {
             await withCheckedContinuation { c in writer.open(keepExisting: keep) { c.resume(returning: $0) } }

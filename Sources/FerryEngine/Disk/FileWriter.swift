@@ -17,8 +17,9 @@ import Foundation
 /// writer into one preallocated file. The digest is computed in file order as the written prefix grows: a write
 /// that lands exactly at the end of the hashed prefix is hashed from memory; when the prefix then reaches ranges
 /// other segments wrote earlier, those are read back (from the page cache, where they still are: a split file is
-/// never written with direct I/O, see `SpoolFileHandles.write`) and hashed, in slices of 8 MiB so that writes queued meanwhile
-/// are not held up.
+/// never written with direct I/O, see `SpoolFileHandles.write`) and hashed on
+/// `digestQueue`, in slices of 8 MiB that take turns with other writers' work on its lane; the writer queue never
+/// waits for the digest.
 ///
 /// Why not hash once at the end: measured on a 1 GiB download from nginx on loopback with 4 connections (release
 /// build, 2 cores shared with other busy jobs, 5 interleaved runs per batch, medians of 4 batches), hashing as the
@@ -55,11 +56,13 @@ final class FileWriter: @unchecked Sendable {
     let path: String
     /// Where the segment sidecar lives; nil when the writer never handles segmented downloads (tests).
     let segmentsPath: String?
-    private let queue: DispatchQueue
+    /// On a write lane of the spool (`DiskLanes`).
+    private let queue: LaneQueue
     /// Owns `digest`: hashing a run overlaps writing the next one. Every operation of `queue` reaches it in the
-    /// order of `queue` (updates with `async`, results with `sync`), and every result is delivered through it
-    /// (`deliver`), so results keep submission order and a run's buffer is reused only once it was hashed.
-    let digestQueue: DispatchQueue
+    /// order of `queue`, always with `async` (the writer never waits for it: its results that need the digest are
+    /// delivered from here, `deliver`), so results keep submission order and a run's buffer is reused only once it
+    /// was hashed. On a digest lane of the spool (`DiskLanes`).
+    let digestQueue: LaneQueue
     private let callbackQueue: DispatchQueue
     /// Results wait for the digest (a checksum to verify, a delivery): the behaviour before issue 26. When false,
     /// see the type's comment.
@@ -87,6 +90,9 @@ final class FileWriter: @unchecked Sendable {
     private var publishedPrefix: Int64 = -1
     /// Confined to `digestQueue`.
     private let digest: Digest
+    /// Reading bytes back into `digest` failed since it was last reset: the finish hashes the whole file instead
+    /// (and reports the failure when it recurs). Confined to `digestQueue`.
+    private var readBackFailed = false
     /// Bytes [0, hashedUpTo) are in the digest, or queued for it on `digestQueue`.
     private var hashedUpTo: Int64 = 0
     /// A byte already hashed was written again: `finish` hashes the whole file instead.
@@ -95,10 +101,8 @@ final class FileWriter: @unchecked Sendable {
     private var written = ContiguousPrefix()
     /// The first write failure; later writes are dropped.
     private var failure: SystemError?
-    /// A slice of catch-up hashing is queued.
-    private var catchUpQueued = false
-    /// Bytes read back and hashed per turn of the queue, so that writes queued meanwhile are not held up.
-    private static let catchUpSlice: Int64 = 8 << 20
+    /// Bytes read back and hashed per block of `digestQueue`, so that a long read-back takes turns on its lane.
+    static let readBackSlice: Int64 = 8 << 20
     /// When write-back is started, and a `pageCacheOnly` writer's dirty window.
     private var writeBehind = WriteBehind()
 
@@ -138,9 +142,10 @@ final class FileWriter: @unchecked Sendable {
     ///   - digestFirst: whether results wait for the digest (see the type's comment).
     ///   - growing: where to publish the gapless prefix, under which job id.
     ///   - pageCacheOnly: never write with direct I/O.
+    ///   - lanes: where the writer's two queues run (`Spool.lanes`); nil: a lane of each of its own.
     init(path: String, segmentsPath: String? = nil, label: String, callbackQueue: DispatchQueue, algorithms: [DigestAlgorithm] = [],
          creating: NSLock? = nil, digestFirst: Bool = true, growing: (files: GrowingFiles, jobID: String)? = nil,
-         pageCacheOnly: Bool = false) {
+         pageCacheOnly: Bool = false, lanes: DiskLanes.Pair? = nil) {
         self.path = path
         self.file = SpoolFileHandles(path: path)
         self.growing = growing
@@ -149,8 +154,9 @@ final class FileWriter: @unchecked Sendable {
         self.creating = creating
         self.digest = Digest([.sha256] + algorithms)
         self.segmentsPath = segmentsPath
-        self.queue = DispatchQueue(label: "ferry.writer.\(label)")
-        self.digestQueue = DispatchQueue(label: "ferry.digest.\(label)")
+        let lanes = lanes ?? .alone("ferry.writer.\(label)")
+        self.queue = lanes.writes.queue(label: "ferry.writer.\(label)")
+        self.digestQueue = lanes.digests.queue(label: "ferry.digest.\(label)")
         self.callbackQueue = callbackQueue
     }
 
@@ -175,7 +181,9 @@ final class FileWriter: @unchecked Sendable {
     /// sidecar is present and fits — it decodes, its size is the file's, its validator is `validator` (when
     /// given) and its total is `total` (when given) — the file is a segmented download in progress: its contiguous
     /// prefix is hashed and its written ranges remembered. A sidecar that does not fit means the bytes cannot be
-    /// trusted: the file is emptied. Without a sidecar the bytes on disk are a contiguous prefix and are hashed.
+    /// trusted: the file is emptied. Without a sidecar the bytes on disk are a contiguous prefix and are hashed. (Bytes
+    /// to hash are read back on `digestQueue`, and a writer with `digestFirst` has its answer once they were; a read
+    /// failure there shows at the finish, which hashes the whole file again.)
     func openPartial(keepExisting: Bool, validator: String?, total: Int64?, completion: @escaping @Sendable (Result<OpenedPartial, SystemError>) -> Void) {
         flush()
         queue.async { [self] in
@@ -211,14 +219,14 @@ final class FileWriter: @unchecked Sendable {
                         written.insert(segment.start..<segment.next)
                     }
                     if digestFirst {
-                        try hashFile(length: written.prefix)
+                        hashFile(length: written.prefix)
                         hashedUpTo = written.prefix
                     }
                     return .segmented(sidecar)
                 }
                 written.reset(prefix: size)
                 if digestFirst {
-                    try hashFile(length: size)
+                    hashFile(length: size)
                     hashedUpTo = size
                 }
                 return .contiguous(bytes: size)
@@ -328,28 +336,27 @@ final class FileWriter: @unchecked Sendable {
     }
 
     /// Makes the bytes durable and closes the file; returns its size and digests (SHA-256 and the algorithms asked
-    /// for). Removes the segment sidecar once the bytes are synced.
+    /// for). Removes the segment sidecar once the bytes are synced. What was not hashed yet (bytes other segments
+    /// wrote, or the whole file when the digest cannot be trusted) is read back on `digestQueue`, from a duplicate of
+    /// the descriptor, and the result is delivered from there: the writer queue never waits for the digest.
     func finish(completion: @escaping @Sendable (Result<(size: Int64, digests: FileDigests), SystemError>) -> Void) {
         flush()
         queue.async { [self] in
-            let result = Result<(size: Int64, digests: FileDigests), SystemError> { () throws(SystemError) in
+            let synced = Result<TrailingDigest, SystemError> { () throws(SystemError) in
                 let size = try syncedSize()
-                catchUp(budget: .max)
-                let digests: FileDigests
-                if hashedUpTo == size, !digestInvalid {
-                    digests = digestQueue.sync { digest.finalize() }
-                } else {
-                    let whole = Digest(digest.algorithms)
-                    try whole.update(fileDescriptor: fd, length: size, path: path)
-                    digests = whole.finalize()
-                }
+                let reader = dup(fd)
+                guard reader >= 0 else { throw SystemError("dup", path) }
+                let tail = TrailingDigest(descriptor: reader, path: path, hashedUpTo: digestInvalid ? nil : hashedUpTo, size: size)
                 closeFile()
                 // Complete and synced: the file no longer needs its segment state.
                 if let segmentsPath, !sidecarRemoved { AtomicFile.remove(segmentsPath) }
-                return (size, digests)
+                return tail
             }
             dropSpareBuffers()
-            deliver { completion(result) }
+            digestQueue.async { [self, callbackQueue] in
+                let result = synced.flatMap { tail in complete(tail).map { (size: tail.size, digests: $0) } }
+                callbackQueue.async { completion(result) }
+            }
         }
     }
 
@@ -383,7 +390,7 @@ final class FileWriter: @unchecked Sendable {
             guard let tail else { return }
             // Queued after `completion` (both end on the serial `callbackQueue`), so the digests come second.
             digestQueue.async { [self, callbackQueue] in
-                let digests = tail.complete(digest)
+                let digests = complete(tail)
                 callbackQueue.async { digested(digests) }
             }
         }
@@ -499,7 +506,7 @@ final class FileWriter: @unchecked Sendable {
             digestInvalid = true
         }
         written.insert(offset..<end)
-        if digestFirst { catchUp(budget: Self.catchUpSlice) }
+        if digestFirst { catchUp() }
         return hashing
     }
 
@@ -512,33 +519,44 @@ final class FileWriter: @unchecked Sendable {
         }
     }
 
-    /// Hashes up to `budget` bytes of the written prefix past `hashedUpTo`, reading them back from the file, and
-    /// queues the next slice when more remains.
-    private func catchUp(budget: Int64) {
+    /// Has the written prefix past `hashedUpTo` read back and hashed (bytes other segments wrote before the prefix
+    /// reached them).
+    private func catchUp() {
         guard written.prefix > hashedUpTo, !digestInvalid, fd >= 0 else { return }
-        let length = min(budget, written.prefix - hashedUpTo)
-        do throws(SystemError) {
-            try hashFile(from: hashedUpTo, length: length)
-            hashedUpTo += length
-        } catch {
-            digestInvalid = true  // `finish` hashes the whole file (and reports a read failure there)
+        hashFile(from: hashedUpTo, length: written.prefix - hashedUpTo)
+        hashedUpTo = written.prefix
+    }
+
+    /// Queues `length` bytes of the file from `start` to be read back and hashed on `digestQueue`, after the updates
+    /// queued before, in slices of `readBackSlice` (a block each, so a long read-back takes turns on its lane), through
+    /// a duplicate of the descriptor (the file may be closed meanwhile). A failure marks the digest `readBackFailed`.
+    private func hashFile(from start: Int64 = 0, length: Int64) {
+        guard length > 0 else { return }
+        let reader = dup(fd)
+        guard reader >= 0 else {
+            digestInvalid = true  // `finish` hashes the whole file (and reports a failure there)
             return
         }
-        guard written.prefix > hashedUpTo, !catchUpQueued else { return }
-        catchUpQueued = true
-        queue.async { [self] in
-            catchUpQueued = false
-            catchUp(budget: Self.catchUpSlice)
+        let descriptor = ReadBackDescriptor(reader)
+        let path = path
+        for offset in stride(from: start, to: start + length, by: Int(Self.readBackSlice)) {
+            let count = min(Self.readBackSlice, start + length - offset)
+            digestQueue.async { [self] in
+                guard !readBackFailed else { return }
+                do throws(SystemError) {
+                    try digest.update(fileDescriptor: descriptor.fd, offset: offset, length: count, path: path)
+                } catch {
+                    readBackFailed = true
+                }
+            }
         }
     }
 
-    /// Hashes `length` bytes of the file from `start`, reading them back, after the updates queued before.
-    private func hashFile(from start: Int64 = 0, length: Int64) throws(SystemError) {
-        let (fd, path) = (fd, path)
-        let result = digestQueue.sync {
-            Result { () throws(SystemError) in try digest.update(fileDescriptor: fd, offset: start, length: length, path: path) }
-        }
-        try result.get()
+    /// Completes the digest with `tail` (the whole file when a read-back failed), ready for reuse. On `digestQueue`.
+    private func complete(_ tail: TrailingDigest) -> Result<FileDigests, SystemError> {
+        let tail = readBackFailed ? TrailingDigest(descriptor: tail.descriptor, path: tail.path, hashedUpTo: nil, size: tail.size) : tail
+        readBackFailed = false
+        return tail.complete(digest)
     }
 
     /// Forgets the spare run buffers (the file is closed; a reopened one allocates anew).
@@ -547,7 +565,10 @@ final class FileWriter: @unchecked Sendable {
     }
 
     private func resetDigest(prefix: Int64) {
-        digestQueue.async { [self] in digest.reset() }
+        digestQueue.async { [self] in
+            digest.reset()
+            readBackFailed = false
+        }
         hashedUpTo = prefix
         writeBehind.restart()
         digestInvalid = false

@@ -31,6 +31,10 @@ public final class Spool: @unchecked Sendable {
     /// on ext4 without a journal a creation steps over every recently freed inode one by one: with 16 downloads
     /// starting at once, a batch of small files spent up to a tenth of its CPU spinning. Here a waiter sleeps.
     let partialEntries = NSLock()
+    /// The lanes this spool's writers run on (`DiskLanes`): each Ferry's own, never shared with another in the process.
+    let lanes = DiskLanes.Pair(label: "ferry")
+    /// The lanes the follow streams of this spool's files target (`FollowStream`, `DiskLanes`).
+    public let followLanes = DiskLanes(label: "ferry.follow-lane", count: DiskLanes.defaultCount)
     /// `partial/` held single-job records (`<job>.done`) of earlier versions at start-up: only then are they looked for.
     private let hasSingleRecords: Bool
     /// A log holding more than this many bytes takes no more groups (it goes once its records are gone).

@@ -36,3 +36,11 @@ struct TrailingDigest: Sendable {
         return .success(digest.finalize())
     }
 }
+
+/// A duplicate of a writer's descriptor for reading bytes back on its digest queue; closed when the last slice
+/// holding it is done.
+final class ReadBackDescriptor: Sendable {
+    let fd: Int32
+    init(_ fd: Int32) { self.fd = fd }
+    deinit { close(fd) }
+}

@@ -46,6 +46,9 @@ final class Aria2Notifier: Sendable {
 
     var socketCount: Int { state.withLock { $0.sockets.count } }
 
+    /// The jobs whose last state is kept (one entry per job until its `removed` event).
+    var jobCount: Int { state.withLock { $0.jobs.count } }
+
     private func receive(_ events: [ServerEvent]) {
         var messages: [(owner: String?, text: String)] = []
         let sockets = state.withLock { state -> [(session: WebSocketSession, access: JobAccess?)] in

@@ -23,7 +23,8 @@ final class FollowStream: @unchecked Sendable {
     private let jobID: String
     private let supervisor: JobSupervisor
     private let spool: Spool
-    private let queue = DispatchQueue(label: "ferry.follow")
+    /// Targets one of the spool's follow lanes: a few serial lanes, not a thread per stream with work (`DiskLanes`).
+    private let queue: DispatchQueue
     private var stream: ResponseStream?
     /// The file being sent (the partial file, which becomes the finished one when renamed); nil until opened.
     private var file: StreamFile?
@@ -49,6 +50,7 @@ final class FollowStream: @unchecked Sendable {
         self.jobID = jobID
         self.supervisor = supervisor
         self.spool = spool
+        self.queue = DispatchQueue(label: "ferry.follow", target: spool.followLanes.lane())
     }
 
     /// - Parameter length: the file's size when known for sure (sent as `Content-Length`); nil: chunked.

@@ -14,7 +14,7 @@ enum FreeMemory {
     /// busy threads exist. A setting given in the environment (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_`) wins.
     ///
     /// - Arenas: capped at `arenas` (by default up to 8 per core). Ferry's work runs on many threads (Dispatch
-    ///   queues, the concurrency pool, one writer queue per transfer); with an arena each, memory freed on one
+    ///   queues, the concurrency pool, the writers' disk lanes: `DiskLanes`); with an arena each, memory freed on one
     ///   thread is not reused by the next, and a long-running server's RSS creeps. Measured with the load suite
     ///   (60 s, release): RSS growth after the first third 16.6% with the default, 6.8% with 2 arenas.
     /// - Large allocations: every block of `mmapThreshold` bytes or more gets a mapping of its own, returned to the
