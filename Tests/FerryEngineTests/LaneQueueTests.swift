@@ -14,8 +14,7 @@ import Testing
         let lane = DispatchQueue(label: "test.lane")
         let busy = LaneQueue(label: "test.busy", lane: lane)
         let other = LaneQueue(label: "test.other", lane: lane)
-        let gate = DispatchSemaphore(value: 0)
-        lane.async { gate.wait() }  // so that both queues have work before either runs
+        lane.suspend()  // so that both queues have work before either runs (no thread held meanwhile)
         let busyRan = Atomic<Int>(0)
         @Sendable func feed() {
             guard busyRan.wrappingAdd(1, ordering: .relaxed).newValue < 2_000 else { return }
@@ -24,7 +23,7 @@ import Testing
         for _ in 0..<50 { busy.async(execute: feed) }
         let seenByOther = await withCheckedContinuation { continuation in
             other.async { continuation.resume(returning: busyRan.load(ordering: .relaxed)) }
-            gate.signal()
+            lane.resume()
         }
         #expect(seenByOther <= LaneQueue.defaultTurn, "the other queue waited one turn, not \(seenByOther) blocks")
     }
@@ -66,8 +65,9 @@ import Testing
         let resuming = FileWriter(path: root + "/a", label: "a", callbackQueue: callbacks, digestFirst: true, lanes: lanes)
         let other = FileWriter(path: root + "/b", label: "b", callbackQueue: callbacks, digestFirst: false, lanes: lanes)
         #expect(await Self.open(other, keep: false) == 0)
-        let hold = DispatchSemaphore(value: 0)
-        other.digestQueue.async { hold.wait() }
+        // The digest lane held (suspended: its work waits, no thread is blocked), as a long hash would hold it.
+        let digestLane = lanes.digests.lane()
+        digestLane.suspend()
         let opened = Mutex<Int64?>(nil)
         resuming.open(keepExisting: true) { result in opened.withLock { $0 = try? result.get() } }
         let wrote = Mutex(false)
@@ -75,7 +75,7 @@ import Testing
         #expect(await pollUntil(timeout: 5, interval: 0.01) { wrote.withLock { $0 } ? true : nil } == true,
                 "the other writer's write completed while the digest lane was held")
         #expect(opened.withLock { $0 } == nil, "the resumed file's open waits for its digest")
-        hold.signal()
+        digestLane.resume()
         #expect(await pollUntil(timeout: 10, interval: 0.01) { opened.withLock { $0 } } == 1 << 20)
         let written = await withCheckedContinuation { continuation in
             resuming.write(Array(content[(1 << 20)...]), at: 1 << 20) { continuation.resume(returning: $0) }

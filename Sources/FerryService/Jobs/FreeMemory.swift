@@ -33,11 +33,6 @@ enum FreeMemory {
         if ProcessInfo.processInfo.environment["MALLOC_MMAP_THRESHOLD_"] == nil { _ = mallopt(M_MMAP_THRESHOLD, bytes) }
     }
 
-    /// Whether glibc gave the block at `pointer` (from `malloc`) a mapping of its own: the `IS_MMAPPED` bit of the
-    /// chunk's size word, just before the block. For tests: unlike `figures()`, it does not move with other threads.
-    static func hasMappingOfItsOwn(_ pointer: UnsafeMutableRawPointer) -> Bool {
-        (pointer - MemoryLayout<Int>.size).load(as: Int.self) & 0x2 != 0
-    }
 
     /// What the allocator holds, from glibc's `mallinfo2` (which locks each arena in turn: for `/metrics`, not for
     /// hot paths). `inUse` growing means live objects (a leak, or a structure without a bound); `free` growing
