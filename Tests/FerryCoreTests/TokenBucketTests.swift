@@ -22,6 +22,23 @@ struct TokenBucketTests {
         return passed
     }
 
+    /// As `run`, but as the engine reads: after a wake-up the connection's chunks come one socket read apart
+    /// (`hop` seconds), so each asks the bucket at a later moment than the one before.
+    static func paced(rate: Int64, seconds: Double, lateness: Double, hop: Double) -> Double {
+        var bucket = TokenBucket(bytesPerSecond: rate, now: 0)
+        var now = 0.0, passed = 0.0
+        while now < seconds {
+            if bucket.mayPass(now: now) {
+                bucket.take(chunk, now: now)
+                passed += Double(chunk)
+                now += hop
+            } else {
+                now += bucket.delay(now: now) + lateness
+            }
+        }
+        return passed
+    }
+
     @Test func punctualWakeUpsPassTheRate() {
         let passed = Self.run(rate: 900_000, seconds: 10, lateness: 0)
         #expect(abs(passed - 9_000_000) <= 900_000 * 0.05 + Double(Self.chunk), "\(passed)")
@@ -33,6 +50,16 @@ struct TokenBucketTests {
     func lateWakeUpsStillPassTheRate(lateness: Double) {
         let passed = Self.run(rate: 900_000, seconds: 10, lateness: lateness)
         #expect(passed >= 9_000_000 * 0.97, "\(passed) bytes in 10 s, waking \(lateness) s late")
+        #expect(passed <= 9_000_000 * 1.01 + 900_000 * 0.15 + Double(Self.chunk), "\(passed)")
+    }
+
+    /// What a late wake-up makes up is spent over the reads that follow it, not only at the moment of waking: a
+    /// refill a moment later must not cut the balance back to the burst (it did: a late wake-up then made up one
+    /// chunk at most, and a busy machine got 0.89× its limit).
+    @Test(arguments: [0.04, 0.08, 0.1])
+    func aMakeUpLastsUntilItIsSpent(lateness: Double) {
+        let passed = Self.paced(rate: 900_000, seconds: 10, lateness: lateness, hop: 0.0005)
+        #expect(passed >= 9_000_000 * 0.97, "\(passed) bytes in 10 s, waking \(lateness) s late, reads 0.5 ms apart")
         #expect(passed <= 9_000_000 * 1.01 + 900_000 * 0.15 + Double(Self.chunk), "\(passed)")
     }
 

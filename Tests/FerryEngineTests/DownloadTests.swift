@@ -166,13 +166,17 @@ extension EngineIntegrationTests {
         let origin = try await NginxOrigin.start()
         defer { origin.stop() }
         try Fixture.writeFile(at: origin.root + "/r.bin", size: 40_000_000, seed: 4)
+        let probe = SchedulingProbe()
+        defer { probe.stop() }
         try await EngineHarness.run { h in
             let limit = 500_000
             h.engine.submit(TransferSpec(id: "r1", url: origin.url("/r.bin"), maxBytesPerSecond: Int64(limit), connections: connections))
             try await Task.sleep(nanoseconds: 6_500_000_000)
             h.engine.cancel(id: "r1")
             let samples = h.recorder.progressSamples(for: "r1")
-            let problems = RateCheck.problems(samples, limit: Double(limit), after: 1, window: 2, tolerance: 0.1, maxStall: 1)
+            let problems = RateCheck.problems(samples, limit: Double(limit), after: 1, window: 2, tolerance: 0.1, maxStall: 1,
+                                              frozen: RateCheck.freezes(of: [samples], longerThan: 0.3)
+                                                  + probe.lateSpans(longerThan: 0.02))
             #expect(problems.isEmpty, "\(connections) connection(s): \(problems.prefix(5))")
             #expect(samples.count >= 30, "only \(samples.count) progress samples")
         }

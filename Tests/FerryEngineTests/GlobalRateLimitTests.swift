@@ -45,6 +45,14 @@ struct GlobalRateLimitTests {
         return samples.filter { $0.time - first >= from && $0.time - first <= to }
     }
 
+    /// When the test process's threads waited to run: none of `ids` got a progress sample (0.1 s apart) for 0.3 s, or
+    /// the probe's thread woke more than 20 ms late. Windows with more of it than the limiter makes up are not judged
+    /// on the low side (`RateCheck`).
+    static func frozen(_ recorder: EventRecorder, _ ids: [String], _ probe: SchedulingProbe) -> [ClosedRange<Double>] {
+        RateCheck.freezes(of: ids.map { recorder.progressSamples(for: $0) }, longerThan: 0.3)
+            + probe.lateSpans(longerThan: 0.02)
+    }
+
     /// Bytes received by `ids` so far: a finished transfer's whole file, else its last progress.
     private func received(_ recorder: EventRecorder, _ ids: [String]) -> Int64 {
         ids.reduce(0) { sum, id in
@@ -62,6 +70,8 @@ struct GlobalRateLimitTests {
         for (index, _) in ids.enumerated() {
             try Fixture.writeFile(at: origin.root + "/g\(index).bin", size: 30_000_000, seed: 20 + index)
         }
+        let probe = SchedulingProbe()
+        defer { probe.stop() }
         try await EngineHarness.run({ $0.globalMaxBytesPerSecond = Int64(limit) }) { h in
             for (index, id) in ids.enumerated() {
                 h.engine.submit(TransferSpec(id: id, url: origin.url("/g\(index).bin"), connections: index == 0 ? 4 : 1))
@@ -69,8 +79,13 @@ struct GlobalRateLimitTests {
             try await Task.sleep(nanoseconds: 6_500_000_000)
             for id in ids { h.engine.cancel(id: id) }
             let total = Self.combined(h.recorder, ids)
-            let problems = RateCheck.problems(total, limit: Double(limit), after: 1, window: 2, tolerance: 0.1, maxStall: 1)
-            #expect(problems.isEmpty, "\(transfers) transfers: \(problems.prefix(5))")
+            let problems = RateCheck.problems(total, limit: Double(limit), after: 1, window: 2, tolerance: 0.1, maxStall: 1,
+                                              frozen: Self.frozen(h.recorder, ids, probe))
+            let start = total.first?.time ?? 0
+            let late = probe.lateSpans(longerThan: 0.05).map {
+                String(format: "%.0f ms at %.2f s", ($0.upperBound - $0.lowerBound) * 1000, $0.lowerBound - start)
+            }
+            #expect(problems.isEmpty, "\(transfers) transfers: \(problems.prefix(5)); \(probe.summary()): \(late)")
             #expect(total.count >= 80, "only \(total.count) combined samples")
             // The shared bucket is not divided evenly between transfers (a transfer with more connections takes more;
             // one may get little for a while), so only the total is checked.
@@ -80,6 +95,8 @@ struct GlobalRateLimitTests {
     @Test func aTransfersOwnLimitStillAppliesWithinTheGlobalOne() async throws {
         let origin = try await NginxOrigin.start()
         defer { origin.stop() }
+        let probe = SchedulingProbe()
+        defer { probe.stop() }
         try Fixture.writeFile(at: origin.root + "/own.bin", size: 30_000_000, seed: 30)
         try Fixture.writeFile(at: origin.root + "/free.bin", size: 30_000_000, seed: 31)
         try await EngineHarness.run({ $0.globalMaxBytesPerSecond = 1_000_000 }) { h in
@@ -92,7 +109,7 @@ struct GlobalRateLimitTests {
             let own = Self.fastestWindow(h.recorder.progressSamples(for: "own"), after: 1, window: 2)
             #expect(own <= 220_000, "the job's own limit: \(Int(own)) B/s at most")
             let total = RateCheck.problems(Self.combined(h.recorder, ["own", "free"]), limit: 1_000_000, after: 1, window: 2,
-                                           tolerance: 0.1, maxStall: 1)
+                                           tolerance: 0.1, maxStall: 1, frozen: Self.frozen(h.recorder, ["own", "free"], probe))
             #expect(total.isEmpty, "the global limit: \(total.prefix(5))")
         }
     }
@@ -101,6 +118,8 @@ struct GlobalRateLimitTests {
     @Test func aLimitSetLaterHoldsForTransfersStartedWithoutOne() async throws {
         let origin = try await NginxOrigin.start()
         defer { origin.stop() }
+        let probe = SchedulingProbe()
+        defer { probe.stop() }
         let ids = ["u0", "u1", "u2"]
         for (index, _) in ids.enumerated() {
             try Fixture.writeFile(at: origin.root + "/u\(index).bin", size: 30_000_000, seed: 60 + index)
@@ -115,7 +134,7 @@ struct GlobalRateLimitTests {
             for id in ids { h.engine.cancel(id: id) }
             let total = Self.combined(h.recorder, ids)
             let limited = RateCheck.problems(Self.slice(total, from: 3, to: 8), limit: 1_500_000, after: 0, window: 2,
-                                             tolerance: 0.1, maxStall: 1)
+                                             tolerance: 0.1, maxStall: 1, frozen: Self.frozen(h.recorder, ids, probe))
             #expect(limited.isEmpty, "after the limit was set: \(limited.prefix(5))")
         }
     }
@@ -123,6 +142,8 @@ struct GlobalRateLimitTests {
     @Test func changingTheLimitReachesRunningTransfers() async throws {
         let origin = try await NginxOrigin.start()
         defer { origin.stop() }
+        let probe = SchedulingProbe()
+        defer { probe.stop() }
         let ids = ["c0", "c1", "c2"]
         for (index, _) in ids.enumerated() {
             try Fixture.writeFile(at: origin.root + "/c\(index).bin", size: 40_000_000, seed: 40 + index)
@@ -139,11 +160,12 @@ struct GlobalRateLimitTests {
             let afterClear = received(h.recorder, ids)
             for id in ids { h.engine.cancel(id: id) }
 
+            let frozen = Self.frozen(h.recorder, ids, probe)
             let before = RateCheck.problems(Self.slice(total, from: 0, to: 3.8), limit: 1_500_000, after: 1, window: 2,
-                                            tolerance: 0.1, maxStall: 1)
+                                            tolerance: 0.1, maxStall: 1, frozen: frozen)
             #expect(before.isEmpty, "before the change: \(before.prefix(5))")
             let after = RateCheck.problems(Self.slice(total, from: 4.5, to: 8.3), limit: 600_000, after: 0, window: 2,
-                                           tolerance: 0.1, maxStall: 1)
+                                           tolerance: 0.1, maxStall: 1, frozen: frozen)
             #expect(after.isEmpty, "after lowering it: \(after.prefix(5))")
             // Cleared: far more than the old limit's worth in the next 1.5 seconds.
             #expect(afterClear - atClear > 3_000_000, "after clearing it: \(afterClear - atClear) bytes in 1.5 s")

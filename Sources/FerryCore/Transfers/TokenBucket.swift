@@ -59,7 +59,8 @@ public struct TokenBucket: Sendable, Equatable {
             let repaid = updated + -balance / rate
             cap += rate * min(Self.makeUpSeconds, max(0, now - repaid))
         }
-        balance = min(cap, balance + (now - updated) * rate)
+        // What the balance already holds (a make-up not spent yet) stays: the cap limits only what refilling adds.
+        balance = max(balance, min(cap, balance + (now - updated) * rate))
         updated = now
     }
 }

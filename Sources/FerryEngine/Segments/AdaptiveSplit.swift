@@ -11,7 +11,9 @@
 /// - On one connection: at least `fastEnough` bytes per second, or too little left to split, ends the ramp (one
 ///   connection it stays); otherwise two.
 /// - On more: the next level (doubling, at most `wanted`) only when this level's rate is at least `minimumGain` times
-///   the previous level's; otherwise the ramp ends where it is (the connections already made finish their ranges).
+///   the previous level's. A level that misses is measured once more for `settle` seconds (its first window holds
+///   its new connections' start, and on a busy machine time the process did not run); missing again ends the ramp
+///   where it is (the connections already made finish their ranges).
 /// - Too little left (less than a `minimumPiece` for each connection of the next level, twice over) ends it too.
 struct AdaptiveSplit: Equatable, Sendable {
     struct Tuning: Equatable, Sendable {
@@ -33,6 +35,8 @@ struct AdaptiveSplit: Equatable, Sendable {
     private var levelSince: Double
     private var bytesAtLevelStart: Int64
     private var previousRate: Double?
+    /// This level missed its gain in one window and is being measured again.
+    private var secondWindow = false
 
     init(wanted: Int, tuning: Tuning = Tuning(), now: Double, bytesReceived: Int64) {
         self.wanted = max(1, wanted)
@@ -62,9 +66,16 @@ struct AdaptiveSplit: Equatable, Sendable {
                 return nil
             }
         } else if let previousRate, rate < previousRate * tuning.minimumGain {
-            isFinished = true
+            guard !secondWindow else {
+                isFinished = true
+                return nil
+            }
+            secondWindow = true
+            levelSince = now
+            bytesAtLevelStart = bytesReceived
             return nil
         }
+        secondWindow = false
         previousRate = rate
         level = next
         levelSince = now

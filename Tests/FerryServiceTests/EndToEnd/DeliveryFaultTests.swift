@@ -160,7 +160,7 @@ struct DeliveryFaultTests {
     @Test func uploadProgressEventsRiseToTheSize() async throws {
         try await withFaultOrigin { origin in
             try await withFerry { ferry in
-                let size = 3_000_000
+                let size = 6_000_000   // 4 s of upload at the job's limit
                 let events = try await ferry.client.events("/api/v1/events?interval=100")
                 let id = try await Self.submit(ferry, [
                     "url": origin.url("/f/p.bin?size=\(size)&seed=66"), "maxBytesPerSecond": 1_500_000,
@@ -177,7 +177,10 @@ struct DeliveryFaultTests {
                 let sent = uploads.compactMap { $0["bytesSent"] as? Int }
                 let fractions = uploads.compactMap { $0["progress"] as? Double }
                 #expect(sent.count == uploads.count && fractions.count == uploads.count)
-                #expect(Set(sent).count >= 3, "several upload progress events (coalesced when the reader is slow): \(sent)")
+                // Two values short of the size show progress during the upload. Many more are usual (events 0.1 s
+                // apart), but a reader the test process stalls has them coalesced: with a 2 s upload, full runs on a
+                // loaded machine saw [750000, 2700000] and [1725000].
+                #expect(Set(sent.filter { $0 < size }).count >= 2, "upload progress events short of the size: \(sent)")
                 #expect(zip(sent, sent.dropFirst()).allSatisfy { $0 <= $1 }, "\(sent)")
                 #expect(zip(fractions, fractions.dropFirst()).allSatisfy { $0 <= $1 }, "\(fractions)")
                 #expect(sent.allSatisfy { $0 <= size })
