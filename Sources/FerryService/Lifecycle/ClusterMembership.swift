@@ -84,6 +84,10 @@ final class ClusterMembership: Sendable {
                                  supervisor: supervisor, maxConcurrent: { await settings.current.maxConcurrent },
                                  keyCaps: { keys?.ring.limits(\.maxActiveJobs) ?? [:] }, logger: logger)
         let (notifications, notify) = AsyncStream<PostgresListener.Event>.makeStream()
+        let refreshes = JobRefreshes { ids in
+            await supervisor.refresh(ids)
+            wantsWork()
+        }
         listener = PostgresListener(location: location, channels: ClusterChannel.all) { notify.yield($0) }
         tasks = [
             Task { await keeper.keepAlive() },
@@ -104,8 +108,7 @@ final class ClusterMembership: Sendable {
                     case .notification(ClusterChannel.events, let payload):
                         await feed.heard(latest: Int64(payload))
                     case .notification(ClusterChannel.jobs, let payload):
-                        await supervisor.refresh(ClusterChannel.jobIDs(inPayload: payload))
-                        wantsWork()
+                        await refreshes.heard(ClusterChannel.jobIDs(inPayload: payload))
                     case .notification(ClusterChannel.commands, let payload):
                         // Carried out beside the loop: a pause waits for the engine.
                         if let command = ClusterChannel.command(inPayload: payload, for: node) {

@@ -24,7 +24,8 @@ extension EngineIntegrationTests {
             // The first request (no range) and at least three connections that took over ranges, each validated.
             #expect(requests.count >= 4, "\(requests.map { $0.range ?? "-" })")
             #expect(requests.filter { $0.range != nil }.allSatisfy { $0.ifRange != nil && $0.status == 206 })
-            #expect(requests.reduce(0) { $0 + $1.bytesSent } < Int64(size) + Int64(2 * Self.mib), "little fetched twice")
+            #expect(requests.reduce(0) { $0 + $1.bytesSent } < Int64(size) + Int64(2 * Self.mib),
+                    "little fetched twice: \(requests.map { "\($0.range ?? "-") \($0.status) \($0.bytesSent)" })")
         }
     }
 
