@@ -3,7 +3,7 @@
 
     python3 Tests/suites/load_suite.py [--quick | --duration SECONDS | --soak 60m] [--keep] [sizes, see --help]
 
-For the duration (default 60 s, and on until the replay window has been full for 30 s, at most 150 s in all, so
+For the duration (default 60 s, and on until the replay window has been full for 30 s, at most 120 s in all, so
 that a slow debug build is judged after its warm-up as well; --quick 15 s; --soak as given: 60m, 1h, 20m), at the
 same time:
 - 64 API clients (one asyncio process, raw sockets, keep-alive) loop over GET /api/v1/jobs/{id},
@@ -1014,7 +1014,7 @@ def main():
     parser.add_argument("--judge-after-window", type=float, default=30.0, metavar="SECONDS",
                         help="the full run's load goes on until the replay window has been full this long (its growth is "
                              "judged from then), at most --max-duration")
-    parser.add_argument("--max-duration", type=float, default=150.0, metavar="SECONDS")
+    parser.add_argument("--max-duration", type=float, default=120.0, metavar="SECONDS")
     parser.add_argument("--healthz-p99", type=float, default=0.100)
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
