@@ -985,6 +985,29 @@ def body(suite, args):
     log("suite time %.0f s" % suite.elapsed())
 
 
+# What the engine logs when a download whose parts are stored may run past its lookahead or start over: a failing
+# part upload (the download is then not held), a record not used or a restore that failed (the file starts again
+# from the local bytes), a graceful stop before its parts were stored.
+PARTS_TROUBLE = ("uploading a part failed", "stored parts not used", "stored parts cannot be restored",
+                 "stopping before every held part was stored")
+
+
+def parts_trouble(nodes, job_id):
+    """The nodes' log lines of `job_id` that say why a handover may have fetched more than the lookahead allows."""
+    found = []
+    for node in nodes:
+        for name in sorted(os.listdir(node.logdir)):
+            try:
+                with open(os.path.join(node.logdir, name), "rb") as handle:
+                    text = handle.read().decode("utf-8", "replace")
+            except OSError:
+                continue
+            for line in text.splitlines():
+                if job_id in line and any(phrase in line for phrase in PARTS_TROUBLE):
+                    found.append("%s/%s: %s" % (node.name, name, line[:240]))
+    return found
+
+
 def split_kill_phase(suite, args, rng, nodes, nginx, root, per_run):
     """Issue 33: one file served at full speed and split over four connections, its node SIGKILLed in the middle of
     the download several times (each next node killed in turn, some right after it took the job over, while it
@@ -1050,8 +1073,9 @@ def split_kill_phase(suite, args, rng, nodes, nginx, root, per_run):
         first.job(job_id)), 300, 0.5)
     took = time.monotonic() - began
     time.sleep(1.0)  # nginx logs a cut request once it notices
-    sent = sum(entry["bytes"] for entry in nginx.access_log()
-               if entry["method"] == "GET" and entry["path"].rsplit("/", 1)[-1] == name)
+    requests = [entry for entry in nginx.access_log()
+                if entry["method"] == "GET" and entry["path"].rsplit("/", 1)[-1] == name]
+    sent = sum(entry["bytes"] for entry in requests)
     extra = sent - size
     times = len(done_kills)
     bound = (lookahead(connections) + (SOCKET_BUFFERS + RECEIVE_BUFFER) * connections) * times + per_run * (1 + times)
@@ -1069,9 +1093,14 @@ def split_kill_phase(suite, args, rng, nodes, nginx, root, per_run):
     suite.check("split kills: the file finished with its SHA-256",
                 bool(final) and final["state"] == "finished" and final.get("sha256") == sha,
                 "%s" % ((None if not final else (final["state"], (final.get("sha256") or "")[:12])),))
+    trouble = parts_trouble(nodes, job_id) if extra > bound else []
     suite.check("split kills: at most one part and %s per connection fetched again per kill (+ %s per run)"
                 % (S.fmt_bytes(SOCKET_BUFFERS + RECEIVE_BUFFER), S.fmt_bytes(per_run)), extra <= bound,
-                "%s beyond %s" % (S.fmt_bytes(extra), S.fmt_bytes(size)))
+                "%s beyond %s%s" % (S.fmt_bytes(extra), S.fmt_bytes(size), "" if extra <= bound else (
+                    "; per request: " + ", ".join("%s %s" % (entry["range"] or "-", S.fmt_bytes(entry["bytes"]))
+                                                  for entry in requests)
+                    + ("; the nodes logged: " + " | ".join(trouble[:8]) if trouble else
+                       "; no part upload failed nor restore fell back in the nodes' logs"))))
 
 
 def pause_move_phase(suite, rng, nodes, nginx, root):
