@@ -46,7 +46,7 @@ test: ## Build and run every test suite (starts its own nginx and fault origin o
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/hostile_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/aria2_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/crash_suite.py
-	FERRY_BIN=.build/debug/ferry python3 Tests/suites/load_suite.py --quick
+	FERRY_BIN=.build/debug/ferry python3 Tests/suites/load_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/webhook_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/delivery_suite.py
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/cluster_suite.py
@@ -69,8 +69,9 @@ browser-test: build ## The page in headless Chromium (installs chromium, chromiu
 	FERRY_BIN=.build/debug/ferry scripts/browser-test.sh
 
 # The robustness suites (Tests/suites; each ends with "N passed, N failed"). make test runs the
-# fault, hostile-input, aria2, webhook, fetch-through, store-loss and disk-full suites and the quick crash, load, delivery and cluster runs; the full
-# crash, load and cluster runs take longer or need a quiet machine.
+# fault, hostile-input, aria2, webhook, fetch-through, store-loss and disk-full suites, the full crash, load (60 s, its
+# RSS check included, on the debug build), delivery and cluster runs, and the quick chaos and seam runs; the load
+# suite's soak and the long chaos and seam runs take longer or need a quiet machine.
 crash-suite: build
 	FERRY_BIN=.build/debug/ferry python3 Tests/suites/crash_suite.py $(ARGS)
 fault-suite: build

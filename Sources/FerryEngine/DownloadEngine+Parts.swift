@@ -137,11 +137,13 @@ extension DownloadEngine {
             return
         }
         let live = transfer.parts
-        // Held back only while parts wait for a slot (`PartUploadPlanner`); every other way out lets the download go on.
+        // Held back only while parts wait for a slot or the download is a part per connection ahead of the stored
+        // parts (`PartUploadPlanner`); every other way out lets the download go on.
         var backlogged = false
         defer { setPartsBacklogged(transfer, run, backlogged) }
         let step = PartUploadPlanner.next(size: size, preferredPartSize: configuration.objectPartSize, etag: transfer.etag,
                                           lastModified: transfer.lastModified, written: run.table.writtenRanges,
+                                          pending: Int64(run.pendingWriteBytes), connections: run.target,
                                           state: live.planState, now: Self.monotonicSeconds())
         switch step {
         case .wait:

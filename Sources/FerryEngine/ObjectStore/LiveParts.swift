@@ -25,9 +25,10 @@ final class LiveParts: @unchecked Sendable {
     /// Run once nothing is in flight (the finish waits for them).
     var idleWaiters: [() -> Void] = []
 
-    /// Parts the written bytes cover wait for a slot to upload while the uploads run without failing: the download
-    /// pauses its connections until one is stored (`DownloadEngine.pumpParts`), so a node that dies loses at most
-    /// the parts in flight and the one each connection is writing, however much faster the origin is than the store.
+    /// Parts the written bytes cover wait for a slot to upload, or the bytes received beyond the stored parts reach a
+    /// part per connection (`PartLookahead`), while the uploads run without failing: the download pauses its
+    /// connections until a part is stored (`DownloadEngine.pumpParts`), so a node that dies loses about a part per
+    /// connection (and what its sockets held), however much faster the origin is than the store.
     var backlogged = false
 
     /// A multipart upload of the job was made or found during this submission (one created here, or a stored record

@@ -6,7 +6,8 @@
 /// (`retryDelay`). Without an upload, one is created once a first part is ready; a file of one part is stored at its
 /// finish instead. With one, and the validators and size it was started under, the parts to upload next are those a
 /// restore read back (`awaiting`, uploaded first), then any the written ranges cover, at most `inFlightLimit` in
-/// flight. The download is held (`backlogged`) while parts still wait for a slot and the uploads run without
+/// flight. The download is held (`backlogged`) while parts still wait for a slot, or while the bytes it received
+/// beyond the stored parts reach `PartLookahead.limit` (one part per connection), and the uploads run without
 /// failing (issue 33: a fast origin ran far ahead of the store, and a node killed then lost everything past the
 /// stored parts); only while one is in flight, whose end asks again, so a held download is always woken.
 enum PartUploadPlanner {
@@ -40,8 +41,10 @@ enum PartUploadPlanner {
     ///   - size: the file's length; `etag` and `lastModified`: the validators of the accepted answer.
     ///   - preferredPartSize: the configured part size (`PartPlan.partSize(for:preferred:)` may raise it).
     ///   - written: the file's written ranges (`SegmentTable.writtenRanges`).
+    ///   - pending: bytes received and not yet written.
+    ///   - connections: the download's connections, for its lookahead (`PartLookahead`); nil: no lookahead limit.
     static func next(size: Int64, preferredPartSize: Int64, etag: String?, lastModified: String?,
-                     written: [Range<Int64>], state: State, now: Double) -> Step {
+                     written: [Range<Int64>], pending: Int64 = 0, connections: Int? = nil, state: State, now: Double) -> Step {
         guard size > 0, !state.creating, now >= state.notBefore else { return .wait }
         guard let record = state.record else {
             let partSize = PartPlan.partSize(for: size, preferred: preferredPartSize)
@@ -55,7 +58,13 @@ enum PartUploadPlanner {
                                       first: state.awaiting, limit: inFlightLimit - state.inFlight.count)
         done.formUnion(ready)
         let waiting = !PartProgress.ready(size: size, partSize: record.partSize, written: written, done: done, limit: 1).isEmpty
-        let backlogged = waiting && state.failures == 0 && !(state.inFlight.isEmpty && ready.isEmpty)
+        // Parts a restore read back count as stored: until they are stored again the ledger keeps the record naming them.
+        let ahead = connections.map { connections in
+            PartLookahead.unstored(size: size, partSize: record.partSize, written: written,
+                                   stored: Set(record.parts.map(\.number)).union(state.awaiting), pending: pending)
+                >= PartLookahead.limit(connections: connections, partSize: record.partSize)
+        } ?? false
+        let backlogged = (waiting || ahead) && state.failures == 0 && !(state.inFlight.isEmpty && ready.isEmpty)
         return ready.isEmpty && !backlogged ? .wait : .upload(parts: ready, backlogged: backlogged)
     }
 

@@ -49,6 +49,41 @@ struct PartUploadPlannerTests {
         #expect(Self.next(written: all, .init(record: Self.record(parts: [1, 2, 3, 4, 5]))) == .wait)
     }
 
+    @Test func aDownloadAPartPerConnectionAheadOfTheStoredPartsIsHeld() {
+        let part = Self.part, size = 10 * Self.part
+        func next(_ written: [Range<Int64>], pending: Int64 = 0, connections: Int? = 4,
+                  _ state: PartUploadPlanner.State) -> PartUploadPlanner.Step {
+            PartUploadPlanner.next(size: size, preferredPartSize: part, etag: "\"v1\"", lastModified: nil, written: written,
+                                   pending: pending, connections: connections, state: state, now: 100)
+        }
+        let record = Self.record(parts: [1], size: size)
+        // Four connections: part 1 stored, part 2 uploading, part 4 written, two segments under a part in, and bytes
+        // not yet written: 4 parts unstored hold the download, though no part waits for a slot.
+        let written = [0..<(2 * part), (3 * part)..<(4 * part), (6 * part)..<(6 * part + part / 2), (8 * part)..<(8 * part + 10)]
+        let ahead = part + part / 2 - 10
+        #expect(next(written, pending: ahead, .init(record: record, inFlight: [2])) == .upload(parts: [4], backlogged: true))
+        #expect(next(written, pending: ahead, .init(record: record, inFlight: [2, 4])) == .upload(parts: [], backlogged: true))
+        #expect(next(written, pending: ahead - 1, .init(record: record, inFlight: [2, 4])) == .wait)
+        // Without a lookahead (nil) only a waiting part holds it.
+        #expect(next(written, pending: 4 * part, connections: nil, .init(record: record, inFlight: [2, 4])) == .wait)
+        // Nothing in flight and nothing ready: never held (no upload's end would wake it).
+        let partial = [0..<part, (2 * part + 1)..<(3 * part), (4 * part + 1)..<(5 * part), (6 * part + 1)..<(7 * part)]
+        #expect(next(partial, pending: 4 * part, .init(record: record)) == .wait)
+        #expect(next(partial, pending: 4 * part, .init(record: record, inFlight: [9])) == .upload(parts: [], backlogged: true))
+        // Parts a restore read back count as stored (the ledger's record still names them).
+        #expect(next([0..<(4 * part)], connections: 1, .init(record: Self.record(parts: [1, 2], size: size), inFlight: [3],
+                                                            awaiting: [3, 4])) == .upload(parts: [4], backlogged: false))
+        #expect(next([0..<(4 * part)], connections: 1, .init(record: Self.record(parts: [1, 2], size: size), inFlight: [3]))
+            == .upload(parts: [4], backlogged: true))
+        // Failing uploads hold nothing.
+        #expect(next(written, pending: 4 * part, .init(record: record, inFlight: [2], failures: 1))
+            == .upload(parts: [4], backlogged: false))
+        // One connection may be two parts ahead: one uploading, the next written meanwhile.
+        let one = PartUploadPlanner.State(record: record, inFlight: [2])
+        #expect(next([0..<(3 * part - 1)], connections: 1, one) == .wait)
+        #expect(next([0..<(3 * part - 1)], pending: 1, connections: 1, one) == .upload(parts: [], backlogged: true))
+    }
+
     @Test func failingUploadsNeverHoldTheDownload() {
         let state = PartUploadPlanner.State(record: Self.record(parts: []), inFlight: [1, 2], failures: 1)
         #expect(Self.next(written: [0..<Self.size], state) == .wait)
