@@ -79,8 +79,10 @@ final class FileOrderDigest: @unchecked Sendable {
     /// write continues the hashed prefix, queues it on `queue` to be hashed from memory (overlapping the next write;
     /// without `digestFirst` only while the digest keeps up, and `recycle` then gets a run's buffer back once
     /// hashed); a write before `hashedUpTo` invalidates the digest. Returns whether `bytes` were queued.
+    /// (A run's buffer may be reused as soon as it was hashed: its count is read before it is queued.)
     func hash(_ bytes: WritePayload, at offset: Int64, prefix: Int64,
               recycle: @escaping @Sendable (RunBuffer) -> Void) -> Bool {
+        let end = offset + Int64(bytes.count)
         if offset == hashedUpTo, prefix == hashedUpTo, digestFirst || takeBacklogSlot() {
             queue.async { [self] in
                 bytes.withBytes { digest.update($0) }
@@ -88,7 +90,7 @@ final class FileOrderDigest: @unchecked Sendable {
                 if case .run(let buffer) = bytes { recycle(buffer) }
                 backlogLock.withLock { backlog -= 1 }
             }
-            hashedUpTo = offset + Int64(bytes.count)
+            hashedUpTo = end
             return true
         }
         if offset < hashedUpTo { invalid = true }

@@ -343,9 +343,11 @@ final class FileWriter: @unchecked Sendable {
         guard failure == nil else { return failure }
         failure = bytes.withBytes { writeFully($0, at: offset) }
         guard failure == nil else { return failure }
-        hashing = hashWritten(bytes, at: offset)
+        // Counted first: once queued to be hashed, a run's buffer may be hashed, recycled and staged again.
+        let count = Int64(bytes.count)
+        hashing = hashWritten(bytes, at: offset, count: count)
         growing?.publish(written.prefix)
-        if writeBehind.wrote(Int64(bytes.count)) {
+        if writeBehind.wrote(count) {
             _ = ferry_start_writeback(fd, 0, 0)  // advisory: a failure here shows at fsync
             settleDirtyWindow()
         }
@@ -355,9 +357,9 @@ final class FileWriter: @unchecked Sendable {
     /// Hashes what a successful write made contiguous: the write itself from memory when it continues the hashed
     /// prefix, then (with `digestFirst`) whatever earlier writes past it now joined the prefix, read back from the
     /// file (`FileOrderDigest`). Returns whether `bytes` were queued to be hashed.
-    private func hashWritten(_ bytes: WritePayload, at offset: Int64) -> Bool {
+    private func hashWritten(_ bytes: WritePayload, at offset: Int64, count: Int64) -> Bool {
         let hashing = hasher.hash(bytes, at: offset, prefix: written.prefix, recycle: staging.recycle)
-        written.insert(offset..<offset + Int64(bytes.count))
+        written.insert(offset..<offset + count)
         hasher.catchUp(to: written.prefix, fd: fd)
         return hashing
     }
