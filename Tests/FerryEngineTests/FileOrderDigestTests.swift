@@ -105,6 +105,35 @@ struct FileOrderDigestTests {
         #expect(subject.write(content[..<piece], at: 0, prefix: 0))
     }
 
+    /// A run's buffer may be hashed, recycled and staged again (emptied) as soon as it is queued: what the digest
+    /// counts as hashed is the run's length when it was queued, never what the buffer holds after. (Counted after
+    /// queuing, a run whose buffer was reused first moved `hashedUpTo` short: wrong digests of segmented downloads
+    /// under load.) A race, so many runs; it cannot pass with the count read late unless every block ran later.
+    @Test func aRunIsCountedAsItWasQueuedWhateverBecomesOfItsBuffer() async throws {
+        let subject = try Subject(digestFirst: false)
+        let piece = 4096
+        let runs = 400
+        let content = Fixture.content(size: piece * runs, seed: 15)
+        _ = content.withUnsafeBytes { pwrite(subject.fd, $0.baseAddress, $0.count, 0) }
+        var (hashed, short) = (0, 0)
+        for index in 0..<runs {
+            let start = index * piece
+            let buffer = RunBuffer(capacity: piece)
+            buffer.reset(startingAt: Int64(start))
+            content[start..<start + piece].withUnsafeBytes { buffer.append($0) }
+            let queued = subject.hasher.hash(.run(buffer), at: Int64(start), prefix: Int64(start)) { reused in
+                reused.reset(startingAt: 0)  // staged again at once
+            }
+            // Not queued: the digest fell `backlogLimit` runs behind; the rest is read back at the end.
+            guard queued else { break }
+            hashed += 1
+            if subject.hasher.hashedUpTo != Int64(start + piece) { short += 1 }
+        }
+        #expect(hashed > 0)
+        #expect(short == 0)
+        #expect(await subject.complete(size: content.count) == Fixture.sha256Hex(of: content))
+    }
+
     private final class Counter: @unchecked Sendable {
         private let lock = NSLock()
         private var count = 0
