@@ -143,7 +143,7 @@ struct FileWriterTests {
         let root = try Fixture.tempDirectory("ferry-writer-test")
         defer { Fixture.removeTree(root) }
         let piece = 16_384
-        let size = FileWriter.stagingLimit * 2 + 5 * piece + 123
+        let size = RunStaging.runCapacity * 2 + 5 * piece + 123
         let content = Fixture.content(size: size, seed: 8)
         let run = Run(path: root + "/p")
         _ = await run.open(keep: false)

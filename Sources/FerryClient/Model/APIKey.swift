@@ -1,23 +1,10 @@
+import FerryCore
 import Foundation
 
 /// An API key as `GET /api/v1/keys` shows it; `token` only in the answer that made it (`POST /api/v1/keys`).
 public struct APIKey: Decodable, Sendable, Equatable {
-    public struct Limits: Decodable, Sendable, Equatable {
-        public var maxActiveJobs: Int64?
-        public var maxJobs: Int64?
-        public var maxBytesPerSecond: Int64?
-        public var bytesPerDay: Int64?
-        public var spoolBytes: Int64?
-
-        public init(maxActiveJobs: Int64? = nil, maxJobs: Int64? = nil, maxBytesPerSecond: Int64? = nil,
-                    bytesPerDay: Int64? = nil, spoolBytes: Int64? = nil) {
-            self.maxActiveJobs = maxActiveJobs
-            self.maxJobs = maxJobs
-            self.maxBytesPerSecond = maxBytesPerSecond
-            self.bytesPerDay = bytesPerDay
-            self.spoolBytes = spoolBytes
-        }
-    }
+    /// A key's limits; nil: none.
+    public typealias Limits = KeyLimits
 
     public var id: String
     public var name: String

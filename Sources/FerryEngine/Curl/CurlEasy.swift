@@ -110,30 +110,30 @@ final class CurlEasy: @unchecked Sendable {
 
     /// Request header lines ("Name: value"), kept alive until `cleanup()`.
     func setHeaders(_ lines: [String]) throws(CurlError) {
-        var list: UnsafeMutablePointer<curl_slist>?
-        for line in lines { list = curl_slist_append(list, line) }
-        try check(ferry_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list), "CURLOPT_HTTPHEADER")
-        if let headerList { curl_slist_free_all(headerList) }
-        headerList = list
+        headerList = try setList(CURLOPT_HTTPHEADER, "CURLOPT_HTTPHEADER", lines, replacing: headerList)
     }
 
     /// `CURLOPT_CONNECT_TO` entries (`HOST:PORT:CONNECT-TO-HOST:CONNECT-TO-PORT`), kept alive until `cleanup()`.
     func setConnectTo(_ entries: [String]) throws(CurlError) {
-        var list: UnsafeMutablePointer<curl_slist>?
-        for entry in entries { list = curl_slist_append(list, entry) }
-        try check(ferry_easy_setopt_slist(handle, CURLOPT_CONNECT_TO, list), "CURLOPT_CONNECT_TO")
-        if let connectToList { curl_slist_free_all(connectToList) }
-        connectToList = list
+        connectToList = try setList(CURLOPT_CONNECT_TO, "CURLOPT_CONNECT_TO", entries, replacing: connectToList)
     }
 
     /// FTP commands sent after `TYPE`, right before `RETR` (`CURLOPT_PREQUOTE`), kept alive until `cleanup()`. A
     /// command starting with `*` may be refused by the server without failing the transfer.
     func setPrequote(_ commands: [String]) throws(CurlError) {
+        prequoteList = try setList(CURLOPT_PREQUOTE, "CURLOPT_PREQUOTE", commands, replacing: prequoteList)
+    }
+
+    /// Sets the string-list `option` to `items` and frees `previous` (the list set before); returns the new list,
+    /// which libcurl reads until it is replaced or the handle cleaned up. When the option is refused, `previous`
+    /// stays.
+    private func setList(_ option: CURLoption, _ name: String, _ items: [String],
+                         replacing previous: UnsafeMutablePointer<curl_slist>?) throws(CurlError) -> UnsafeMutablePointer<curl_slist>? {
         var list: UnsafeMutablePointer<curl_slist>?
-        for command in commands { list = curl_slist_append(list, command) }
-        try check(ferry_easy_setopt_slist(handle, CURLOPT_PREQUOTE, list), "CURLOPT_PREQUOTE")
-        if let prequoteList { curl_slist_free_all(prequoteList) }
-        prequoteList = list
+        for item in items { list = curl_slist_append(list, item) }
+        try check(ferry_easy_setopt_slist(handle, option, list), name)
+        if let previous { curl_slist_free_all(previous) }
+        return list
     }
 
     /// Makes the request an upload of `size` bytes that `onRead` provides: with `CURLOPT_UPLOAD` (a PUT).

@@ -5,136 +5,75 @@ import Foundation
 
 /// Writes one transfer's body into its partial file at explicit offsets and hashes it in file order.
 ///
-/// Owns the descriptor, the digest (SHA-256, plus the algorithm of the job's `checksum` when another: one `Digest`
-/// fed once), the record of written ranges and the segment sidecar file; every operation
-/// runs on the writer's own serial queue, so disk I/O never runs on the engine queue. The digest itself lives on a
-/// second serial queue (`digestQueue`), fed in the writer queue's order, so that on two cores hashing one run
-/// overlaps writing the next (measured on a 2 GiB download from nginx on loopback, 3 interleaved rounds on a busy
-/// 2-core machine: 472 MiB/s against 348 with hashing on the writer queue, and less CPU per byte together with
-/// reused run buffers). Results are delivered on `callbackQueue` (the engine queue), in submission order.
+/// Owns the descriptor, the record of written ranges, the segment sidecar (`SegmentStateFile`), the file-order
+/// digest (`FileOrderDigest`: SHA-256, plus the algorithm of the job's `checksum` when another) and the run buffers
+/// (`RunStaging`). Every operation runs on the writer's own serial queue, so disk I/O never runs on the engine
+/// queue; the digest lives on a second serial queue (`digestQueue`), fed in the writer queue's order, so that
+/// hashing one run overlaps writing the next and the writer queue never waits for it. Results are delivered on
+/// `callbackQueue` (the engine queue), in submission order.
 ///
 /// Writes go to explicit offsets (`pwrite`), so the connections of a segmented download all write through one
-/// writer into one preallocated file. The digest is computed in file order as the written prefix grows: a write
-/// that lands exactly at the end of the hashed prefix is hashed from memory; when the prefix then reaches ranges
-/// other segments wrote earlier, those are read back (from the page cache, where they still are: a split file is
-/// never written with direct I/O, see `SpoolFileHandles.write`) and hashed on
-/// `digestQueue`, in slices of 8 MiB that take turns with other writers' work on its lane; the writer queue never
-/// waits for the digest.
+/// writer into one preallocated file. Chunks arrive from libcurl in pieces (up to its receive buffer): `stage`
+/// gathers a burst of them (what one libcurl action delivered) into one run, written with one `pwrite` and hashed
+/// in one call, so that a fast download costs one queue hop per run instead of per piece; the engine calls `flush`
+/// after every libcurl action, and every other operation queues the staged run first, so the order of operations
+/// is the order of calls. Behind the writes, write-back of what went through the page cache is started as
+/// `WriteBehind` says, so the disk works while the download runs and the `fsync` at the end has little left to do.
 ///
-/// Why not hash once at the end: measured on a 1 GiB download from nginx on loopback with 4 connections (release
-/// build, 2 cores shared with other busy jobs, 5 interleaved runs per batch, medians of 4 batches), hashing as the
-/// prefix grows finished in 3.51 / 3.35 / 4.32 / 3.05 s against 3.82 / 3.81 / 4.97 / 3.53 s for hashing at the
-/// end — 0.3 to 0.65 s sooner per GiB in every batch — with equal or less CPU (2.19 / 2.17 / 2.47 / 2.48 s against
-/// 2.51 / 2.27 / 2.78 / 2.46 s), since only what other segments wrote is read back, not the whole file. On
-/// loopback all segments grow together, so most of the hashing still waits for the first segment to finish; on a
-/// real network, where the download is the bottleneck and work stealing keeps the prefix moving, more of it
-/// overlaps the download, and a file that has left the page cache is never read back from disk at the end.
-///
-/// Chunks arrive from libcurl in pieces (up to its receive buffer). `stage` gathers a burst of them (what one
-/// libcurl action delivered) into one run (a `RunBuffer`, reused), written with one `pwrite` and hashed in one call, so that a fast download costs one
-/// queue hop per run instead of per piece; the engine calls `flush` after every libcurl action, and every other
-/// operation queues the staged run first, so the order of operations is the order of calls. Behind the writes,
-/// write-back of what went through the page cache is started as `WriteBehind` says, so the disk works while the
-/// download runs and the `fsync` at the end has little left to do.
-///
-/// Segment state (`partial/<id>.segments`, see `SegmentSidecar`) is written here too, so it is ordered with the
-/// writes and truncations of the same file: the sidecar is created before the file is preallocated and removed
-/// only after the file was emptied or completed and synced, so a preallocated file never lacks its sidecar (a
-/// preallocated file alone would look like a complete download).
+/// Segment state (`partial/<id>.segments`) is written here too, so it is ordered with the writes and truncations
+/// of the same file: the sidecar is created before the file is preallocated and removed only after the file was
+/// emptied or completed and synced, so a preallocated file never lacks its sidecar (a preallocated file alone
+/// would look like a complete download).
 ///
 /// A writer made with `digestFirst: false` (a job nobody asked to verify) never lets the digest hold back the bytes
-/// (issue 26): results are delivered from `queue` without waiting for `digestQueue`; a run continuing the hashed
-/// prefix is hashed from memory only while at most `digestBacklogLimit` runs wait for the digest, and once it fell
-/// behind (or the file was resumed, or is split) the rest is read back after `finishAhead` reported the file whole
-/// and durable, on `digestQueue`, whose result comes later.
+/// (issue 26): results are delivered from `queue` without waiting for `digestQueue`, and what the digest did not
+/// hash from memory is read back after `finishAhead` reported the file whole and durable, on `digestQueue`, whose
+/// result comes later.
 ///
-/// With `growing`, the writer publishes its gapless prefix there after every write (and when it opens, empties or
-/// closes the file), for readers that stream the file while it downloads; while one watches, or when made
-/// `pageCacheOnly` (fetch-through, whose bytes are always streamed), nothing is written with direct I/O, so those
-/// readers read the page cache, not the disk.
+/// With `growing` (`GrowingPrefix`), the writer publishes its gapless prefix there after every write (and when it
+/// opens, empties or closes the file), for readers that stream the file while it downloads; while one watches, or
+/// when made `pageCacheOnly` (fetch-through, whose bytes are always streamed), nothing is written with direct I/O,
+/// so those readers read the page cache, not the disk.
 final class FileWriter: @unchecked Sendable {
     let path: String
-    /// Where the segment sidecar lives; nil when the writer never handles segmented downloads (tests).
-    let segmentsPath: String?
     /// On a write lane of the spool (`DiskLanes`).
     private let queue: LaneQueue
-    /// Owns `digest`: hashing a run overlaps writing the next one. Every operation of `queue` reaches it in the
-    /// order of `queue`, always with `async` (the writer never waits for it: its results that need the digest are
-    /// delivered from here, `deliver`), so results keep submission order and a run's buffer is reused only once it
-    /// was hashed. On a digest lane of the spool (`DiskLanes`).
+    /// Owns the digest (`hasher`'s): hashing a run overlaps writing the next one. Every operation of `queue` reaches
+    /// it in the order of `queue`, always with `async` (the writer never waits for it: its results that need the
+    /// digest are delivered from here, `deliver`), so results keep submission order and a run's buffer is reused only
+    /// once it was hashed. On a digest lane of the spool (`DiskLanes`).
     let digestQueue: LaneQueue
     private let callbackQueue: DispatchQueue
     /// Results wait for the digest (a checksum to verify, a delivery): the behaviour before issue 26. When false,
     /// see the type's comment.
     let digestFirst: Bool
-    /// Runs queued on `digestQueue` and not yet hashed (writers with `digestFirst` false). Guarded by `stagingLock`.
-    private var digestBacklog = 0
-    /// The most runs waiting for the digest before a writer with `digestFirst` false stops hashing from memory.
-    static let digestBacklogLimit = 8
+    /// The file-order digest: its bookkeeping on `queue`, the digest itself on `digestQueue`.
+    private let hasher: FileOrderDigest
     /// The file's descriptors and the positional writes between them.
     private var file: SpoolFileHandles
     /// The buffered descriptor (-1 while closed): reads, page-cache writes, syncs.
     private var fd: Int32 { file.buffered }
     /// Held while the file is opened for creation: see `Spool.partialEntries`.
     private let creating: NSLock?
-    /// This writer removed the segment sidecar and wrote none since (only the writer writes one): it is not there.
-    private var sidecarRemoved = false
-    /// The file is a split download (it has a segment sidecar): written through the page cache only, since its
-    /// bytes past the hashed prefix are read back to hash them (`catchUp`), which a direct write would send to disk.
-    private var split = false
+    /// The segment sidecar, and whether the file is split.
+    private var segments: SegmentStateFile
     /// Where the gapless prefix is published, under the job's id.
-    private let growing: (files: GrowingFiles, jobID: String)?
+    private var growing: GrowingPrefix?
     /// Never write with direct I/O (see the type's comment).
     private let pageCacheOnly: Bool
-    /// The prefix last published to `growing`.
-    private var publishedPrefix: Int64 = -1
-    /// Confined to `digestQueue`.
-    private let digest: Digest
-    /// Reading bytes back into `digest` failed since it was last reset: the finish hashes the whole file instead
-    /// (and reports the failure when it recurs). Confined to `digestQueue`.
-    private var readBackFailed = false
-    /// Bytes [0, hashedUpTo) are in the digest, or queued for it on `digestQueue`.
-    private var hashedUpTo: Int64 = 0
-    /// A byte already hashed was written again: `finish` hashes the whole file instead.
-    private var digestInvalid = false
     /// What has been written since the file was opened (or known written at opening).
     private var written = ContiguousPrefix()
     /// The first write failure; later writes are dropped.
     private var failure: SystemError?
-    /// Bytes read back and hashed per block of `digestQueue`, so that a long read-back takes turns on its lane.
-    static let readBackSlice: Int64 = 8 << 20
     /// When write-back is started, and a `pageCacheOnly` writer's dirty window.
     private var writeBehind = WriteBehind()
 
-    /// A contiguous run of staged chunks, with each chunk's completion in order.
-    private struct StagedRun {
-        var buffer: RunBuffer?
-        var offset: Int64 = 0
-        var completions: [@Sendable (SystemError?) -> Void] = []
-        var count: Int { buffer?.count ?? 0 }
-        var end: Int64 { offset + Int64(count) }
-    }
-    /// Guards `staged` and `spareBuffers`: staging happens on the caller's queue, not on `queue`.
-    private let stagingLock = NSLock()
-    private var staged = StagedRun()
-    /// Written and hashed runs' buffers, kept for later runs (see `RunBuffer`). Guarded by `stagingLock`; emptied
-    /// when the file is closed.
-    private var spareBuffers: [RunBuffer] = []
-    /// Spare buffers kept: a run in flight per megabyte of the engine's write buffer (8 MiB), so a writer that
-    /// fell behind and caught up again does not allocate.
-    private static let spareLimit = 8
-    /// The largest run; a longer burst is queued in several.
-    static let stagingLimit = 1 << 20
+    /// The staged run and the spare run buffers (its own lock: staging happens on the caller's queue, not on
+    /// `queue`); the spares are dropped when the file is closed.
+    let staging = RunStaging()
 
     /// What `openPartial` found on disk.
-    enum OpenedPartial: Equatable, Sendable {
-        /// `bytes` contiguous bytes from offset 0 (hashed).
-        case contiguous(bytes: Int64)
-        /// A preallocated file with its segment state (the contiguous prefix hashed).
-        case segmented(SegmentSidecar)
-        /// Segment state that does not fit the file or the origin's validator: the file was emptied.
-        case discarded(reason: String)
-    }
+    typealias OpenedPartial = PartialOnDisk
 
     /// - Parameters:
     ///   - algorithms: what the digest computes besides SHA-256 (the job's `checksum` algorithm).
@@ -148,15 +87,15 @@ final class FileWriter: @unchecked Sendable {
          pageCacheOnly: Bool = false, lanes: DiskLanes.Pair? = nil) {
         self.path = path
         self.file = SpoolFileHandles(path: path)
-        self.growing = growing
+        self.growing = growing.map { GrowingPrefix(files: $0.files, jobID: $0.jobID) }
         self.pageCacheOnly = pageCacheOnly
         self.digestFirst = digestFirst
         self.creating = creating
-        self.digest = Digest([.sha256] + algorithms)
-        self.segmentsPath = segmentsPath
+        self.segments = SegmentStateFile(path: segmentsPath)
         let lanes = lanes ?? .alone("ferry.writer.\(label)")
         self.queue = lanes.writes.queue(label: "ferry.writer.\(label)")
         self.digestQueue = lanes.digests.queue(label: "ferry.digest.\(label)")
+        self.hasher = FileOrderDigest(path: path, queue: digestQueue, algorithms: algorithms, digestFirst: digestFirst)
         self.callbackQueue = callbackQueue
     }
 
@@ -165,23 +104,16 @@ final class FileWriter: @unchecked Sendable {
     /// whether the file is a segmented download.)
     func open(keepExisting: Bool, completion: @escaping @Sendable (Result<Int64, SystemError>) -> Void) {
         openPartial(keepExisting: keepExisting, validator: nil, total: nil) { result in
-            completion(result.map { opened in
-                switch opened {
-                case .contiguous(let bytes): return bytes
-                case .segmented(let sidecar): return sidecar.table.bytesWritten
-                case .discarded: return 0
-                }
-            })
+            completion(result.map(\.bytesKept))
         }
     }
 
     /// Opens the partial file, creating it, and says what it holds.
     ///
-    /// Without `keepExisting` the file is emptied (and its segment state removed). Otherwise, when a segment
-    /// sidecar is present and fits — it decodes, its size is the file's, its validator is `validator` (when
-    /// given) and its total is `total` (when given) — the file is a segmented download in progress: its contiguous
-    /// prefix is hashed and its written ranges remembered. A sidecar that does not fit means the bytes cannot be
-    /// trusted: the file is emptied. Without a sidecar the bytes on disk are a contiguous prefix and are hashed. (Bytes
+    /// Without `keepExisting` the file is emptied (and its segment state removed). Otherwise the file is judged by
+    /// its segment sidecar (`PartialOnDisk.judge`): a segmented download in progress has its contiguous prefix
+    /// hashed and its written ranges remembered; a sidecar that does not fit means the bytes cannot be trusted: the
+    /// file is emptied. Without a sidecar the bytes on disk are a contiguous prefix and are hashed. (Bytes
     /// to hash are read back on `digestQueue`, and a writer with `digestFirst` has its answer once they were; a read
     /// failure there shows at the finish, which hashes the whole file again.)
     func openPartial(keepExisting: Bool, validator: String?, total: Int64?, completion: @escaping @Sendable (Result<OpenedPartial, SystemError>) -> Void) {
@@ -194,44 +126,33 @@ final class FileWriter: @unchecked Sendable {
                     creating?.lock()
                     defer { creating?.unlock() }
                     created = try file.open()
-                    if created, let growing { growing.files.emptied(growing.jobID) }  // a new file: not a reader's
+                    if created { growing?.created() }  // a new file: not a reader's
                 }
                 failure = nil
-                split = false
+                segments.split = false
                 resetDigest(prefix: 0)
                 guard keepExisting else {
                     try emptyFile(alreadyEmpty: created)
                     return .contiguous(bytes: 0)
                 }
-                var info = stat()
-                guard fstat(fd, &info) == 0 else { throw SystemError("fstat", path) }
-                let size = Int64(info.st_size)
-                if let segmentsPath, let text = AtomicFile.read(segmentsPath) {
-                    let sidecar = SegmentSidecar.decode(text)
-                    guard let sidecar, sidecar.table.total == size, validator == nil || validator == sidecar.validator,
-                          total == nil || total == sidecar.table.total else {
-                        try emptyFile()
-                        let reason = sidecar == nil ? "the saved segment state is unreadable" : "the saved segment state does not match the file"
-                        return .discarded(reason: reason)
-                    }
-                    split = true
+                let size = try file.size()
+                let found = PartialOnDisk.judge(sidecar: segments.read(), size: size, validator: validator, total: total)
+                switch found {
+                case .contiguous:
+                    written.reset(prefix: size)
+                case .segmented(let sidecar):
+                    segments.split = true
                     for segment in sidecar.table.segments where segment.next > segment.start {
                         written.insert(segment.start..<segment.next)
                     }
-                    if digestFirst {
-                        hashFile(length: written.prefix)
-                        hashedUpTo = written.prefix
-                    }
-                    return .segmented(sidecar)
+                case .discarded:
+                    try emptyFile()
+                    return found
                 }
-                written.reset(prefix: size)
-                if digestFirst {
-                    hashFile(length: size)
-                    hashedUpTo = size
-                }
-                return .contiguous(bytes: size)
+                hasher.catchUp(to: written.prefix, fd: fd)
+                return found
             }
-            if case .success = result { publishPrefix() }
+            if case .success = result { growing?.publish(written.prefix) }
             deliver { completion(result) }
         }
     }
@@ -263,39 +184,23 @@ final class FileWriter: @unchecked Sendable {
     /// continue it or it is full). Nothing reaches the disk before `flush` or the next other operation. The
     /// completion gets the first failure, as `write`'s does. Call from one queue at a time (the engine queue).
     func stage(_ bytes: UnsafeRawBufferPointer, at offset: Int64, completion: @escaping @Sendable (SystemError?) -> Void) {
-        stagingLock.lock()
-        defer { stagingLock.unlock() }
-        if let buffer = staged.buffer, buffer.count > 0, staged.end != offset || buffer.room < bytes.count {
-            queueStaged()
-        }
-        if staged.buffer == nil {
-            staged.offset = offset
-            let buffer = bytes.count <= Self.stagingLimit
-                ? spareBuffers.popLast() ?? RunBuffer(capacity: Self.stagingLimit)
-                : RunBuffer(capacity: bytes.count)  // a piece larger than a run (libcurl's are not): its own buffer
-            buffer.reset(startingAt: offset)
-            staged.buffer = buffer
-        }
-        staged.buffer?.append(bytes)
-        staged.completions.append(completion)
+        staging.stage(bytes, at: offset, completion: completion, ship: queueRun)
     }
 
     /// Queues the staged run, if any, for writing.
     func flush() {
-        stagingLock.withLock { queueStaged() }
+        staging.flush(ship: queueRun)
     }
 
-    /// Hands the staged run to `queue` (with `stagingLock` held, so runs queue in staging order).
-    private func queueStaged() {
-        guard let buffer = staged.buffer, buffer.count > 0 else { return }
-        let (offset, completions) = (staged.offset, staged.completions)
-        staged = StagedRun()
+    /// Queues a staged run on `queue` (called by `staging` with its lock held, so runs queue in staging order).
+    private func queueRun(_ run: RunStaging.Run) {
+        let (buffer, offset, completions) = (run.buffer, run.offset, run.completions)
         queue.async { [self] in
             var hashing = false
             let error = writeAndHash(.run(buffer), at: offset, hashing: &hashing)
             guard digestFirst else {
-                // A run being hashed is recycled by `digestQueue` once hashed (`hashWritten`).
-                if !hashing { recycle(buffer) }
+                // A run being hashed is recycled by `digestQueue` once hashed (`FileOrderDigest.hash`).
+                if !hashing { staging.recycle(buffer) }
                 callbackQueue.async { for completion in completions { completion(error) } }
                 return
             }
@@ -306,33 +211,29 @@ final class FileWriter: @unchecked Sendable {
         }
     }
 
-    /// Keeps a written (and hashed) run's buffer for a later run.
-    private func recycle(_ buffer: RunBuffer) {
-        guard buffer.capacity == Self.stagingLimit else { return }
-        stagingLock.withLock {
-            if spareBuffers.count < Self.spareLimit { spareBuffers.append(buffer) }
-        }
-    }
-
     /// Delivers a result on `callbackQueue` once the digest work queued before it ran (see `digestQueue`); with
     /// `recycling`, first keeps that run's buffer for a later run.
     /// Without `digestFirst`, delivers at once (from `queue`, so still in submission order).
     private func deliver(recycling buffer: RunBuffer? = nil, _ result: @escaping @Sendable () -> Void) {
         guard digestFirst else { return callbackQueue.async(execute: result) }
         digestQueue.async { [self] in
-            if let buffer { recycle(buffer) }
+            if let buffer { staging.recycle(buffer) }
             callbackQueue.async(execute: result)
         }
     }
 
-    /// The first write failure, else the file's size once its bytes are durable (`fsync`). On `queue`.
-    private func syncedSize() throws(SystemError) -> Int64 {
+    /// Unless a write failed (its failure is thrown), makes the bytes durable, closes the file and removes its
+    /// segment state (complete and synced, it no longer needs it); returns what is left of the digest, through a
+    /// duplicate of the descriptor. On `queue`.
+    private func completeFile() throws(SystemError) -> TrailingDigest {
         if let failure { throw failure }
-        guard fd >= 0 else { throw SystemError("fsync", path, errno: EBADF) }
-        guard fsync(fd) == 0 else { throw SystemError("fsync", path) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw SystemError("fstat", path) }
-        return Int64(info.st_size)
+        let size = try file.syncedSize()
+        let reader = dup(fd)
+        guard reader >= 0 else { throw SystemError("dup", path) }
+        let tail = hasher.trailing(descriptor: reader, size: size)
+        closeFile()
+        segments.removeOnCompletion()
+        return tail
     }
 
     /// Makes the bytes durable and closes the file; returns its size and digests (SHA-256 and the algorithms asked
@@ -342,19 +243,10 @@ final class FileWriter: @unchecked Sendable {
     func finish(completion: @escaping @Sendable (Result<(size: Int64, digests: FileDigests), SystemError>) -> Void) {
         flush()
         queue.async { [self] in
-            let synced = Result<TrailingDigest, SystemError> { () throws(SystemError) in
-                let size = try syncedSize()
-                let reader = dup(fd)
-                guard reader >= 0 else { throw SystemError("dup", path) }
-                let tail = TrailingDigest(descriptor: reader, path: path, hashedUpTo: digestInvalid ? nil : hashedUpTo, size: size)
-                closeFile()
-                // Complete and synced: the file no longer needs its segment state.
-                if let segmentsPath, !sidecarRemoved { AtomicFile.remove(segmentsPath) }
-                return tail
-            }
+            let synced = Result<TrailingDigest, SystemError> { () throws(SystemError) in try completeFile() }
             dropSpareBuffers()
-            digestQueue.async { [self, callbackQueue] in
-                let result = synced.flatMap { tail in complete(tail).map { (size: tail.size, digests: $0) } }
+            digestQueue.async { [hasher, callbackQueue] in
+                let result = synced.flatMap { tail in hasher.complete(tail).map { (size: tail.size, digests: $0) } }
                 callbackQueue.async { completion(result) }
             }
         }
@@ -375,22 +267,13 @@ final class FileWriter: @unchecked Sendable {
         }
         flush()
         queue.async { [self] in
-            var tail: TrailingDigest?
-            let result = Result<Int64, SystemError> { () throws(SystemError) in
-                let size = try syncedSize()
-                let reader = dup(fd)
-                guard reader >= 0 else { throw SystemError("dup", path) }
-                tail = TrailingDigest(descriptor: reader, path: path, hashedUpTo: digestInvalid ? nil : hashedUpTo, size: size)
-                closeFile()
-                if let segmentsPath, !sidecarRemoved { AtomicFile.remove(segmentsPath) }
-                return size
-            }
+            let synced = Result<TrailingDigest, SystemError> { () throws(SystemError) in try completeFile() }
             dropSpareBuffers()
-            callbackQueue.async { completion(result) }
-            guard let tail else { return }
+            callbackQueue.async { completion(synced.map(\.size)) }
+            guard case .success(let tail) = synced else { return }
             // Queued after `completion` (both end on the serial `callbackQueue`), so the digests come second.
-            digestQueue.async { [self, callbackQueue] in
-                let digests = complete(tail)
+            digestQueue.async { [hasher, callbackQueue] in
+                let digests = hasher.complete(tail)
                 callbackQueue.async { digested(digests) }
             }
         }
@@ -400,17 +283,8 @@ final class FileWriter: @unchecked Sendable {
     func close(completion: @escaping @Sendable (Int64) -> Void) {
         flush()
         queue.async { [self] in
-            var size: Int64 = 0
-            if fd >= 0 {
-                _ = fdatasync(fd)
-                var info = stat()
-                if fstat(fd, &info) == 0 { size = Int64(info.st_size) }
-                closeFile()
-            } else {
-                var info = stat()
-                if stat(path, &info) == 0 { size = Int64(info.st_size) }
-            }
-            let bytes = size
+            let bytes = file.keptSize()
+            if fd >= 0 { closeFile() }
             dropSpareBuffers()
             deliver { completion(bytes) }
         }
@@ -425,8 +299,8 @@ final class FileWriter: @unchecked Sendable {
         queue.async { [self] in
             if failure == nil {
                 do throws(SystemError) {
-                    try saveSidecar(sidecar)
-                    try preallocate(sidecar.table.total)
+                    try segments.save(sidecar)
+                    try file.preallocate(sidecar.table.total)
                 } catch {
                     failure = error
                 }
@@ -444,7 +318,7 @@ final class FileWriter: @unchecked Sendable {
             var result: SystemError?
             do throws(SystemError) {
                 if fd >= 0, fdatasync(fd) != 0 { throw SystemError("fdatasync", path) }
-                try saveSidecar(sidecar)
+                try segments.save(sidecar)
             } catch {
                 result = error
             }
@@ -458,15 +332,8 @@ final class FileWriter: @unchecked Sendable {
     /// Keeps a `pageCacheOnly` writer's dirty bytes within `WriteBehind.dirtyWindow` of its gapless prefix, waiting
     /// for the write-back of what lies further behind (a split file is never one). A failure shows at `fsync`.
     private func settleDirtyWindow() {
-        guard pageCacheOnly, !split, let range = writeBehind.settle(prefix: written.prefix) else { return }
+        guard pageCacheOnly, !segments.split, let range = writeBehind.settle(prefix: written.prefix) else { return }
         _ = ferry_wait_writeback(fd, range.offset, range.length)
-    }
-
-    /// Tells `growing` the gapless prefix when it moved.
-    private func publishPrefix() {
-        guard let growing, written.prefix != publishedPrefix else { return }
-        publishedPrefix = written.prefix
-        growing.files.publish(growing.jobID, prefix: written.prefix)
     }
 
     /// Writes `bytes` at `offset` unless an earlier write failed, and has them hashed; returns the first failure.
@@ -476,9 +343,11 @@ final class FileWriter: @unchecked Sendable {
         guard failure == nil else { return failure }
         failure = bytes.withBytes { writeFully($0, at: offset) }
         guard failure == nil else { return failure }
-        hashing = hashWritten(bytes, at: offset)
-        publishPrefix()
-        if writeBehind.wrote(Int64(bytes.count)) {
+        // Counted first: once queued to be hashed, a run's buffer may be hashed, recycled and staged again.
+        let count = Int64(bytes.count)
+        hashing = hashWritten(bytes, at: offset, count: count)
+        growing?.publish(written.prefix)
+        if writeBehind.wrote(count) {
             _ = ferry_start_writeback(fd, 0, 0)  // advisory: a failure here shows at fsync
             settleDirtyWindow()
         }
@@ -486,92 +355,24 @@ final class FileWriter: @unchecked Sendable {
     }
 
     /// Hashes what a successful write made contiguous: the write itself from memory when it continues the hashed
-    /// prefix (queued on `digestQueue`, overlapping the next write), then whatever earlier writes past it now
-    /// joined the prefix, read back from the file. Without `digestFirst`, only while the digest keeps up (at most
-    /// `digestBacklogLimit` runs waiting), and nothing is read back here (`finishAhead` does). Returns whether
-    /// `bytes` were queued to be hashed.
-    private func hashWritten(_ bytes: WritePayload, at offset: Int64) -> Bool {
-        let end = offset + Int64(bytes.count)
-        var hashing = false
-        if offset == hashedUpTo, written.prefix == hashedUpTo, digestFirst || takeBacklogSlot() {
-            hashing = true
-            digestQueue.async { [self] in
-                bytes.withBytes { digest.update($0) }
-                guard !digestFirst else { return }
-                if case .run(let buffer) = bytes { recycle(buffer) }
-                stagingLock.withLock { digestBacklog -= 1 }
-            }
-            hashedUpTo = end
-        } else if offset < hashedUpTo {
-            digestInvalid = true
-        }
-        written.insert(offset..<end)
-        if digestFirst { catchUp() }
+    /// prefix, then (with `digestFirst`) whatever earlier writes past it now joined the prefix, read back from the
+    /// file (`FileOrderDigest`). Returns whether `bytes` were queued to be hashed.
+    private func hashWritten(_ bytes: WritePayload, at offset: Int64, count: Int64) -> Bool {
+        let hashing = hasher.hash(bytes, at: offset, prefix: written.prefix, recycle: staging.recycle)
+        written.insert(offset..<offset + count)
+        hasher.catchUp(to: written.prefix, fd: fd)
         return hashing
     }
 
-    /// Counts one more run waiting for the digest, unless `digestBacklogLimit` already wait.
-    private func takeBacklogSlot() -> Bool {
-        stagingLock.withLock {
-            guard digestBacklog < Self.digestBacklogLimit else { return false }
-            digestBacklog += 1
-            return true
-        }
-    }
-
-    /// Has the written prefix past `hashedUpTo` read back and hashed (bytes other segments wrote before the prefix
-    /// reached them).
-    private func catchUp() {
-        guard written.prefix > hashedUpTo, !digestInvalid, fd >= 0 else { return }
-        hashFile(from: hashedUpTo, length: written.prefix - hashedUpTo)
-        hashedUpTo = written.prefix
-    }
-
-    /// Queues `length` bytes of the file from `start` to be read back and hashed on `digestQueue`, after the updates
-    /// queued before, in slices of `readBackSlice` (a block each, so a long read-back takes turns on its lane), through
-    /// a duplicate of the descriptor (the file may be closed meanwhile). A failure marks the digest `readBackFailed`.
-    private func hashFile(from start: Int64 = 0, length: Int64) {
-        guard length > 0 else { return }
-        let reader = dup(fd)
-        guard reader >= 0 else {
-            digestInvalid = true  // `finish` hashes the whole file (and reports a failure there)
-            return
-        }
-        let descriptor = ReadBackDescriptor(reader)
-        let path = path
-        for offset in stride(from: start, to: start + length, by: Int(Self.readBackSlice)) {
-            let count = min(Self.readBackSlice, start + length - offset)
-            digestQueue.async { [self] in
-                guard !readBackFailed else { return }
-                do throws(SystemError) {
-                    try digest.update(fileDescriptor: descriptor.fd, offset: offset, length: count, path: path)
-                } catch {
-                    readBackFailed = true
-                }
-            }
-        }
-    }
-
-    /// Completes the digest with `tail` (the whole file when a read-back failed), ready for reuse. On `digestQueue`.
-    private func complete(_ tail: TrailingDigest) -> Result<FileDigests, SystemError> {
-        let tail = readBackFailed ? TrailingDigest(descriptor: tail.descriptor, path: tail.path, hashedUpTo: nil, size: tail.size) : tail
-        readBackFailed = false
-        return tail.complete(digest)
-    }
-
-    /// Forgets the spare run buffers (the file is closed; a reopened one allocates anew).
+    /// Forgets the spare run buffers (the file is closed; a reopened one allocates anew), after the runs queued for
+    /// the digest were hashed.
     private func dropSpareBuffers() {
-        digestQueue.async { [self] in stagingLock.withLock { spareBuffers.removeAll() } }
+        digestQueue.async { [staging] in staging.dropSpares() }
     }
 
     private func resetDigest(prefix: Int64) {
-        digestQueue.async { [self] in
-            digest.reset()
-            readBackFailed = false
-        }
-        hashedUpTo = prefix
+        hasher.reset(prefix: prefix)
         writeBehind.restart()
-        digestInvalid = false
         written.reset(prefix: prefix)
     }
 
@@ -579,40 +380,19 @@ final class FileWriter: @unchecked Sendable {
     /// the type's comment).
     private func emptyFile(alreadyEmpty: Bool = false) throws(SystemError) {
         if !alreadyEmpty, fd >= 0, ftruncate(fd, 0) != 0 { throw SystemError("ftruncate", path) }
-        if let growing {
-            growing.files.emptied(growing.jobID)
-            publishedPrefix = 0
-        }
-        if let segmentsPath {
-            AtomicFile.remove(segmentsPath)
-            sidecarRemoved = true
-        }
-        split = false
-    }
-
-    private func saveSidecar(_ sidecar: SegmentSidecar) throws(SystemError) {
-        guard let segmentsPath else { return }
-        sidecarRemoved = false
-        split = true
-        try AtomicFile.write(segmentsPath, sidecar.encoded())
-    }
-
-    private func preallocate(_ size: Int64) throws(SystemError) {
-        try file.preallocate(size)
+        growing?.emptied()
+        segments.remove()
     }
 
     private func closeFile() {
         file.close()
-        if let growing {
-            growing.files.closed(growing.jobID)
-            publishedPrefix = -1
-        }
+        growing?.closed()
     }
 
     /// Writes `buffer` at `offset`, its block-aligned middle with direct I/O where this file may be (see
     /// `SpoolFileHandles.write`): not a split download, not a file read while it is written.
     private func writeFully(_ buffer: UnsafeRawBufferPointer, at offset: Int64) -> SystemError? {
-        let direct = !split && !pageCacheOnly && (growing.map { !$0.files.isWatched($0.jobID) } ?? true)
+        let direct = !segments.split && !pageCacheOnly && !(growing?.isWatched ?? false)
         return file.write(buffer, at: offset, direct: direct)
     }
 }

@@ -1,6 +1,6 @@
 /// One run of body bytes on its way to the disk: raw memory of a fixed capacity, laid out for direct I/O.
 ///
-/// Filled on the engine queue (`FileWriter.stage`, with the writer's staging lock held), then only read: by the
+/// Filled on the engine queue (`FileWriter.stage`, under `RunStaging`'s lock), then only read: by the
 /// writer's queue (`pwrite`) and its digest queue (hashing), after which the writer takes it back for a later run.
 /// Reusing a few buffers spares the allocator a fresh megabyte per run, with its page faults, zeroed pages and
 /// `madvise`/`brk` calls (about 4% of the download's CPU when profiled).

@@ -38,6 +38,31 @@ struct SpoolFileHandles {
         direct = -1
     }
 
+    /// The open file's size.
+    func size() throws(SystemError) -> Int64 {
+        var info = stat()
+        guard fstat(buffered, &info) == 0 else { throw SystemError("fstat", path) }
+        return Int64(info.st_size)
+    }
+
+    /// The file's size once its bytes are durable (`fsync`).
+    func syncedSize() throws(SystemError) -> Int64 {
+        guard buffered >= 0 else { throw SystemError("fsync", path, errno: EBADF) }
+        guard fsync(buffered) == 0 else { throw SystemError("fsync", path) }
+        return try size()
+    }
+
+    /// The size of the file kept as it is (pause, stop, failure): when open, after its data was synced (best
+    /// effort); when closed, the size at `path`; 0 when unknown.
+    func keptSize() -> Int64 {
+        var info = stat()
+        if buffered >= 0 {
+            _ = fdatasync(buffered)
+            return fstat(buffered, &info) == 0 ? Int64(info.st_size) : 0
+        }
+        return stat(path, &info) == 0 ? Int64(info.st_size) : 0
+    }
+
     /// Reserves the file's blocks (`posix_fallocate`, which also sets the size); where the file system cannot,
     /// only sets the size.
     func preallocate(_ size: Int64) throws(SystemError) {

@@ -114,9 +114,9 @@ extension Connection: ResponseStreamSink {
             }
             return .progressed
         }
-        if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .blocked }
-        if n < 0 && errno == EINTR { return .progressed }
-        return .failed
+        // The socket refuses more: what the client left unread is held here (`peakOutputBufferBytes`).
+        if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { context.recordOutputBuffer(output.count) }
+        return sendFailure(n)
     }
 
     private func armWrite() {

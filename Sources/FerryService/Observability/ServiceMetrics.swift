@@ -101,28 +101,26 @@ final class ServiceMetrics: @unchecked Sendable {
         func family(_ name: String, _ type: String, _ help: String) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
         }
+        /// A family of one sample without labels.
+        func sample(_ name: String, _ type: String, _ help: String, _ value: some CustomStringConvertible) {
+            family(name, type, help)
+            out += "\(name) \(value)\n"
+        }
         family("ferry_jobs", "gauge", "Jobs by state.")
         for state in ["waiting", "downloading", "paused", "finished", "failed", "cancelled"] {
             out += "ferry_jobs{state=\"\(state)\"} \(gauges.jobsByState[state] ?? 0)\n"
         }
-        family("ferry_jobs_created_total", "counter", "Jobs created since start.")
-        out += "ferry_jobs_created_total \(created)\n"
-        family("ferry_downloaded_bytes_total", "counter", "Bytes received from origins since start.")
-        out += "ferry_downloaded_bytes_total \(downloaded)\n"
-        family("ferry_download_speed_bytes_per_second", "gauge", "Current total download speed (smoothed).")
-        out += "ferry_download_speed_bytes_per_second \(Int64(gauges.downloadSpeed.rounded()))\n"
+        sample("ferry_jobs_created_total", "counter", "Jobs created since start.", created)
+        sample("ferry_downloaded_bytes_total", "counter", "Bytes received from origins since start.", downloaded)
+        sample("ferry_download_speed_bytes_per_second", "gauge", "Current total download speed (smoothed).", Int64(gauges.downloadSpeed.rounded()))
         family("ferry_http_requests_total", "counter", "HTTP requests by route, method and status.")
         for (key, count) in requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
             out += "ferry_http_requests_total{route=\"\(escape(key.route))\",method=\"\(key.method)\",status=\"\(key.status)\"} \(count)\n"
         }
-        family("ferry_sse_subscribers", "gauge", "Open event streams.")
-        out += "ferry_sse_subscribers \(gauges.subscribers)\n"
-        family("ferry_http_open_connections", "gauge", "Open HTTP connections.")
-        out += "ferry_http_open_connections \(gauges.openConnections)\n"
-        family("ferry_spool_bytes", "gauge", "Bytes held in the spool (partial and finished files).")
-        out += "ferry_spool_bytes \(gauges.spoolBytes)\n"
-        family("ferry_spool_free_bytes", "gauge", "Free bytes on the spool's filesystem.")
-        out += "ferry_spool_free_bytes \(gauges.freeBytes ?? -1)\n"
+        sample("ferry_sse_subscribers", "gauge", "Open event streams.", gauges.subscribers)
+        sample("ferry_http_open_connections", "gauge", "Open HTTP connections.", gauges.openConnections)
+        sample("ferry_spool_bytes", "gauge", "Bytes held in the spool (partial and finished files).", gauges.spoolBytes)
+        sample("ferry_spool_free_bytes", "gauge", "Free bytes on the spool's filesystem.", gauges.freeBytes ?? -1)
         family("ferry_transfer_errors_total", "counter", "Transfer failures and waits by code.")
         for (code, count) in errors.sorted(by: { $0.key < $1.key }) {
             out += "ferry_transfer_errors_total{code=\"\(escape(code))\"} \(count)\n"
@@ -137,16 +135,12 @@ final class ServiceMetrics: @unchecked Sendable {
             out += "ferry_heap_bytes{kind=\"mapped\"} \(heap.mapped)\n"
         }
         if let window = gauges.eventWindow {
-            family("ferry_event_window_events", "gauge", "job and removed events kept for Last-Event-ID replay.")
-            out += "ferry_event_window_events \(window.count)\n"
-            family("ferry_event_window_capacity", "gauge", "The most job and removed events kept for replay.")
-            out += "ferry_event_window_capacity \(window.capacity)\n"
+            sample("ferry_event_window_events", "gauge", "job and removed events kept for Last-Event-ID replay.", window.count)
+            sample("ferry_event_window_capacity", "gauge", "The most job and removed events kept for replay.", window.capacity)
         }
         if let streams = gauges.privateStreams {
-            family("ferry_event_streams_reading_log", "gauge", "Event streams that fell behind (or resume) and read the replay log from their position.")
-            out += "ferry_event_streams_reading_log \(streams.readingLog)\n"
-            family("ferry_event_held_events", "gauge", "Events held for private event streams beyond the replay log (their queues and the page being sent).")
-            out += "ferry_event_held_events \(streams.heldEvents)\n"
+            sample("ferry_event_streams_reading_log", "gauge", "Event streams that fell behind (or resume) and read the replay log from their position.", streams.readingLog)
+            sample("ferry_event_held_events", "gauge", "Events held for private event streams beyond the replay log (their queues and the page being sent).", streams.heldEvents)
         }
         if let objectStore = gauges.objectStore {
             family("ferry_object_store_requests_total", "counter", "Object-store requests that ended, by S3 operation.")
@@ -161,14 +155,10 @@ final class ServiceMetrics: @unchecked Sendable {
         if let node = gauges.node {
             family("ferry_node_info", "gauge", "This node's id among the nodes sharing the store.")
             out += "ferry_node_info{node=\"\(escape(node.id))\"} 1\n"
-            family("ferry_node_leases", "gauge", "Jobs this node holds a lease on (runs).")
-            out += "ferry_node_leases \(node.leases)\n"
-            family("ferry_node_claims_total", "counter", "Jobs this node claimed since start.")
-            out += "ferry_node_claims_total \(claims)\n"
-            family("ferry_handovers_total", "counter", "Claimed jobs whose former owner's lease had run out.")
-            out += "ferry_handovers_total \(handovers)\n"
-            family("ferry_fenced_writes_total", "counter", "Writes not made, or refused by the store, for jobs this node no longer held.")
-            out += "ferry_fenced_writes_total \(fencedWrites)\n"
+            sample("ferry_node_leases", "gauge", "Jobs this node holds a lease on (runs).", node.leases)
+            sample("ferry_node_claims_total", "counter", "Jobs this node claimed since start.", claims)
+            sample("ferry_handovers_total", "counter", "Claimed jobs whose former owner's lease had run out.", handovers)
+            sample("ferry_fenced_writes_total", "counter", "Writes not made, or refused by the store, for jobs this node no longer held.", fencedWrites)
         }
         out += fetch.render()
         return out

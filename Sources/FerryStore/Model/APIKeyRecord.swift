@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 
 /// One API key as stored (API.md, "API keys"): who it is, what it may do, its limits, and the SHA-256 digest of its
@@ -13,27 +14,7 @@ public struct APIKeyRecord: Sendable, Equatable {
     }
 
     /// A key's limits; nil: none.
-    public struct Limits: Sendable, Equatable, Codable {
-        /// Jobs of this key running at once; more wait.
-        public var maxActiveJobs: Int64?
-        /// Jobs of this key stored; a new one over it is refused.
-        public var maxJobs: Int64?
-        /// All its transfers together, bytes per second.
-        public var maxBytesPerSecond: Int64?
-        /// Bytes fetched in a rolling 24 hours.
-        public var bytesPerDay: Int64?
-        /// Its finished and partial files together, bytes.
-        public var spoolBytes: Int64?
-
-        public init(maxActiveJobs: Int64? = nil, maxJobs: Int64? = nil, maxBytesPerSecond: Int64? = nil,
-                    bytesPerDay: Int64? = nil, spoolBytes: Int64? = nil) {
-            self.maxActiveJobs = maxActiveJobs
-            self.maxJobs = maxJobs
-            self.maxBytesPerSecond = maxBytesPerSecond
-            self.bytesPerDay = bytesPerDay
-            self.spoolBytes = spoolBytes
-        }
-    }
+    public typealias Limits = KeyLimits
 
     public var id: String
     public var name: String
