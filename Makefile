@@ -69,7 +69,7 @@ browser-test: build ## The page in headless Chromium (installs chromium, chromiu
 	FERRY_BIN=.build/debug/ferry scripts/browser-test.sh
 
 # The robustness suites (Tests/suites; each ends with "N passed, N failed"). make test runs the
-# fault, hostile-input, aria2, webhook, fetch-through, store-loss and disk-full suites, the full crash, load (60 s, its
+# fault, hostile-input, aria2, webhook, fetch-through, store-loss and disk-full suites, the full crash, load (60–120 s, its
 # RSS check included, on the debug build), delivery and cluster runs, and the quick chaos and seam runs; the load
 # suite's soak and the long chaos and seam runs take longer or need a quiet machine.
 crash-suite: build
