@@ -38,9 +38,17 @@ extension JobSupervisor {
     private func onOwner(_ action: ForwardedAction, checking rule: JobAction?, _ id: String,
                          _ local: () async throws -> JobRecord?) async throws -> JobRecord {
         await settleHeldEnd(id)
-        guard let role, let current = jobs[id] else {
+        guard let role, var current = jobs[id] else {
             guard let job = try await local() else { throw JobsError.notFound(id: id) }
             return job
+        }
+        if !owned.contains(id) {
+            // Another node's job, or nobody's: the table may not show that node's last change yet (its notification
+            // is on its way), so the rule is applied to the row as stored now. A resume right after a pause made on the
+            // owner found the job still downloading here, answered it as a no-op, and the job stayed paused.
+            await refresh([id])
+            guard let stored = jobs[id] else { throw JobsError.notFound(id: id) }
+            current = stored
         }
         if let rule {
             switch rule.outcome(in: current.state) {

@@ -147,6 +147,33 @@ struct ClusterNodesTests {
         }
     }
 
+    /// A resume made on another node right after the owner paused the job (before that node heard of the pause) is
+    /// judged on the job as stored, not on the other node's view: it resumes the job, never answers it as a no-op and
+    /// leaves it paused (seen once in 13 runs of the cluster suite's pause-and-move phase).
+    @Test func aResumeRightAfterAPauseOnTheOwnerResumes() async throws {
+        try await withNodes(2) { nodes, _ in
+            try await withNginx { nginx in
+                let (id, owner, other) = try await Self.slowJob(nodes, nginx)
+                var (runner, asker) = (owner, other)
+                for round in 1...5 {
+                    let paused = try await runner.client.request("POST", "/api/v1/jobs/\(id)/pause")
+                    let pausedState = try paused.json()["state"] as? String
+                    #expect(paused.status == 200 && pausedState == "paused", "round \(round)")
+                    let resumed = try await asker.client.request("POST", "/api/v1/jobs/\(id)/resume")
+                    #expect(resumed.status == 200, "round \(round)")
+                    let state = try resumed.json()["state"] as? String
+                    #expect(state == "waiting" || state == "downloading", "round \(round): the resume answered \(state ?? "-")")
+                    // The node that resumed it took it and runs it (a resume answered as a no-op took nothing).
+                    let asking = asker
+                    #expect(try await Self.eventually(timeout: 5) { try await Self.leases(asking) == 1 }, "round \(round)")
+                    try await asker.client.waitForJob(id, timeout: 5) { $0["state"] as? String == "downloading" }
+                    // It runs there now: the next round pauses there and resumes on the other.
+                    (runner, asker) = (asker, runner)
+                }
+            }
+        }
+    }
+
     /// Starts a slow download on one of two nodes; returns its id, the node running it and the other one.
     static func slowJob(_ nodes: [RunningFerry], _ nginx: NginxOrigin, rate: Int = 100_000) async throws
         -> (id: String, owner: RunningFerry, other: RunningFerry)

@@ -159,10 +159,12 @@ struct ClusterPartsTests {
         let size = 64 << 20, connections = 4
         // A part per connection (counting what was received and not yet written, which `bytesReceived` counts too);
         // a part stored whose record is still being saved; what arrives between two looks at the lookahead (each
-        // write's end looks), at most the writer's 8 MiB backlog. Before the lookahead: parts in flight (2), one
-        // waiting and one in progress per connection, plus that backlog.
+        // write's end looks), at most the writer's 8 MiB backlog; what each connection's libcurl hands over at once
+        // when the hold comes (its 512 KiB receive buffer, as the cluster suite's bound counts it: a full parallel
+        // run on a busy machine measured 1.25 MiB over the bound without it). Before the lookahead: parts in flight
+        // (2), one waiting and one in progress per connection, plus that backlog.
         let lookahead = Int64(max(connections, 2)) * Self.partSize  // PartLookahead.limit
-        let bound = lookahead + Self.partSize + (8 << 20)
+        let bound = lookahead + Self.partSize + (8 << 20) + Int64(connections) * (512 << 10)
         let expected = Fixture.sha256Hex(of: Fixture.content(size: size, seed: 24))
         try await handover(file: "fast.bin", size: size, seed: 24, rate: 200_000_000, connections: connections, ready: { record, received in
             let stored = record.parts.reduce(Int64(0)) { $0 + $1.size }
