@@ -7,24 +7,9 @@ import Testing
 struct TokenBucketTests {
     static let chunk = 16_384
 
-    /// Bytes passed in `seconds` when every wait ends `lateness` seconds after the bucket's delay.
-    static func run(rate: Int64, seconds: Double, lateness: Double) -> Double {
-        var bucket = TokenBucket(bytesPerSecond: rate, now: 0)
-        var now = 0.0, passed = 0.0
-        while now < seconds {
-            if bucket.mayPass(now: now) {
-                bucket.take(chunk, now: now)
-                passed += Double(chunk)
-            } else {
-                now += bucket.delay(now: now) + lateness
-            }
-        }
-        return passed
-    }
-
-    /// As `run`, but as the engine reads: after a wake-up the connection's chunks come one socket read apart
-    /// (`hop` seconds), so each asks the bucket at a later moment than the one before.
-    static func paced(rate: Int64, seconds: Double, lateness: Double, hop: Double) -> Double {
+    /// Bytes passed in `seconds` when every wait ends `lateness` seconds after the bucket's delay. `hop`: the time
+    /// between two chunks that pass (as the engine reads, one socket read after another; 0: all at the same moment).
+    static func run(rate: Int64, seconds: Double, lateness: Double, hop: Double = 0) -> Double {
         var bucket = TokenBucket(bytesPerSecond: rate, now: 0)
         var now = 0.0, passed = 0.0
         while now < seconds {
@@ -58,7 +43,7 @@ struct TokenBucketTests {
     /// chunk at most, and a busy machine got 0.89× its limit).
     @Test(arguments: [0.04, 0.08, 0.1])
     func aMakeUpLastsUntilItIsSpent(lateness: Double) {
-        let passed = Self.paced(rate: 900_000, seconds: 10, lateness: lateness, hop: 0.0005)
+        let passed = Self.run(rate: 900_000, seconds: 10, lateness: lateness, hop: 0.0005)
         #expect(passed >= 9_000_000 * 0.97, "\(passed) bytes in 10 s, waking \(lateness) s late, reads 0.5 ms apart")
         #expect(passed <= 9_000_000 * 1.01 + 900_000 * 0.15 + Double(Self.chunk), "\(passed)")
     }
