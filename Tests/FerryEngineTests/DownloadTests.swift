@@ -175,8 +175,7 @@ extension EngineIntegrationTests {
             h.engine.cancel(id: "r1")
             let samples = h.recorder.progressSamples(for: "r1")
             let problems = RateCheck.problems(samples, limit: Double(limit), after: 1, window: 2, tolerance: 0.1, maxStall: 1,
-                                              frozen: RateCheck.freezes(of: [samples], longerThan: 0.3)
-                                                  + probe.lateSpans(longerThan: 0.02))
+                                              frozen: RateCheck.frozen([samples], probe: probe))
             #expect(problems.isEmpty, "\(connections) connection(s): \(problems.prefix(5))")
             #expect(samples.count >= 30, "only \(samples.count) progress samples")
         }

@@ -12,10 +12,12 @@ struct FileOrderDigestTests {
         let root: String
         let fd: Int32
         let hasher: FileOrderDigest
+        /// The lane the digest queue runs on: a test holds the digest back by suspending it (no thread is held).
+        let lane = DispatchQueue(label: "test.digest.lane")
         init(digestFirst: Bool) throws {
             root = try Fixture.tempDirectory("ferry-file-order-digest")
             fd = open(root + "/p", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-            hasher = FileOrderDigest(path: root + "/p", queue: DiskLanes.Pair.alone("test.digest").digests.queue(label: "test.digest"),
+            hasher = FileOrderDigest(path: root + "/p", queue: LaneQueue(label: "test.digest", lane: lane),
                                      algorithms: [], digestFirst: digestFirst)
         }
         deinit {
@@ -80,8 +82,7 @@ struct FileOrderDigestTests {
         let subject = try Subject(digestFirst: false)
         let piece = 10_000
         let content = Fixture.content(size: piece * (FileOrderDigest.backlogLimit + 4), seed: 14)
-        let hold = DispatchSemaphore(value: 0)
-        subject.hasher.queue.async { hold.wait() }
+        subject.lane.suspend()
         let recycled = Counter()
         var queued = 0
         for start in stride(from: 0, to: content.count, by: piece) {
@@ -97,7 +98,7 @@ struct FileOrderDigestTests {
         #expect(subject.hasher.hashedUpTo == Int64(piece * FileOrderDigest.backlogLimit))
         subject.hasher.catchUp(to: Int64(content.count), fd: subject.fd)  // not before the end
         #expect(subject.hasher.hashedUpTo == Int64(piece * FileOrderDigest.backlogLimit))
-        hold.signal()
+        subject.lane.resume()
         #expect(await subject.complete(size: content.count) == Fixture.sha256Hex(of: content))
         #expect(recycled.value == FileOrderDigest.backlogLimit)
         // The backlog drained: the next run continuing the prefix is hashed from memory again.

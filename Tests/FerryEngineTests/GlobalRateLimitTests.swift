@@ -45,12 +45,10 @@ struct GlobalRateLimitTests {
         return samples.filter { $0.time - first >= from && $0.time - first <= to }
     }
 
-    /// When the test process's threads waited to run: none of `ids` got a progress sample (0.1 s apart) for 0.3 s, or
-    /// the probe's thread woke more than 20 ms late. Windows with more of it than the limiter makes up are not judged
-    /// on the low side (`RateCheck`).
+    /// When the test process's threads waited to run while `ids` downloaded (`RateCheck.frozen`): windows with more
+    /// of it than the limiter makes up are not judged on the low side.
     static func frozen(_ recorder: EventRecorder, _ ids: [String], _ probe: SchedulingProbe) -> [ClosedRange<Double>] {
-        RateCheck.freezes(of: ids.map { recorder.progressSamples(for: $0) }, longerThan: 0.3)
-            + probe.lateSpans(longerThan: 0.02)
+        RateCheck.frozen(ids.map { recorder.progressSamples(for: $0) }, probe: probe)
     }
 
     /// Bytes received by `ids` so far: a finished transfer's whole file, else its last progress.

@@ -57,6 +57,21 @@ import Testing
         #expect(!slow.isEmpty, "0.72 MB/s is too slow for what the freezes excuse")
     }
 
+    /// The probe behind the rate tests' `frozen` spans fires about every period while it runs (at most twice a period:
+    /// a late firing is followed by one at once), and not after `stop`. The time is measured, not assumed: on a busy
+    /// machine this test's 0.5 s sleep can last seconds.
+    @Test func theSchedulingProbeFiresEveryPeriodUntilStopped() async throws {
+        let began = SchedulingProbe.now()
+        let probe = SchedulingProbe(period: 0.01)
+        try await Task.sleep(for: .milliseconds(500))
+        probe.stop()
+        let elapsed = SchedulingProbe.now() - began
+        let fired = probe.wakeUps
+        #expect(fired >= 10 && Double(fired) <= 2 * elapsed / 0.01 + 2, "\(fired) firings in \(elapsed) s")
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(probe.wakeUps == fired)
+    }
+
     @Test func aRunFrozenThroughoutCannotPass() {
         let samples = Self.samples(rate: 500_000, seconds: 6, pause: 10, length: 0)
         let problems = RateCheck.problems(samples, limit: 1_000_000, after: 1, window: 2, tolerance: 0.1, maxStall: 1,

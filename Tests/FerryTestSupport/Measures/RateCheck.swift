@@ -48,6 +48,12 @@ public enum RateCheck {
         return problems
     }
 
+    /// When the process's threads waited to run, as the rate tests judge it: none of `series` (progress samples 0.1 s
+    /// apart) got a sample for 0.3 s, or the probe's timer fired more than 20 ms late.
+    public static func frozen(_ series: [[(time: Double, bytes: Int64)]], probe: SchedulingProbe) -> [ClosedRange<Double>] {
+        freezes(of: series, longerThan: 0.3) + probe.lateSpans(longerThan: 0.02)
+    }
+
     /// Seconds of `window` that `spans` cover (spans that overlap each other count once for each).
     static func overlap(_ spans: [ClosedRange<Double>], _ window: ClosedRange<Double>) -> Double {
         spans.reduce(0) { sum, span in

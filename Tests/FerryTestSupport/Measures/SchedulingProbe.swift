@@ -1,31 +1,37 @@
 import Foundation
 import Synchronization
 
-/// Measures how late this process's threads get to run: a thread of its own asks to wake every `period` seconds and
-/// records how late each wake-up came. On a busy machine (or a test process running a thousand tests) a thread that
-/// is ready to run can wait a large part of a second; a timing check uses `lateSpans` to leave out what no code could
-/// have done on time (`RateCheck`'s `frozen`). Start it before the work it watches, `stop()` it after.
+/// Measures how late this process's threads get to run: a timer on a queue of its own asks to fire every `period`
+/// seconds and records how late each firing came. On a busy machine (or a test process running a thousand tests) a
+/// thread that is ready to run can wait a large part of a second; a timing check uses `lateSpans` to leave out what no
+/// code could have done on time (`RateCheck`'s `frozen`). Start it before the work it watches, `stop()` it after.
 public final class SchedulingProbe: Sendable {
     private let period: Double
     private let wakes = Mutex<[(due: Double, late: Double)]>([])
-    private let running = Atomic<Bool>(true)
+    /// The moment the next firing is due.
+    private let next: Mutex<Double>
+    /// Thread-safe for what is asked of it here (`schedule`, `cancel`); its handler runs on its own queue.
+    private nonisolated(unsafe) let timer: DispatchSourceTimer
 
     public init(period: Double = 0.01) {
         self.period = period
-        let thread = Thread { [self] in
-            var due = Self.now() + period
-            while running.load(ordering: .relaxed) {
-                let wait = due - Self.now()
-                if wait > 0 { usleep(UInt32(wait * 1e6)) }
-                let now = Self.now()
-                wakes.withLock { $0.append((due, now - due)) }
-                due = max(due + period, now)
-            }
-        }
-        thread.start()
+        next = Mutex(Self.now() + period)
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "ferry.test.scheduling-probe"))
+        timer.setEventHandler { [weak self] in self?.fired() }
+        timer.schedule(deadline: .now() + period, leeway: .nanoseconds(0))
+        timer.resume()
     }
 
-    public func stop() { running.store(false, ordering: .relaxed) }
+    private func fired() {
+        let now = Self.now()
+        let due = next.withLock { $0 }
+        wakes.withLock { $0.append((due, now - due)) }
+        let following = max(due + period, now)
+        next.withLock { $0 = following }
+        timer.schedule(deadline: .now() + (following - now), leeway: .nanoseconds(0))
+    }
+
+    public func stop() { timer.cancel() }
 
     /// Monotonic seconds, the clock `EventRecorder`'s and the engine's samples use.
     public static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
@@ -34,6 +40,9 @@ public final class SchedulingProbe: Sendable {
     public func lateSpans(longerThan: Double) -> [ClosedRange<Double>] {
         wakes.withLock { $0.filter { $0.late > longerThan }.map { $0.due...($0.due + $0.late) } }
     }
+
+    /// How many firings were recorded so far.
+    public var wakeUps: Int { wakes.withLock { $0.count } }
 
     /// The longest wait and how many waits exceeded `longerThan`, for a failure's message.
     public func summary(longerThan: Double = 0.05) -> String {
