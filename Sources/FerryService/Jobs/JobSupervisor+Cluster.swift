@@ -186,22 +186,27 @@ extension JobSupervisor {
 
     /// Reads the jobs another node's commit named (those this node runs excepted: its view wins), with which node
     /// runs each, in one statement.
-    func refresh(_ ids: [String]) async {
-        guard let role else { return }
+    /// - Returns: whether what was read may have left work to claim (`ClaimWorth`).
+    @discardableResult
+    func refresh(_ ids: [String]) async -> Bool {
+        guard let role else { return false }
         let wanted = ids.filter { !owned.contains($0) && !suspended.contains($0) }
-        guard !wanted.isEmpty else { return }
+        guard !wanted.isEmpty else { return false }
         let rows: [(job: JobRecord, liveOwner: String?)]
         do {
             rows = try await role.store.jobsWithLiveOwners(ids: wanted)
         } catch {
             logger.warning("cannot read jobs another node changed", metadata: ["jobs": "\(wanted.count)", "error": "\(error)"])
-            return
+            return false
         }
         let found = Set(rows.map(\.job.id))
-        absorb(rows.map(\.job), gone: wanted.filter { !found.contains($0) })
+        let gone = wanted.filter { !found.contains($0) }
+        let goneKeys = gone.map { jobs[$0]?.ownerKey }
+        absorb(rows.map(\.job), gone: gone)
         for (job, owner) in rows where !owned.contains(job.id) {
             table.setNode(owner == role.node ? nil : owner, of: job.id)
         }
+        return ClaimWorth.after(rows, goneKeys: goneKeys)
     }
 
     /// Reads every job again (at start and after the listener reconnected: notifications may have been missed).

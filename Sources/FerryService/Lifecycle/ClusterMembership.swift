@@ -85,8 +85,7 @@ final class ClusterMembership: Sendable {
                                  keyCaps: { keys?.ring.limits(\.maxActiveJobs) ?? [:] }, logger: logger)
         let (notifications, notify) = AsyncStream<PostgresListener.Event>.makeStream()
         let refreshes = JobRefreshes { ids in
-            await supervisor.refresh(ids)
-            wantsWork()
+            if await supervisor.refresh(ids) { wantsWork() }
         }
         listener = PostgresListener(location: location, channels: ClusterChannel.all) { notify.yield($0) }
         tasks = [
