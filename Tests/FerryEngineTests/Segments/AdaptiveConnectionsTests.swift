@@ -13,9 +13,12 @@ extension EngineIntegrationTests {
         let size = 12 * Self.mib
         try Fixture.writeFile(at: origin.root + "/capped.bin", size: size, seed: 71)
         let expected = Fixture.sha256Hex(of: Fixture.content(size: size, seed: 71))
+        let probe = SchedulingProbe()
+        defer { probe.stop() }
         try await EngineHarness.run({ $0.adaptiveSettle = 0.5 }) { h in
             // 1 MiB/s per connection: one alone would take 12 s.
             let end = await h.download(TransferSpec(id: "cap", url: origin.url("/slow/capped.bin?rate=\(Self.mib)")), timeout: 40)
+            probe.stop()
             let file = try #require(end?.finishedFile, "\(String(describing: end))")
             #expect(file.sha256 == expected)
             #expect(try Fixture.sha256Hex(ofFile: file.path) == expected)
@@ -24,8 +27,14 @@ extension EngineIntegrationTests {
             // The first request (no range) and at least three connections that took over ranges, each validated.
             #expect(requests.count >= 4, "\(requests.map { $0.range ?? "-" })")
             #expect(requests.filter { $0.range != nil }.allSatisfy { $0.ifRange != nil && $0.status == 206 })
-            #expect(requests.reduce(0) { $0 + $1.bytesSent } < Int64(size) + Int64(2 * Self.mib),
-                    "little fetched twice: \(requests.map { "\($0.range ?? "-") \($0.status) \($0.bytesSent)" })")
+            // A connection cut short (the first, open-ended one; a range handed on) is closed as soon as the engine
+            // reads past its new end; while this process cannot run (a busy machine), the origin goes on sending
+            // into every connection's socket buffers at the capped rate, and what lies past the end counts as sent.
+            // Twice in loaded runs 2.5 MiB beyond the size, exactly: whole bursts of nginx's rate limiter.
+            let frozen = probe.lateSpans(longerThan: 0.02).reduce(0.0) { $0 + ($1.upperBound - $1.lowerBound) }
+            let allowance = Int64(2 * Self.mib) + Int64(frozen * Double(4 * Self.mib))
+            #expect(requests.reduce(0) { $0 + $1.bytesSent } < Int64(size) + allowance,
+                    "little fetched twice (allowance \(allowance) bytes; \(probe.summary())): \(requests.map { "\($0.range ?? "-") \($0.status) \($0.bytesSent)" })")
         }
     }
 
