@@ -27,12 +27,21 @@ extension JobSupervisor {
     /// the node before stored when they reach further (the engine restores them, `DownloadEngine+Parts`).
     func run(claimed: [ClaimedJob]) {
         for claim in claimed {
-            let job = claim.job
-            if let ended = jobs[job.id], ended.state.isTerminal, ended.updatedAt > job.updatedAt {
-                // This node ended the job while the store was away and the change is still on its way (the commit
-                // pipeline writes it again): the claim lets it land, and that commit releases the job.
-                commits.enqueue(CommitPipeline.Change(upserts: [ended]))
-                continue
+            var job = claim.job
+            // Already running here: acquired by an action (a resume) after the claim read the row.
+            if owned.contains(job.id) { continue }
+            if let known = jobs[job.id], known.updatedAt > job.updatedAt {
+                if known.state.isTerminal {
+                    // This node ended the job while the store was away and the change is still on its way (the
+                    // commit pipeline writes it again): the claim lets it land, and that commit releases the job.
+                    commits.enqueue(CommitPipeline.Change(upserts: [known]))
+                    continue
+                }
+                // Changed here after the claim read the row and before the claim got here (an action acquires a job
+                // this node's claim holds: `actsHere`). Paused or failed: its commit releases the job, and running
+                // the claim's older row would take the pause back. Else it runs as changed (a PATCH).
+                guard known.state.needsRunning else { continue }
+                job = known
             }
             if claim.previousOwner != nil { metrics.handover() }
             role?.held.took(job.id, epoch: claim.epoch)

@@ -69,6 +69,33 @@ struct ClusterSupervisorTests {
         #expect(await harness.supervisor.job(other.id)?.0.state == .waiting)
     }
 
+    @Test func aPauseMadeBetweenAClaimAndItsRunIsNotTakenBack() async throws {
+        let harness = Harness()
+        let job = try await harness.create("http://example.org/a.bin")
+        // The keeper's claim statement has read the row (this node now owns it in the store); a pause reaches the
+        // supervisor before the claim does: it acquires the job and pauses it.
+        let claimed = try await harness.store.claim(node: "node-a", limit: 4, lease: .seconds(3))
+        #expect(claimed.map(\.job.id) == [job.id])
+        let paused = try await harness.supervisor.pause(job.id)
+        #expect(paused.state == .paused)
+        await harness.supervisor.run(claimed: claimed)
+        #expect(!harness.engine.log.contains("submit \(job.id)"), "the claim's older row is not run: \(harness.engine.log)")
+        #expect(await harness.supervisor.job(job.id)?.0.state == .paused)
+        #expect(await harness.supervisor.ownedCount == 0)
+    }
+
+    @Test func aJobResumedHereBetweenAClaimAndItsRunRunsOnce() async throws {
+        let harness = Harness()
+        let job = try await harness.create("http://example.org/a.bin")
+        let claimed = try await harness.store.claim(node: "node-a", limit: 4, lease: .seconds(3))
+        _ = try await harness.supervisor.pause(job.id)
+        let resumed = try await harness.supervisor.resume(job.id)
+        #expect(resumed.state.needsRunning)
+        await harness.supervisor.run(claimed: claimed)
+        #expect(harness.engine.log.filter { $0 == "submit \(job.id)" }.count == 1, "\(harness.engine.log)")
+        #expect(await harness.supervisor.ownedCount == 1)
+    }
+
     @Test func aJobRenewLeavesOutIsStoppedWithoutTouchingItsFilesOrState() async throws {
         let harness = Harness()
         let job = try await harness.create("http://example.org/a.bin")
