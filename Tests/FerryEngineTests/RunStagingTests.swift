@@ -60,24 +60,51 @@ struct RunStagingTests {
     }
 
     /// Bound: however many written runs come back (a writer whose runs were all in flight at once), at most
-    /// `spareLimit` are kept; a spare is reused before anything is allocated; closing the file drops them all.
+    /// `spareLimit` are kept while runs are in flight, and `caughtUpSpareLimit` once every run is back; a spare is
+    /// reused before anything is allocated; closing the file drops them all.
     @Test func atMostTheSpareLimitIsKeptAndSparesAreReused() {
         let staging = RunStaging()
-        let buffers = (0..<(3 * RunStaging.spareLimit)).map { _ in RunBuffer(capacity: RunStaging.runCapacity) }
-        for buffer in buffers { staging.recycle(buffer) }
-        #expect(staging.spareCount == RunStaging.spareLimit)
-        staging.recycle(RunBuffer(capacity: 4096))  // not of the run size: never kept
-        #expect(staging.spareCount == RunStaging.spareLimit)
-
         let shipped = Shipped()
         let content = Fixture.content(size: 1000, seed: 5)
+        // A stall: 3 × spareLimit runs shipped and none written yet.
+        for index in 0..<(3 * RunStaging.spareLimit) {
+            stage(staging, content[...], at: index * 10_000, into: shipped)
+        }
+        staging.flush(ship: shipped.ship)
+        let buffers = shipped.runs.map(\.buffer)
+        #expect(buffers.count == 3 * RunStaging.spareLimit)
+        for buffer in buffers.dropLast() { staging.recycle(buffer) }
+        #expect(staging.spareCount == RunStaging.spareLimit, "one run still in flight")
+
         stage(staging, content[...], at: 0, into: shipped)
         staging.flush(ship: shipped.ship)
         #expect(staging.spareCount == RunStaging.spareLimit - 1)
-        #expect(buffers.contains { $0 === shipped.runs[0].buffer }, "the run was staged in a spare")
+        #expect(buffers.contains { $0 === shipped.runs.last?.buffer }, "the run was staged in a spare")
 
+        // Caught up: every run back; what the stall allocated is let go.
+        staging.recycle(buffers.last!)
+        staging.recycle(shipped.runs.last!.buffer)
+        #expect(staging.spareCount == RunStaging.caughtUpSpareLimit)
         staging.dropSpares()
         #expect(staging.spareCount == 0)
+    }
+
+    /// A slow download alternates two buffers: shipped, written and recycled one at a time, it allocates none after
+    /// the first two.
+    @Test func aWriterThatKeepsUpReusesItsBuffers() {
+        let staging = RunStaging()
+        let shipped = Shipped()
+        let content = Fixture.content(size: 1000, seed: 8)
+        var seen: [ObjectIdentifier] = []
+        for index in 0..<20 {
+            stage(staging, content[...], at: index * 1000, into: shipped)
+            staging.flush(ship: shipped.ship)
+            let buffer = shipped.runs.last!.buffer
+            if !seen.contains(ObjectIdentifier(buffer)) { seen.append(ObjectIdentifier(buffer)) }
+            staging.recycle(buffer)
+            #expect(staging.spareCount <= RunStaging.caughtUpSpareLimit)
+        }
+        #expect(seen.count == 1, "one buffer, reused: \(seen.count)")
     }
 
     /// A piece larger than a run (libcurl's never are) is staged alone in a buffer of its size, never kept.
