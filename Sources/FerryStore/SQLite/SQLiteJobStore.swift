@@ -61,7 +61,7 @@ public final class SQLiteJobStore: JobStore, @unchecked Sendable {
             throw JobStoreError.sqlite(code: SQLITE_ERROR, message: "journal_mode is \(mode ?? "unknown"), not wal",
                                        operation: "set journal_mode")
         }
-        try connection.execute("PRAGMA synchronous = FULL", operation: "set synchronous")
+        try connection.executeScript("PRAGMA synchronous = FULL", operation: "set synchronous")
     }
 
     private static func explainOpenFailure(_ error: JobStoreError, path: String) -> JobStoreError {
