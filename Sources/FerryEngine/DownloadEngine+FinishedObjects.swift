@@ -38,9 +38,7 @@ extension DownloadEngine {
         // Unfinished uploads can be left under the job's keys only when one was made: by this node (now or while it
         // downloaded) or by another (whose record this submission read); a file of one part is sent in one request.
         let sweep = transfer.parts.multipartSeen || live != nil || !upload.isSingleRequest(size: finish.size)
-        let existing = live.map { record in
-            (uploadID: record.uploadID, parts: record.parts.map { UploadedPart(number: $0.number, etag: $0.etag, size: $0.size) })
-        }
+        let existing = live.map { (uploadID: $0.uploadID, parts: $0.parts) }
         let logger = self.logger
         Task {
             let failure: ObjectStoreError?

@@ -237,7 +237,7 @@ extension DownloadEngine {
                     switch result {
                     case .success(let part):
                         self.logger.debug("part stored", metadata: ["id": "\(transfer.id)", "part": "\(part.number)"])
-                        current.store(.init(number: part.number, etag: part.etag, size: part.size))
+                        current.store(part)
                         live.record = current
                         live.failures = 0
                         self.saveRecord(transfer)

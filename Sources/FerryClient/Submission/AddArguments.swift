@@ -98,12 +98,10 @@ public struct AddArguments: Sendable, Equatable {
         let parsedHeaders = try Self.parseHeaders(headers)
         let deliver = try delivery()
         let items = urls.map { url in
-            var item = JobSubmission(url: url, filename: filename, headers: parsedHeaders, sha256: sha256?.lowercased(),
-                                     checksum: expected.map(ChecksumSubmission.init), priority: priority,
-                                     maxBytesPerSecond: maxBytesPerSecond, connections: connections,
-                                     paused: paused ? true : nil, tags: tags.isEmpty ? nil : tags, deliver: deliver)
-            item.mirrors = mirrors.isEmpty ? nil : mirrors
-            return item
+            JobSubmission(url: url, filename: filename, headers: parsedHeaders, sha256: sha256?.lowercased(),
+                          checksum: expected.map(ChecksumSubmission.init), priority: priority,
+                          maxBytesPerSecond: maxBytesPerSecond, connections: connections, paused: paused ? true : nil,
+                          tags: tags.isEmpty ? nil : tags, deliver: deliver, mirrors: mirrors.isEmpty ? nil : mirrors)
         }
         return items.count == 1 ? .single(items[0]) : .batch(items)
     }

@@ -1,5 +1,5 @@
 /// The `deliver` object of `POST /api/v1/jobs`: where Ferry uploads the finished file. Absent options are left
-/// out, so the server's defaults apply (`PUT`, the part named `file`, the file kept).
+/// out, so the server's defaults apply (`PUT`, the part named `file`, the file kept). Built by `AddArguments`.
 public struct DeliverySubmission: Sendable, Equatable, Encodable {
     /// The target, http or https.
     public var url: String
@@ -13,14 +13,4 @@ public struct DeliverySubmission: Sendable, Equatable, Encodable {
     public var headers: [String: String]?
     /// Only sent when true: remove the local file once delivered.
     public var deleteAfter: Bool?
-
-    public init(url: String, method: String? = nil, field: String? = nil, fields: [String: String]? = nil,
-                headers: [String: String]? = nil, deleteAfter: Bool? = nil) {
-        self.url = url
-        self.method = method
-        self.field = field
-        self.fields = fields
-        self.headers = headers
-        self.deleteAfter = deleteAfter
-    }
 }

@@ -2,6 +2,7 @@ import FerryCore
 import Foundation
 
 /// The body of `POST /api/v1/jobs` for one URL. Absent options are left out, so the server's defaults apply.
+/// Built by `AddArguments`, with the memberwise initializer.
 public struct JobSubmission: Sendable, Equatable, Encodable {
     public var url: String
     public var filename: String?
@@ -21,22 +22,6 @@ public struct JobSubmission: Sendable, Equatable, Encodable {
     public var deliver: DeliverySubmission?
     /// More URLs for the same file; only sent when there are some.
     public var mirrors: [String]?
-
-    public init(url: String, filename: String? = nil, headers: [String: String]? = nil, sha256: String? = nil,
-                checksum: ChecksumSubmission? = nil, priority: Int? = nil, maxBytesPerSecond: Int64? = nil, connections: Int? = nil, paused: Bool? = nil,
-                tags: [String]? = nil, deliver: DeliverySubmission? = nil) {
-        self.url = url
-        self.filename = filename
-        self.headers = headers
-        self.sha256 = sha256
-        self.checksum = checksum
-        self.priority = priority
-        self.maxBytesPerSecond = maxBytesPerSecond
-        self.connections = connections
-        self.paused = paused
-        self.tags = tags
-        self.deliver = deliver
-    }
 }
 
 /// A job's `checksum` as the API takes it.

@@ -2,17 +2,8 @@
 /// the job over continues from the parts already stored: the upload, the part size, the origin's validators the bytes
 /// were fetched under, and each part stored (recorded only after its upload succeeded).
 public struct ObjectUploadRecord: Sendable, Equatable, Codable {
-    public struct Part: Sendable, Equatable, Codable {
-        public var number: Int
-        public var etag: String
-        public var size: Int64
-
-        public init(number: Int, etag: String, size: Int64) {
-            self.number = number
-            self.etag = etag
-            self.size = size
-        }
-    }
+    /// A stored part, as the object store answered its upload.
+    public typealias Part = UploadedPart
 
     /// The object's key (the job's finished object).
     public var key: String

@@ -34,9 +34,8 @@ struct PartRestore: Sendable {
         let record = plan.record
         // 1. The stored parts as the object at the key (done already if a node stopped after this step).
         do throws(ObjectStoreError) {
-            let stored = plan.parts.map { UploadedPart(number: $0.number, etag: $0.etag, size: $0.size) }
             do throws(ObjectStoreError) {
-                _ = try await client.completeMultipartUpload(key: record.key, uploadID: record.uploadID, parts: stored)
+                _ = try await client.completeMultipartUpload(key: record.key, uploadID: record.uploadID, parts: plan.parts)
             } catch where error.kind == .notFound || error.kind == .rejected {
                 // The finish may have completed the upload with every part: the object is then the whole file.
                 let info = try await client.headObject(key: record.key)
@@ -58,7 +57,7 @@ struct PartRestore: Sendable {
                 for (number, source) in plan.copies(restored) {
                     let copied = try await client.uploadPartCopy(key: record.key, uploadID: uploadID, partNumber: number,
                                                                  sourceKey: record.key, range: source)
-                    copy.store(.init(number: copied.number, etag: copied.etag, size: copied.size))
+                    copy.store(copied)
                     next = copy
                 }
                 logger.info("restored parts copied inside the store", metadata: ["id": "\(jobID)", "parts": "\(copy.parts.count)"])

@@ -1,11 +1,11 @@
 /// One part of a multipart upload as the store holds it: what `ListParts` lists, what `UploadPart` returns, and
-/// what `CompleteMultipartUpload` is given.
-public struct UploadedPart: Equatable, Sendable {
+/// what `CompleteMultipartUpload` is given; kept in an `ObjectUploadRecord` (as `{"number", "etag", "size"}`).
+public struct UploadedPart: Equatable, Sendable, Codable {
     /// 1...10000.
-    public let number: Int
+    public var number: Int
     /// The store's ETag of the part, quotes included as the store wrote them.
-    public let etag: String
-    public let size: Int64
+    public var etag: String
+    public var size: Int64
 
     public init(number: Int, etag: String, size: Int64) {
         self.number = number

@@ -36,7 +36,7 @@ struct FetchEviction: Sendable {
     /// left asks for, at least one.
     @discardableResult
     func makeRoom(for need: Int64?, sparing: Set<String> = []) async -> Int {
-        guard let quota = supervisor.quota else { return 0 }
+        guard let quota = supervisor.dependencies.quota else { return 0 }
         let jobs = Array(supervisor.table.jobs.values).filter { !sparing.contains($0.id) }
         let held = SpoolBudget.held(by: jobs)
         let need = need ?? max(1, quota.budget.quota - held + 1)

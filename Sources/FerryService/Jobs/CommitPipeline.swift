@@ -279,10 +279,7 @@ final class CommitPipeline: @unchecked Sendable {
             try await beforePublish(batch.flatMap { $0.0.events })
             lock.withLock { lastFailure = nil }
         } catch {
-            logger.error("job store write failed; changes not announced", metadata: ["error": "\(error)"])
-            lock.withLock { lastFailure = "\(error)" }
-            for (_, waiter) in batch { waiter?.resume(with: .failure(error)) }
-            return .failed(noticesStored: noticesStored)
+            return failed(batch, error, noticesStored: noticesStored)
         }
         collapsed.onDurable.forEach { $0() }
         let events = batch.flatMap { $0.0.events }
@@ -312,10 +309,7 @@ final class CommitPipeline: @unchecked Sendable {
             if !kept.isEmpty { noticesStored(kept) }
             lock.withLock { lastFailure = nil }
         } catch {
-            logger.error("job store write failed; changes not announced", metadata: ["error": "\(error)"])
-            lock.withLock { lastFailure = "\(error)" }
-            for (_, waiter) in batch { waiter?.resume(with: .failure(error)) }
-            return .failed(noticesStored: false)
+            return failed(batch, error, noticesStored: false)
         }
         onDurable.forEach { $0() }
         await cluster.feed.publishProgress(events)
@@ -323,6 +317,14 @@ final class CommitPipeline: @unchecked Sendable {
         if !stored.isEmpty { await cluster.feed.committed(result.events) }
         for (_, waiter) in batch { waiter?.resume(with: .success(())) }
         return .written
+    }
+
+    /// A batch the store did not take: logged, kept as `failure`, its tickets failed with `error`.
+    private func failed(_ batch: [(Change, Ticket?)], _ error: any Error, noticesStored: Bool) -> Outcome {
+        logger.error("job store write failed; changes not announced", metadata: ["error": "\(error)"])
+        lock.withLock { lastFailure = "\(error)" }
+        for (_, waiter) in batch { waiter?.resume(with: .failure(error)) }
+        return .failed(noticesStored: noticesStored)
     }
 
     var failure: String? {

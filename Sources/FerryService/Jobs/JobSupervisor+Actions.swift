@@ -109,7 +109,7 @@ extension JobSupervisor {
         // No transfer left to pause: it ended just before, and its end (finished, failed) may still be on its way
         // from the engine; the pause is decided once it is applied (else the job answered `paused` would later turn
         // `finished` by itself: the seam suite saw it).
-        if bytesOnDisk == nil { await eventsApplied() }
+        if bytesOnDisk == nil { await dependencies.eventsApplied() }
         // Finished meanwhile: the answer waits until readers see it (they saw the pause's `paused`, never published).
         await settleHeldEnd(id)
         // Cancelled, deleted, resumed or finished meanwhile: that later action's answer and events stand.

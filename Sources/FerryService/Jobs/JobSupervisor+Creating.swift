@@ -23,7 +23,7 @@ extension JobSupervisor {
         var answers: [Created?] = Array(repeating: nil, count: drafts.count)
         var fresh: [(index: Int, record: JobRecord, draft: JobDraft)] = []
         let created = now()
-        let spoolFull = quota?.isFull ?? false
+        let spoolFull = dependencies.quota?.isFull ?? false
         let mayShare = role == nil && files.sharesFinishedFiles
         for (index, draft) in drafts.enumerated() {
             let key = sharedKey(draft.dedupeKey)
@@ -53,7 +53,7 @@ extension JobSupervisor {
                 answers[index] = .refused(refusal)
                 continue
             }
-            if spoolFull, let budget = quota?.budget {
+            if spoolFull, let budget = dependencies.quota?.budget {
                 answers[index] = .refused(.spoolFull(quota: budget.quota))
                 continue
             }

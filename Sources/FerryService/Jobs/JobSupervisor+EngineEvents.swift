@@ -50,7 +50,7 @@ extension JobSupervisor {
             job.bytesExpected = metadata.bytesExpected
             job.etag = metadata.etag
             job.lastModified = metadata.lastModified
-            onResponded?(job, metadata)
+            dependencies.onResponded?(job, metadata)
             events.append(jobEvent(job))
         case .restarted(_, let reason):
             guard !userStopped else { return }

@@ -28,7 +28,7 @@ extension JobSupervisor {
                 changed.append(job)
                 if job.delivery == nil {
                     // Without its digest, the notice waits for it (`notices(_:leaving:)`).
-                    if job.sha256 != nil { notices += webhooks.notices(.finished, for: job, at: now()) }
+                    if job.sha256 != nil { notices += dependencies.webhooks.notices(.finished, for: job, at: now()) }
                 } else {
                     // Downloaded just before the stop, never delivered: the delivery comes before `finished`
                     // (a kill -9 there left it `finished` with its delivery pending and nothing uploaded).

@@ -55,25 +55,23 @@ actor JobSupervisor {
         case refused(JobsError)
     }
 
+    /// What it was given, kept as given (readable from any thread); the parts used all over have short names below.
+    nonisolated let dependencies: Dependencies
+    nonisolated var store: any JobStore { dependencies.store }
+    nonisolated var engine: any TransferControl { dependencies.engine }
+    nonisolated var files: any JobFiles { dependencies.files }
+    nonisolated var ids: EventIDAllocator { dependencies.ids }
+    nonisolated var commits: CommitPipeline { dependencies.commits }
+    nonisolated var metrics: ServiceMetrics { dependencies.metrics }
+    nonisolated var logger: Logger { dependencies.logger }
+    nonisolated var now: @Sendable () -> Date { dependencies.now }
+    nonisolated var role: NodeRole? { dependencies.role }
+    nonisolated var keys: KeyRing { dependencies.keys }
+    /// Jobs and live rates; written only here, readable from any thread (`peek`).
+    nonisolated var table: JobTable { dependencies.table }
+
     // The supervisor's state, used by its extensions (`JobSupervisor+Recovery`, `+Creating`, `+Actions`,
     // `+EngineEvents`) and by nothing else; the actor's isolation guards it.
-    let store: any JobStore
-    let engine: any TransferControl
-    let files: any JobFiles
-    let ids: EventIDAllocator
-    let commits: CommitPipeline
-    let metrics: ServiceMetrics
-    let logger: Logger
-    let quota: SpoolQuota?
-    let webhooks: WebhookOutbox
-    let now: @Sendable () -> Date
-    let role: NodeRole?
-    let publishedMark: (@Sendable () -> Int64)?
-    let onResponded: (@Sendable (JobRecord, TransferMetadata) -> Void)?
-    /// The API keys, readable from any thread.
-    nonisolated let keys: KeyRing
-    let keyRule: CacheKeyRule
-    let eventsApplied: @Sendable () async -> Void
     /// With several nodes: the jobs this node runs, when each became its own (`ownershipEpoch` then), and actions
     /// forwarded to another node waiting for their job to change (`JobSupervisor+Cluster`).
     var owned: Set<String> = []
@@ -85,8 +83,6 @@ actor JobSupervisor {
     var suspended: Set<String> = []
     var changeWaiters: [String: [ChangeWaiter]] = [:]
 
-    /// Jobs and live rates; written only here, readable from any thread (`peek`).
-    let table: JobTable
     var jobs: JobTable.Jobs { table.jobs }
     /// Job ids in list order (store sequence, ascending).
     var order: [String] = []
@@ -104,30 +100,14 @@ actor JobSupervisor {
     var sharing = SharedTransfers()
 
     init(_ dependencies: Dependencies) {
-        store = dependencies.store
-        engine = dependencies.engine
-        files = dependencies.files
-        ids = dependencies.ids
-        commits = dependencies.commits
-        metrics = dependencies.metrics
-        logger = dependencies.logger
-        table = dependencies.table
-        quota = dependencies.quota
-        webhooks = dependencies.webhooks
-        now = dependencies.now
-        role = dependencies.role
-        publishedMark = dependencies.publishedMark
-        onResponded = dependencies.onResponded
-        keys = dependencies.keys
-        keyRule = dependencies.keyRule
-        eventsApplied = dependencies.eventsApplied
+        self.dependencies = dependencies
     }
 
     /// The id of the newest event already reflected in the table.
     /// On one node, the last id allocated, or less while a job's end is held back (`JobTable.heldAfter`): what a list
     /// shows must reflect every event up to the id it answers with.
     var lastEventID: Int64 {
-        if let mark = publishedMark?() { return mark }
+        if let mark = dependencies.publishedMark?() { return mark }
         let last = ids.lastAllocated
         return table.heldAfter().map { min($0, last) } ?? last
     }
@@ -258,7 +238,7 @@ actor JobSupervisor {
     func notices(_ job: JobRecord, leaving before: JobState) -> [WebhookNotice] {
         guard job.state != before, let type = WebhookOutbox.noticeType(entering: job.state) else { return [] }
         if job.state == .finished, job.sha256 == nil, job.delivery == nil { return [] }
-        return webhooks.notices(type, for: job, at: now())
+        return dependencies.webhooks.notices(type, for: job, at: now())
     }
 
     /// Hands the job's transfer to the engine. `url` is the one the request carried, parsed and checked once; a
@@ -339,7 +319,7 @@ actor JobSupervisor {
     func dedupeKey(url: SubmittedURL, headers: [HeaderField]) -> String {
         var draft = JobDraft(url: url, filename: nil, headers: headers, checksum: nil, priority: 0,
                              maxBytesPerSecond: nil, connections: nil, paused: false, dedupe: true)
-        draft.keyRule = keyRule
+        draft.keyRule = dependencies.keyRule
         return draft.dedupeKey
     }
 

@@ -122,19 +122,11 @@ final class PostgresConnection: DatabaseConnection, @unchecked Sendable {
         _ = try checked(PQexec(connection, sql), connection: connection, operation: operation)
     }
 
-    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
-    func transaction<R>(_ operation: String, _ body: () throws -> R) throws -> R {
-        try executeScript("BEGIN", operation: "\(operation): begin")
-        do {
-            let result = try body()
-            try executeScript("COMMIT", operation: "\(operation): commit")
-            return result
-        } catch {
-            if let handle, PQstatus(handle) == CONNECTION_OK, PQtransactionStatus(handle) != PQTRANS_IDLE {
-                try? executeScript("ROLLBACK", operation: "\(operation): rollback")
-            }
-            throw error
-        }
+    static let begin = "BEGIN"
+
+    var inTransaction: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) != PQTRANS_IDLE
     }
 
     /// Closes the connection; later calls fail with `08003` (connection does not exist).

@@ -15,10 +15,6 @@ extension PostgresJobStore {
         }
     }
 
-    public func saveIdempotencyRecord(_ record: IdempotencyRecord) async throws {
-        try await perform { connection in try Self.save(record, on: connection) }
-    }
-
     /// Saves (or replaces) `record`; on the store's queue, inside the caller's transaction if any.
     static func save(_ record: IdempotencyRecord, on connection: PostgresConnection) throws {
         try connection.execute("""

@@ -1,21 +1,6 @@
 import Foundation
 
 extension PostgresJobStore {
-    public func insert(_ jobs: [JobRecord], idempotencyRecord: IdempotencyRecord?) async throws -> [JobRecord] {
-        guard !jobs.isEmpty else {
-            if let idempotencyRecord { try await saveIdempotencyRecord(idempotencyRecord) }
-            return []
-        }
-        return try await perform { connection in
-            try connection.transaction("insert \(jobs.count) job(s)") {
-                let stored = try Self.insertRows(jobs, connection)
-                if let idempotencyRecord { try Self.save(idempotencyRecord, on: connection) }
-                try Self.notifyJobsChanged(stored.map(\.id), connection)
-                return stored
-            }
-        }
-    }
-
     public func update(_ job: JobRecord) async throws {
         try await perform { connection in
             let result = try connection.execute(PostgresJobRow.updateSQL, try PostgresJobRow.parameters(job.storedForm),
@@ -111,6 +96,13 @@ extension PostgresJobStore {
     }
 
     // MARK: Queue-side helpers (called inside `perform`)
+
+    /// Inserts `jobs` (unowned) and tells the other nodes (at commit); inside the caller's transaction.
+    static func insertNew(_ jobs: [JobRecord], _ connection: PostgresConnection) throws -> [JobRecord] {
+        let stored = try insertRows(jobs, connection)
+        try notifyJobsChanged(stored.map(\.id), connection)
+        return stored
+    }
 
     /// Inserts `jobs` (unowned) and returns them as stored; runs inside the caller's transaction.
     /// - Throws: `JobStoreError.duplicateID` when an id is taken.

@@ -7,21 +7,13 @@ extension PostgresJobStore {
         + "\(PostgresSQL.milliseconds("webhook_notices.due_at")), webhook_notices.attempts, webhook_notices.state, "
         + "webhook_notices.last_status, \(PostgresSQL.milliseconds("webhook_notices.settled_at"))"
 
-    public func settleNotices(finishing: [NoticeSettlement], rescheduling: [WebhookNoticeRetry]) async throws {
-        guard !finishing.isEmpty || !rescheduling.isEmpty else { return }
-        try await perform { connection in
-            try connection.transaction("settle \(finishing.count + rescheduling.count) webhook notice(s)") {
-                for settled in finishing {
-                    try connection.execute("""
-                        UPDATE webhook_notices SET state = $2, attempts = $3, last_status = $4,
-                        settled_at = \(PostgresSQL.timestamp(5)) WHERE id = $1
-                        """, [.text(settled.id), .text(settled.state.rawValue), PostgresParameter(settled.attempts),
-                              PostgresParameter(settled.lastStatus), PostgresParameter(StoredDate.milliseconds(settled.at))],
-                        reuse: true, operation: "settle webhook notice")
-                }
-                for retry in rescheduling { try Self.reschedule(retry, connection) }
-            }
-        }
+    static func settle(_ settled: NoticeSettlement, _ connection: PostgresConnection) throws {
+        try connection.execute("""
+            UPDATE webhook_notices SET state = $2, attempts = $3, last_status = $4,
+            settled_at = \(PostgresSQL.timestamp(5)) WHERE id = $1
+            """, [.text(settled.id), .text(settled.state.rawValue), PostgresParameter(settled.attempts),
+                  PostgresParameter(settled.lastStatus), PostgresParameter(StoredDate.milliseconds(settled.at))],
+            reuse: true, operation: "settle webhook notice")
     }
 
     public func notices(_ filter: NoticeFilter, limit: Int) async throws -> [NoticeStatus] {

@@ -6,17 +6,9 @@ extension PostgresJobStore {
         }
     }
 
-    public func saveSettings(_ settings: StoredSettings) async throws {
-        let rows = settings.rows
-        guard !rows.isEmpty else { return }
-        try await perform { connection in
-            try connection.transaction("save settings") {
-                for (name, value) in rows {
-                    try connection.execute(
-                        "INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
-                        [.text(name), PostgresParameter(value)], operation: "save setting \(name)")
-                }
-            }
-        }
+    static func saveSetting(name: String, value: Int64?, _ connection: PostgresConnection) throws {
+        try connection.execute(
+            "INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
+            [.text(name), PostgresParameter(value)], operation: "save setting \(name)")
     }
 }

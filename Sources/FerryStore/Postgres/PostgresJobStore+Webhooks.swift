@@ -33,24 +33,10 @@ extension PostgresJobStore {
         }
     }
 
-    public func rescheduleNotice(id: String, dueAt: Date, attempts: Int) async throws {
-        try await perform { connection in
-            try Self.reschedule(WebhookNoticeRetry(id: id, dueAt: dueAt, attempts: attempts), connection)
-        }
-    }
-
-    /// One transaction for a whole batch of tries: the deletions in one statement, then each reschedule.
-    public func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) async throws {
-        guard !deleting.isEmpty || !rescheduling.isEmpty else { return }
-        try await perform { connection in
-            try connection.transaction("settle \(deleting.count + rescheduling.count) webhook notice(s)") {
-                if !deleting.isEmpty {
-                    try connection.execute("DELETE FROM webhook_notices WHERE id = ANY($1::text[])", [.textArray(deleting)],
-                                           operation: "delete webhook notices")
-                }
-                for retry in rescheduling { try Self.reschedule(retry, connection) }
-            }
-        }
+    /// The deletions of a batch of tries (`settleNotices(deleting:rescheduling:)`), in one statement.
+    static func deleteNotices(ids: [String], _ connection: PostgresConnection) throws {
+        try connection.execute("DELETE FROM webhook_notices WHERE id = ANY($1::text[])", [.textArray(ids)],
+                               operation: "delete webhook notices")
     }
 
     static func reschedule(_ retry: WebhookNoticeRetry, _ connection: PostgresConnection) throws {

@@ -15,10 +15,10 @@ import Foundation
 /// Each mutating call is its own transaction and is durable when it returns (the server's `synchronous_commit`).
 /// `sequence` comes from the database's `job_sequence`, shared by every process on the database. The schema is
 /// migrated at open (`PostgresSchema`). Dates are kept to the millisecond (`StoredDate`).
-public final class PostgresJobStore: JobStore, @unchecked Sendable {
+public final class PostgresJobStore: SQLJobStore, @unchecked Sendable {
     public let location: PostgresLocation
 
-    private let confined: ConfinedConnection<PostgresConnection>
+    let confined: ConfinedConnection<PostgresConnection>
 
     /// Connects to `location` and migrates the database to the current schema. Blocks while it does.
     /// - Throws: `JobStoreError.postgres` (SQLSTATE `08001` when the server cannot be reached: the message says how
@@ -28,15 +28,6 @@ public final class PostgresJobStore: JobStore, @unchecked Sendable {
         confined = try await ConfinedConnection(label: "ferry.store.postgres", open: { queue in
             try PostgresConnection(url: location.url, location: location.redacted, queue: queue)
         }, prepare: { try PostgresSchema.migrate($0) })
-    }
-
-    /// Runs `body` on the store's queue with the connection and returns its result to the caller's task.
-    func perform<R: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> R) async throws -> R {
-        try await confined.perform(body)
-    }
-
-    public func close() async {
-        await confined.close()
     }
 
     /// The schema version of the database (tests, diagnostics).

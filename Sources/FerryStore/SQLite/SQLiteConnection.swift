@@ -48,8 +48,7 @@ final class SQLiteConnection: DatabaseConnection, @unchecked Sendable {
         guard rc == SQLITE_OK else { throw error(rc, operation: "busy_timeout") }
     }
 
-    /// Runs SQL without results (DDL, several statements separated by `;`).
-    func execute(_ sql: String, operation: String) throws {
+    func executeScript(_ sql: String, operation: String) throws {
         let db = try database()
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(db, sql, nil, nil, &message)
@@ -67,19 +66,11 @@ final class SQLiteConnection: DatabaseConnection, @unchecked Sendable {
         return try body(statement)
     }
 
-    /// Runs `body` in a `BEGIN IMMEDIATE` transaction: committed when it returns, rolled back when it throws.
-    func transaction<R>(_ operation: String, _ body: () throws -> R) throws -> R {
-        try execute("BEGIN IMMEDIATE", operation: "\(operation): begin")
-        do {
-            let result = try body()
-            try execute("COMMIT", operation: "\(operation): commit")
-            return result
-        } catch {
-            if let db = handle, sqlite3_get_autocommit(db) == 0 {
-                try? execute("ROLLBACK", operation: "\(operation): rollback")
-            }
-            throw error
-        }
+    static let begin = "BEGIN IMMEDIATE"
+
+    var inTransaction: Bool {
+        guard let db = handle else { return false }
+        return sqlite3_get_autocommit(db) == 0
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.

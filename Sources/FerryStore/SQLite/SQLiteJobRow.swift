@@ -100,38 +100,29 @@ enum SQLiteJobRow {
         }
     }
 
-    /// `[]` (what most jobs have) without a JSON decoder; `nil` when the text is not a JSON list of name/value pairs.
-    static func decodeHeaders(_ text: String) -> [HeaderField]? {
+    /// `nil` when the text is not a JSON list of name/value pairs.
+    static func decodeHeaders(_ text: String) -> [HeaderField]? { decodeList(text) }
+    static func encodeHeaders(_ headers: [HeaderField]) throws -> String { try encodeList(headers, "headers") }
+    /// `nil` when the text is not a JSON list of strings.
+    static func decodeTags(_ text: String) -> [String]? { decodeList(text) }
+    static func encodeTags(_ tags: [String]) throws -> String { try encodeList(tags, "tags") }
+
+    /// `[]` (what most jobs have) without a JSON decoder; `nil` when the text is not a JSON list of `Element`.
+    private static func decodeList<Element: Decodable>(_ text: String) -> [Element]? {
         if text == "[]" { return [] }
-        return try? JSONDecoder().decode([HeaderField].self, from: Data(text.utf8))
+        return try? JSONDecoder().decode([Element].self, from: Data(text.utf8))
     }
 
-    static func encodeHeaders(_ headers: [HeaderField]) throws -> String {
+    /// A list as one-line JSON, keys sorted; `what` names it in the error.
+    private static func encodeList<Element: Encodable>(_ list: [Element], _ what: String) throws -> String {
         // What the encoder below writes for an empty list, without making one for every job.
-        if headers.isEmpty { return "[]" }
+        if list.isEmpty { return "[]" }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         do {
-            return String(decoding: try encoder.encode(headers), as: UTF8.self)
+            return String(decoding: try encoder.encode(list), as: UTF8.self)
         } catch {
-            throw JobStoreError.corrupt("headers cannot be encoded as JSON: \(error)")
-        }
-    }
-
-    /// `[]` (what most jobs have) without a JSON decoder; `nil` when the text is not a JSON list of strings.
-    static func decodeTags(_ text: String) -> [String]? {
-        if text == "[]" { return [] }
-        return try? JSONDecoder().decode([String].self, from: Data(text.utf8))
-    }
-
-    static func encodeTags(_ tags: [String]) throws -> String {
-        if tags.isEmpty { return "[]" }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        do {
-            return String(decoding: try encoder.encode(tags), as: UTF8.self)
-        } catch {
-            throw JobStoreError.corrupt("tags cannot be encoded as JSON: \(error)")
+            throw JobStoreError.corrupt("\(what) cannot be encoded as JSON: \(error)")
         }
     }
 

@@ -18,37 +18,20 @@ extension SQLiteJobStore {
         }
     }
 
-    public func saveIdempotencyRecord(_ record: IdempotencyRecord) async throws {
-        try await perform { connection in try Self.save(record, on: connection) }
-    }
-
     /// Saves (or replaces) `record`; on the store's queue, inside the caller's transaction if any.
     static func save(_ record: IdempotencyRecord, on connection: SQLiteConnection) throws {
-        try connection.withStatement(
-            """
+        try connection.run("""
             INSERT OR REPLACE INTO idempotency_records (key, request_hash, status, body, created_at)
             VALUES (:key, :request_hash, :status, :body, :created_at)
-            """,
-            operation: "save idempotency record"
-        ) { statement in
-            try statement.bind(record.key, to: ":key")
-            try statement.bind(record.requestHash, to: ":request_hash")
-            try statement.bind(record.status, to: ":status")
-            try statement.bind(record.body, to: ":body")
-            try statement.bind(StoredDate.seconds(record.createdAt), to: ":created_at")
-            try statement.step()
-        }
+            """, [":key": .text(record.key), ":request_hash": .text(record.requestHash), ":status": .int(record.status),
+                  ":body": .blob(record.body), ":created_at": .date(record.createdAt)],
+            operation: "save idempotency record")
     }
 
     public func purgeIdempotencyRecords(olderThan date: Date) async throws {
         try await perform { connection in
-            try connection.withStatement(
-                "DELETE FROM idempotency_records WHERE created_at < :before",
-                operation: "purge idempotency records"
-            ) { statement in
-                try statement.bind(StoredDate.seconds(date), to: ":before")
-                try statement.step()
-            }
+            try connection.run("DELETE FROM idempotency_records WHERE created_at < :before", [":before": .date(date)],
+                               operation: "purge idempotency records")
         }
     }
 }

@@ -5,41 +5,28 @@ import Foundation
 private let primaryKeyViolation: Int32 = SQLITE_CONSTRAINT | (6 << 8)
 
 extension SQLiteJobStore {
-    public func insert(_ jobs: [JobRecord], idempotencyRecord: IdempotencyRecord?) async throws -> [JobRecord] {
-        guard !jobs.isEmpty else {
-            if let idempotencyRecord { try await saveIdempotencyRecord(idempotencyRecord) }
-            return []
-        }
-        return try await perform { connection in
-            try connection.transaction("insert \(jobs.count) job(s)") {
-                var sequence = try Self.lastSequence(connection)
-                var stored: [JobRecord] = []
-                stored.reserveCapacity(jobs.count)
-                for job in jobs {
-                    sequence += 1
-                    var record = job.storedForm
-                    record.sequence = sequence
-                    try connection.withStatement(SQLiteJobRow.insertSQL, operation: "insert job") { statement in
-                        try SQLiteJobRow.bind(record, to: statement, includingSequence: true)
-                        do {
-                            try statement.step()
-                        } catch JobStoreError.sqlite(let code, _, _) where code == primaryKeyViolation {
-                            throw JobStoreError.duplicateID(record.id)
-                        }
-                    }
-                    stored.append(record)
-                }
-                try connection.withStatement(
-                    "UPDATE counters SET value = :value WHERE name = 'job_sequence'",
-                    operation: "advance job sequence"
-                ) { statement in
-                    try statement.bind(sequence, to: ":value")
+    /// Inserts `jobs` numbered after `job_sequence` and advances it; inside the caller's transaction.
+    static func insertNew(_ jobs: [JobRecord], _ connection: SQLiteConnection) throws -> [JobRecord] {
+        var sequence = try lastSequence(connection)
+        var stored: [JobRecord] = []
+        stored.reserveCapacity(jobs.count)
+        for job in jobs {
+            sequence += 1
+            var record = job.storedForm
+            record.sequence = sequence
+            try connection.withStatement(SQLiteJobRow.insertSQL, operation: "insert job") { statement in
+                try SQLiteJobRow.bind(record, to: statement, includingSequence: true)
+                do {
                     try statement.step()
+                } catch JobStoreError.sqlite(let code, _, _) where code == primaryKeyViolation {
+                    throw JobStoreError.duplicateID(record.id)
                 }
-                if let idempotencyRecord { try Self.save(idempotencyRecord, on: connection) }
-                return stored
             }
+            stored.append(record)
         }
+        try connection.run("UPDATE counters SET value = :value WHERE name = 'job_sequence'", [":value": .integer(sequence)],
+                           operation: "advance job sequence")
+        return stored
     }
 
     public func update(_ job: JobRecord) async throws {
@@ -64,10 +51,7 @@ extension SQLiteJobStore {
                     }
                 }
                 for id in deletions {
-                    try connection.withStatement("DELETE FROM jobs WHERE id = :id", operation: "delete job") { statement in
-                        try statement.bind(id, to: ":id")
-                        try statement.step()
-                    }
+                    try connection.run("DELETE FROM jobs WHERE id = :id", [":id": .text(id)], operation: "delete job")
                 }
                 for notice in notices { try Self.insertNotice(notice, connection) }
             }
@@ -84,11 +68,8 @@ extension SQLiteJobStore {
 
     public func delete(id: String) async throws -> Bool {
         try await perform { connection in
-            try connection.withStatement("DELETE FROM jobs WHERE id = :id", operation: "delete job") { statement in
-                try statement.bind(id, to: ":id")
-                try statement.step()
-                return connection.changes > 0
-            }
+            try connection.run("DELETE FROM jobs WHERE id = :id", [":id": .text(id)], operation: "delete job")
+            return connection.changes > 0
         }
     }
 
@@ -103,10 +84,8 @@ extension SQLiteJobStore {
                 try statement.bind(after, to: ":after")
                 try statement.bind(limit + 1, to: ":limit")
                 try query.bind(to: statement)
-                var records: [JobRecord] = []
                 var strings = StringInterner()
-                while try statement.step() { records.append(try SQLiteJobRow.record(from: statement, strings: &strings)) }
-                return records
+                return try statement.rows { try SQLiteJobRow.record(from: $0, strings: &strings) }
             }
             guard jobs.count > limit else { return JobPage(jobs: jobs, next: nil) }
             jobs.removeLast(jobs.count - limit)
@@ -162,10 +141,8 @@ extension SQLiteJobStore {
         if limit { sql += " LIMIT :limit" }
         return try connection.withStatement(sql, operation: operation) { statement in
             try bind(statement)
-            var records: [JobRecord] = []
             var strings = StringInterner()
-            while try statement.step() { records.append(try SQLiteJobRow.record(from: statement, strings: &strings)) }
-            return records
+            return try statement.rows { try SQLiteJobRow.record(from: $0, strings: &strings) }
         }
     }
 

@@ -9,9 +9,7 @@ extension SQLiteJobStore {
         try await perform { connection in
             try connection.withStatement("SELECT \(Self.keyColumns) FROM keys ORDER BY created_at, id",
                                          operation: "read keys") { statement in
-                var keys: [APIKeyRecord] = []
-                while try statement.step() { keys.append(try Self.key(from: statement)) }
-                return keys
+                try statement.rows(Self.key(from:))
             }
         }
     }
@@ -57,10 +55,7 @@ extension SQLiteJobStore {
 
     public func deleteKey(id: String) async throws -> Bool {
         try await perform { connection in
-            try connection.withStatement("DELETE FROM keys WHERE id = :id", operation: "delete key") { statement in
-                try statement.bind(id, to: ":id")
-                try statement.step()
-            }
+            try connection.run("DELETE FROM keys WHERE id = :id", [":id": .text(id)], operation: "delete key")
             return connection.changes > 0
         }
     }
@@ -70,12 +65,8 @@ extension SQLiteJobStore {
         try await perform { connection in
             try connection.transaction("record key uses") {
                 for (id, date) in uses.sorted(by: { $0.key < $1.key }) {
-                    try connection.withStatement("UPDATE keys SET last_used_at = :at WHERE id = :id",
-                                                 operation: "record a key use") { statement in
-                        try statement.bind(StoredDate.seconds(date), to: ":at")
-                        try statement.bind(id, to: ":id")
-                        try statement.step()
-                    }
+                    try connection.run("UPDATE keys SET last_used_at = :at WHERE id = :id",
+                                       [":at": .date(date), ":id": .text(id)], operation: "record a key use")
                 }
             }
         }
@@ -85,21 +76,14 @@ extension SQLiteJobStore {
         try await perform { connection in
             try connection.transaction("record key usage") {
                 for item in usage {
-                    try connection.withStatement("""
+                    try connection.run("""
                         INSERT INTO key_usage (key_id, bucket, bytes) VALUES (:key, :bucket, :bytes)
                         ON CONFLICT (key_id, bucket) DO UPDATE SET bytes = bytes + excluded.bytes
-                        """, operation: "record key usage") { statement in
-                        try statement.bind(item.key, to: ":key")
-                        try statement.bind(item.bucket, to: ":bucket")
-                        try statement.bind(item.bytes, to: ":bytes")
-                        try statement.step()
-                    }
+                        """, [":key": .text(item.key), ":bucket": .integer(item.bucket), ":bytes": .integer(item.bytes)],
+                        operation: "record key usage")
                 }
-                try connection.withStatement("DELETE FROM key_usage WHERE bucket < :before",
-                                             operation: "purge key usage") { statement in
-                    try statement.bind(purgingBefore, to: ":before")
-                    try statement.step()
-                }
+                try connection.run("DELETE FROM key_usage WHERE bucket < :before", [":before": .integer(purgingBefore)],
+                                   operation: "purge key usage")
             }
         }
     }

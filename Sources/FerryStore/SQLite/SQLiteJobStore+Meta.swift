@@ -10,14 +10,9 @@ extension SQLiteJobStore {
 
     public func setValue(_ value: String, forKey key: String) async throws {
         try await perform { connection in
-            try connection.withStatement(
+            try connection.run(
                 "INSERT INTO meta (key, value) VALUES (:key, :value) ON CONFLICT (key) DO UPDATE SET value = :value",
-                operation: "write meta value"
-            ) { statement in
-                try statement.bind(key, to: ":key")
-                try statement.bind(value, to: ":value")
-                try statement.step()
-            }
+                [":key": .text(key), ":value": .text(value)], operation: "write meta value")
         }
     }
 }

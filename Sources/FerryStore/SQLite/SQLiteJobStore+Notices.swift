@@ -7,26 +7,13 @@ extension SQLiteJobStore {
         .map { "webhook_notices." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
         + ", webhook_notices.state, webhook_notices.last_status, webhook_notices.settled_at"
 
-    public func settleNotices(finishing: [NoticeSettlement], rescheduling: [WebhookNoticeRetry]) async throws {
-        guard !finishing.isEmpty || !rescheduling.isEmpty else { return }
-        try await perform { connection in
-            try connection.transaction("settle \(finishing.count + rescheduling.count) webhook notice(s)") {
-                for settled in finishing {
-                    try connection.withStatement("""
-                        UPDATE webhook_notices SET state = :state, attempts = :attempts, last_status = :last_status,
-                        settled_at = :at WHERE id = :id
-                        """, operation: "settle webhook notice") { statement in
-                        try statement.bind(settled.id, to: ":id")
-                        try statement.bind(settled.state.rawValue, to: ":state")
-                        try statement.bind(settled.attempts, to: ":attempts")
-                        try statement.bind(settled.lastStatus, to: ":last_status")
-                        try statement.bind(StoredDate.seconds(settled.at), to: ":at")
-                        try statement.step()
-                    }
-                }
-                for retry in rescheduling { try Self.reschedule(retry, connection) }
-            }
-        }
+    static func settle(_ settled: NoticeSettlement, _ connection: SQLiteConnection) throws {
+        try connection.run("""
+            UPDATE webhook_notices SET state = :state, attempts = :attempts, last_status = :last_status,
+            settled_at = :at WHERE id = :id
+            """, [":id": .text(settled.id), ":state": .text(settled.state.rawValue), ":attempts": .int(settled.attempts),
+                  ":last_status": .int(settled.lastStatus), ":at": .date(settled.at)],
+            operation: "settle webhook notice")
     }
 
     public func notices(_ filter: NoticeFilter, limit: Int) async throws -> [NoticeStatus] {
@@ -44,9 +31,7 @@ extension SQLiteJobStore {
                 if let job = filter.jobID { try statement.bind(job, to: ":job") }
                 if let owner = filter.ownerKey { try statement.bind(owner, to: ":owner") }
                 try statement.bind(max(0, limit), to: ":limit")
-                var found: [NoticeStatus] = []
-                while try statement.step() { found.append(try Self.status(from: statement)) }
-                return found
+                return try statement.rows(Self.status(from:))
             }
         }
     }
@@ -64,14 +49,10 @@ extension SQLiteJobStore {
     public func retryNotice(id: String, at: Date) async throws -> WebhookNotice? {
         try await perform { connection in
             try connection.transaction("send webhook notice again") {
-                try connection.withStatement("""
+                try connection.run("""
                     UPDATE webhook_notices SET state = 'pending', due_at = :at, settled_at = NULL
                     WHERE id = :id AND state <> 'delivered'
-                    """, operation: "send webhook notice again") { statement in
-                    try statement.bind(id, to: ":id")
-                    try statement.bind(StoredDate.seconds(at), to: ":at")
-                    try statement.step()
-                }
+                    """, [":id": .text(id), ":at": .date(at)], operation: "send webhook notice again")
                 guard connection.changes > 0 else { return nil }
                 return try connection.withStatement("SELECT \(Self.statusColumns) FROM webhook_notices WHERE id = :id",
                                                     operation: "read webhook notice") { statement in
@@ -84,13 +65,8 @@ extension SQLiteJobStore {
 
     public func purgeSettledNotices(olderThan date: Date) async throws {
         try await perform { connection in
-            try connection.withStatement(
-                "DELETE FROM webhook_notices WHERE state <> 'pending' AND settled_at < :before",
-                operation: "purge settled webhook notices"
-            ) { statement in
-                try statement.bind(StoredDate.seconds(date), to: ":before")
-                try statement.step()
-            }
+            try connection.run("DELETE FROM webhook_notices WHERE state <> 'pending' AND settled_at < :before",
+                               [":before": .date(date)], operation: "purge settled webhook notices")
         }
     }
 

@@ -3,14 +3,9 @@ import Foundation
 extension SQLiteJobStore {
     public func saveRevokedSession(_ revocation: RevokedSession) async throws {
         try await perform { connection in
-            try connection.withStatement(
-                "INSERT OR REPLACE INTO revoked_sessions (nonce, expires_at) VALUES (:nonce, :expires_at)",
-                operation: "save revoked session"
-            ) { statement in
-                try statement.bind(revocation.nonce, to: ":nonce")
-                try statement.bind(StoredDate.seconds(revocation.expiresAt), to: ":expires_at")
-                try statement.step()
-            }
+            try connection.run("INSERT OR REPLACE INTO revoked_sessions (nonce, expires_at) VALUES (:nonce, :expires_at)",
+                               [":nonce": .text(revocation.nonce), ":expires_at": .date(revocation.expiresAt)],
+                               operation: "save revoked session")
         }
     }
 
@@ -35,13 +30,8 @@ extension SQLiteJobStore {
 
     public func purgeRevokedSessions(expiringBy date: Date) async throws {
         try await perform { connection in
-            try connection.withStatement(
-                "DELETE FROM revoked_sessions WHERE expires_at <= :by",
-                operation: "purge revoked sessions"
-            ) { statement in
-                try statement.bind(StoredDate.seconds(date), to: ":by")
-                try statement.step()
-            }
+            try connection.run("DELETE FROM revoked_sessions WHERE expires_at <= :by", [":by": .date(date)],
+                               operation: "purge revoked sessions")
         }
     }
 }

@@ -6,20 +6,13 @@ extension SQLiteJobStore {
 
     /// Inserts one notice; runs inside the caller's transaction (`apply`), on the store's queue.
     static func insertNotice(_ notice: WebhookNotice, _ connection: SQLiteConnection) throws {
-        try connection.withStatement("""
+        try connection.run("""
             INSERT INTO webhook_notices (\(noticeColumns))
             VALUES (:id, :job_id, :type, :url, :body, :created_at, :due_at, :attempts)
-            """, operation: "insert webhook notice") { statement in
-            try statement.bind(notice.id, to: ":id")
-            try statement.bind(notice.jobID, to: ":job_id")
-            try statement.bind(notice.type, to: ":type")
-            try statement.bind(notice.url, to: ":url")
-            try statement.bind(notice.body, to: ":body")
-            try statement.bind(StoredDate.seconds(notice.createdAt), to: ":created_at")
-            try statement.bind(StoredDate.seconds(notice.dueAt), to: ":due_at")
-            try statement.bind(notice.attempts, to: ":attempts")
-            try statement.step()
-        }
+            """, [":id": .text(notice.id), ":job_id": .text(notice.jobID), ":type": .text(notice.type),
+                  ":url": .text(notice.url), ":body": .blob(notice.body), ":created_at": .date(notice.createdAt),
+                  ":due_at": .date(notice.dueAt), ":attempts": .int(notice.attempts)],
+            operation: "insert webhook notice")
     }
 
     public func pendingNotices(limit: Int) async throws -> [WebhookNotice] {
@@ -46,49 +39,27 @@ extension SQLiteJobStore {
         }
     }
 
-    public func rescheduleNotice(id: String, dueAt: Date, attempts: Int) async throws {
-        try await perform { connection in
-            try Self.reschedule(WebhookNoticeRetry(id: id, dueAt: dueAt, attempts: attempts), connection)
-        }
-    }
-
-    /// One transaction (one sync) for a whole batch of tries: under load the sender settles many at once.
-    public func settleNotices(deleting: [String], rescheduling: [WebhookNoticeRetry]) async throws {
-        guard !deleting.isEmpty || !rescheduling.isEmpty else { return }
-        try await perform { connection in
-            try connection.transaction("settle \(deleting.count + rescheduling.count) webhook notice(s)") {
-                for id in deleting {
-                    try connection.withStatement("DELETE FROM webhook_notices WHERE id = :id", operation: "delete webhook notice") { statement in
-                        try statement.bind(id, to: ":id")
-                        try statement.step()
-                    }
-                }
-                for retry in rescheduling { try Self.reschedule(retry, connection) }
-            }
+    /// The deletions of a batch of tries (`settleNotices(deleting:rescheduling:)`), one statement each.
+    static func deleteNotices(ids: [String], _ connection: SQLiteConnection) throws {
+        for id in ids {
+            try connection.run("DELETE FROM webhook_notices WHERE id = :id", [":id": .text(id)],
+                               operation: "delete webhook notice")
         }
     }
 
     static func reschedule(_ retry: WebhookNoticeRetry, _ connection: SQLiteConnection) throws {
-        try connection.withStatement(
+        try connection.run(
             "UPDATE webhook_notices SET due_at = :due_at, attempts = :attempts, last_status = :last_status WHERE id = :id",
-            operation: "reschedule webhook notice"
-        ) { statement in
-            try statement.bind(retry.id, to: ":id")
-            try statement.bind(StoredDate.seconds(retry.dueAt), to: ":due_at")
-            try statement.bind(retry.attempts, to: ":attempts")
-            try statement.bind(retry.lastStatus, to: ":last_status")
-            try statement.step()
-        }
+            [":id": .text(retry.id), ":due_at": .date(retry.dueAt), ":attempts": .int(retry.attempts),
+             ":last_status": .int(retry.lastStatus)],
+            operation: "reschedule webhook notice")
     }
 
     @discardableResult
     public func deleteNotice(id: String) async throws -> Bool {
         try await perform { connection in
-            try connection.withStatement("DELETE FROM webhook_notices WHERE id = :id", operation: "delete webhook notice") { statement in
-                try statement.bind(id, to: ":id")
-                try statement.step()
-                return connection.changes > 0
-            }
+            try Self.deleteNotices(ids: [id], connection)
+            return connection.changes > 0
         }
     }
 }

@@ -9,12 +9,12 @@ import Foundation
 /// continuation, so blocking file I/O and fsyncs never run on Swift's cooperative pool. Each mutating call is
 /// its own transaction and, with `synchronous=FULL`, is on disk when it returns. Dates are kept to the millisecond
 /// (`StoredDate`). Other processes may open the file; they wait up to `busyTimeoutMilliseconds` for a lock.
-public final class SQLiteJobStore: JobStore, @unchecked Sendable {
+public final class SQLiteJobStore: SQLJobStore, @unchecked Sendable {
     public let path: String
     /// How long a call waits for another connection's lock before failing with `SQLITE_BUSY`.
     public static let busyTimeoutMilliseconds: Int32 = 5000
 
-    private let confined: ConfinedConnection<SQLiteConnection>
+    let confined: ConfinedConnection<SQLiteConnection>
 
     /// Opens or creates the database at `path` and migrates it to the current schema, on the store's queue.
     /// - Throws: `JobStoreError.corrupt` when the file is not a SQLite database or was written by a newer Ferry;
@@ -29,15 +29,6 @@ public final class SQLiteJobStore: JobStore, @unchecked Sendable {
                 throw Self.explainOpenFailure(error, path: path)
             }
         }
-    }
-
-    /// Runs `body` on the store's queue with the connection and returns its result to the caller's task.
-    func perform<R: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> R) async throws -> R {
-        try await confined.perform(body)
-    }
-
-    public func close() async {
-        await confined.close()
     }
 
     /// The value of a PRAGMA (e.g. `journal_mode`), for diagnostics and tests.
@@ -61,7 +52,7 @@ public final class SQLiteJobStore: JobStore, @unchecked Sendable {
             throw JobStoreError.sqlite(code: SQLITE_ERROR, message: "journal_mode is \(mode ?? "unknown"), not wal",
                                        operation: "set journal_mode")
         }
-        try connection.execute("PRAGMA synchronous = FULL", operation: "set synchronous")
+        try connection.executeScript("PRAGMA synchronous = FULL", operation: "set synchronous")
     }
 
     private static func explainOpenFailure(_ error: JobStoreError, path: String) -> JobStoreError {

@@ -218,10 +218,10 @@ enum SQLiteSchema {
         }
         for migration in migrations where migration.version > found && migration.version <= target {
             try connection.transaction("migrate to schema \(migration.version)") {
-                try connection.execute(migration.sql, operation: "migrate to schema \(migration.version)")
+                try connection.executeScript(migration.sql, operation: "migrate to schema \(migration.version)")
                 try migration.backfill?(connection)
-                try connection.execute("PRAGMA user_version = \(migration.version)",
-                                       operation: "set schema version \(migration.version)")
+                try connection.executeScript("PRAGMA user_version = \(migration.version)",
+                                             operation: "set schema version \(migration.version)")
             }
         }
     }

@@ -55,6 +55,13 @@ final class Statement {
 
     // MARK: Stepping
 
+    /// Steps through every row left, reading each with `read`.
+    func rows<Row>(_ read: (Statement) throws -> Row) throws -> [Row] {
+        var rows: [Row] = []
+        while try step() { rows.append(try read(self)) }
+        return rows
+    }
+
     /// Advances to the next row: `true` when a row is available, `false` when the statement is done.
     @discardableResult
     func step() throws -> Bool {

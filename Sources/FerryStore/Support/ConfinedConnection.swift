@@ -1,8 +1,29 @@
 import Dispatch
 
-/// A database connection that can be closed (`SQLiteConnection`, `PostgresConnection`).
+/// A database connection (`SQLiteConnection`, `PostgresConnection`): scripts, transactions, closing.
 protocol DatabaseConnection: AnyObject, Sendable {
+    /// What opens a transaction (SQLite: `BEGIN IMMEDIATE`, which takes the write lock at once).
+    static var begin: String { get }
+    /// A transaction is open on a live connection: a failed one needs a `ROLLBACK`.
+    var inTransaction: Bool { get }
+    /// Runs SQL without parameters or results, possibly several statements separated by `;`.
+    func executeScript(_ sql: String, operation: String) throws
     func close()
+}
+
+extension DatabaseConnection {
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    func transaction<R>(_ operation: String, _ body: () throws -> R) throws -> R {
+        try executeScript(Self.begin, operation: "\(operation): begin")
+        do {
+            let result = try body()
+            try executeScript("COMMIT", operation: "\(operation): commit")
+            return result
+        } catch {
+            if inTransaction { try? executeScript("ROLLBACK", operation: "\(operation): rollback") }
+            throw error
+        }
+    }
 }
 
 /// One database connection and the private serial queue that owns it: every call on the connection runs on that

@@ -18,7 +18,7 @@ import Testing
         #expect(await h.supervisor.pendingDedupe.isEmpty)
         #expect(await h.supervisor.allJobs().map(\.id) == kept)
         #expect(await h.supervisor.jobs.values.count == kept.count)
-        let counts = await h.supervisor.table.entryCounts
+        let counts = h.supervisor.table.entryCounts
         #expect(counts.jobs == kept.count && counts.gids == kept.count, "the gid index aria2's RPC reads forgets them too")
         #expect(counts.rates <= kept.count && counts.nodes == 0 && counts.heldBack == 0)
         #expect(counts.listings == kept.count, "aria2's lists read a listing per job kept")
@@ -27,7 +27,7 @@ import Testing
         #expect(await h.supervisor.byDedupeKey.count == 0)
         #expect(await h.supervisor.jobs.values.isEmpty)
         #expect(await h.supervisor.rates.values.isEmpty)
-        #expect(await h.supervisor.table.entryCounts.gids == 0)
-        #expect(await h.supervisor.table.entryCounts.listings == 0)
+        #expect(h.supervisor.table.entryCounts.gids == 0)
+        #expect(h.supervisor.table.entryCounts.listings == 0)
     }
 }
