@@ -28,20 +28,14 @@ extension JobSupervisor {
     func run(claimed: [ClaimedJob]) {
         for claim in claimed {
             var job = claim.job
-            // Already running here: acquired by an action (a resume) after the claim read the row.
+            // Changed here since the claim read the row: ended while the store was away (the claim lets that
+            // commit land; it releases the job), or acquired by an action (`actsHere`) before the claim got here:
+            // running again (a resume), or paused (its commit releases the job; the claim's row would undo it).
             if owned.contains(job.id) { continue }
             if let known = jobs[job.id], known.updatedAt > job.updatedAt {
-                if known.state.isTerminal {
-                    // This node ended the job while the store was away and the change is still on its way (the
-                    // commit pipeline writes it again): the claim lets it land, and that commit releases the job.
-                    commits.enqueue(CommitPipeline.Change(upserts: [known]))
-                    continue
-                }
-                // Changed here after the claim read the row and before the claim got here (an action acquires a job
-                // this node's claim holds: `actsHere`). Paused or failed: its commit releases the job, and running
-                // the claim's older row would take the pause back. Else it runs as changed (a PATCH).
+                if known.state.isTerminal { commits.enqueue(CommitPipeline.Change(upserts: [known])) }
                 guard known.state.needsRunning else { continue }
-                job = known
+                job = known  // as changed here (a PATCH)
             }
             if claim.previousOwner != nil { metrics.handover() }
             role?.held.took(job.id, epoch: claim.epoch)
