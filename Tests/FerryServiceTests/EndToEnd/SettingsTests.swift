@@ -67,11 +67,13 @@ struct SettingsTests {
     }
 
     /// The total speed of `ids`, bytes per second, over `seconds`: the slope of a least-squares line through the
-    /// sum of their `bytesReceived`, polled every 100 ms (so the job views' own sampling averages out).
+    /// sum of their `bytesReceived`, polled every 100 ms (so the job views' own sampling averages out). A process
+    /// starved on a loaded machine may get few polls in `seconds`: it polls on until it has 10, so the line has a
+    /// slope (with fewer than two, it was NaN, and the failure message's `Int(NaN)` stopped the whole test process).
     private func totalRate(_ ferry: RunningFerry, seconds: Double) async throws -> Double {
         var points: [(Double, Double)] = []
         let start = Date()
-        while Date().timeIntervalSince(start) < seconds {
+        while Date().timeIntervalSince(start) < seconds || points.count < 10 {
             let jobs = try await listJobs(ferry)
             let bytes = jobs.reduce(0) { $0 + (($1["bytesReceived"] as? Int) ?? 0) }
             points.append((Date().timeIntervalSince(start), Double(bytes)))
@@ -121,14 +123,14 @@ struct SettingsTests {
                 // from 0.2× to 2× the limit as the process was starved or the polls' answers were delayed; so this
                 // test asks what such a measure can tell: a limit is in force (loopback unlimited is hundreds of
                 // MB/s), and the PATCH's lower one replaces it in running transfers and after a restart.
-                #expect(flagged < 10_000_000, "the flag's limit: \(Int(flagged)) B/s")
+                #expect(flagged < 10_000_000, "the flag's limit: \(flagged.rounded()) B/s")
 
                 let changed = try await ferry.client.json("PATCH", "/api/v1/settings", ["maxBytesPerSecond": 600_000, "maxConcurrent": 2])
                 #expect(changed.status == 200)
                 try await Task.sleep(nanoseconds: 1_000_000_000)
                 // Over 5 s, so that one delayed poll skews the measure less: 600 kB/s against the flag's 2 MB/s.
                 let patched = try await totalRate(ferry, seconds: 5)
-                #expect(patched < 1_200_000, "after PATCH, running downloads: \(Int(patched)) B/s, before \(Int(flagged))")
+                #expect(patched < 1_200_000, "after PATCH, running downloads: \(patched.rounded()) B/s, before \(flagged.rounded())")
                 let running = try await states(ferry)
                 #expect(running.filter { $0 == "downloading" }.count == 3, "running ones are not stopped: \(running)")
             } catch {
