@@ -105,7 +105,7 @@ struct GlobalRateLimitTests {
             // The job's own limit is a ceiling within the global one (which does not share itself out evenly, so the
             // job may get less than its own limit, at times nothing).
             let own = Self.fastestWindow(h.recorder.progressSamples(for: "own"), after: 1, window: 2)
-            #expect(own <= 220_000, "the job's own limit: \(Int(own)) B/s at most")
+            #expect(own <= 220_000, "the job's own limit: \(own.rounded()) B/s at most")
             let total = RateCheck.problems(Self.combined(h.recorder, ["own", "free"]), limit: 1_000_000, after: 1, window: 2,
                                            tolerance: 0.1, maxStall: 1, frozen: Self.frozen(h.recorder, ["own", "free"], probe))
             #expect(total.isEmpty, "the global limit: \(total.prefix(5))")

@@ -150,7 +150,7 @@ struct SettingsTests {
                 #expect(states.filter { $0 == "downloading" }.count == 2, "\(states)")
                 #expect(states.filter { $0 == "waiting" }.count == 1, "\(states)")
                 let rate = try await totalRate(restarted, seconds: 5)
-                #expect(rate < 1_200_000, "after the restart: \(Int(rate)) B/s (the flag's 2 MB/s would be back)")
+                #expect(rate < 1_200_000, "after the restart: \(rate.rounded()) B/s (the flag's 2 MB/s would be back)")
             } catch {
                 await restarted.stop()
                 throw error

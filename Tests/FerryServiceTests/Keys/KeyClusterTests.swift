@@ -104,7 +104,7 @@ struct KeyClusterTests {
                 try await Task.sleep(for: .seconds(4))
                 let after = try await received()
                 let rate = Double(after.bytes - before.bytes) / after.to.timeIntervalSince(before.from)
-                #expect(rate < 1.5 * Double(1 << 20), "the key's jobs on two nodes together: \(Int(rate)) B/s for 1 MiB/s")
+                #expect(rate < 1.5 * Double(1 << 20), "the key's jobs on two nodes together: \(rate.rounded()) B/s for 1 MiB/s")
                 for job in jobs { _ = try await nodes[0].client.request("POST", "/api/v1/jobs/\(job)/cancel") }
             }
         }
