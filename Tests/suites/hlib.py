@@ -369,6 +369,12 @@ class Client:
                 self.close()
                 if attempt == 1:
                     raise
+            except BaseException:
+                # A timeout (or any other failure) leaves the connection mid-exchange: reused, every later request
+                # raised http.client's CannotSendRequest at once (the load suite, after one slow /metrics on a busy
+                # machine, read no heap figure again and then failed). The next request starts on a fresh one.
+                self.close()
+                raise
         raise RuntimeError("unreachable")
 
     def get(self, path, **kw):
