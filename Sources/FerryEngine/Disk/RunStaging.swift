@@ -24,7 +24,7 @@ final class RunStaging: @unchecked Sendable {
     /// Spare buffers kept once every shipped run is back (the writer caught up): a slow download alternates two
     /// buffers, so one spare is all it uses; what a stall made it allocate is freed. Without this, each of many slow
     /// downloads kept the spares of its worst stall to its end: in an hour's soak of 200 downloads at 8 KiB/s, one
-    /// connection each throughout, the heap's large blocks grew from 312 to 470 MB (resident as far as catch-ups
+    /// connection each throughout, the heap's large blocks grew from 312 to 490 MB (resident as far as catch-ups
     /// had filled them).
     static let caughtUpSpareLimit = 1
 
