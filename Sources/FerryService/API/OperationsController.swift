@@ -88,17 +88,18 @@ struct OperationsController: Sendable {
 
     func prometheus(_ request: HTTPRequest) async throws -> HTTPResponse {
         // A key's jobs only (`JobAccess`); the server's own figures are the same for everyone.
-        let access = JobAccess.current
-        let counts = await supervisor.counts(visibleTo: access)
+        // Read from the job table, never by waiting for the supervisor: it may be behind when someone looks.
+        let table = supervisor.table
+        let tally = table.tally(onlyKey: JobAccess.current.onlyKey)
         let gauges = ServiceMetrics.Gauges(
-            jobsByState: Dictionary(uniqueKeysWithValues: counts.map { ($0.key.rawValue, $0.value) }),
-            downloadSpeed: await supervisor.totalSpeed(visibleTo: access),
+            jobsByState: Dictionary(uniqueKeysWithValues: tally.counts.map { ($0.key.rawValue, $0.value) }),
+            downloadSpeed: tally.speed,
             subscribers: hub.subscriberCount,
             spoolBytes: spool.usedBytes(),
             freeBytes: spool.freeBytes(),
             openConnections: openConnections(),
             objectStore: objects?.counts,
-            node: await supervisor.nodeGauge(),
+            node: supervisor.role.map { ($0.node, table.leasesHeld) },
             heap: reportsHeap ? FreeMemory.figures() : nil,
             eventWindow: hub.windowFigures,
             privateStreams: hub.privateFigures)

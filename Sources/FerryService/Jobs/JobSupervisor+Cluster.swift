@@ -17,9 +17,6 @@ extension JobSupervisor {
     /// How many jobs this node runs now.
     var ownedCount: Int { owned.count }
 
-    /// This node's id and leases, for `/metrics`; nil on a single node.
-    func nodeGauge() -> (id: String, leases: Int)? { role.map { ($0.node, owned.count) } }
-
     /// A mark to pass to `keepOnly(_:ownedBefore:)`, taken before `renew`.
     var ownershipMark: Int { ownershipEpoch }
 

@@ -74,7 +74,7 @@ actor JobSupervisor {
     // `+EngineEvents`) and by nothing else; the actor's isolation guards it.
     /// With several nodes: the jobs this node runs, when each became its own (`ownershipEpoch` then), and actions
     /// forwarded to another node waiting for their job to change (`JobSupervisor+Cluster`).
-    var owned: Set<String> = []
+    var owned: Set<String> = [] { didSet { table.setLeasesHeld(owned.count) } }
     var ownedSince: [String: Int] = [:]
     var ownershipEpoch = 0
     /// With several nodes: whether the node stopped acting on its jobs for want of a lease renewal (`LeaseFence`),
@@ -202,21 +202,6 @@ actor JobSupervisor {
         let eventID = lastEventID
         guard let (job, rates) = table.entry(id) else { return nil }
         return (job, rates, eventID)
-    }
-
-    /// Jobs by state, of the jobs `access` sees (metrics: a key counts its own).
-    func counts(visibleTo access: JobAccess = .administrator) -> [JobState: Int] {
-        var counts: [JobState: Int] = [:]
-        for job in jobs.values where access.sees(job) { counts[job.state, default: 0] += 1 }
-        return counts
-    }
-
-    /// Sum of smoothed speeds of running transfers (those `access` sees).
-    func totalSpeed(visibleTo access: JobAccess = .administrator) -> Double {
-        guard access.onlyKey != nil else { return rates.values.reduce(0) { $0 + $1.speed } }
-        return table.ratesByID().reduce(0) { sum, entry in
-            access.sees(owner: jobs[entry.key]?.ownerKey) ? sum + entry.value.speed : sum
-        }
     }
 
     func allJobs() -> [JobRecord] { order.compactMap { jobs[$0] } }

@@ -40,6 +40,8 @@ final class JobTable: Sendable {
         /// The number each API key that owned a job has in listings (`JobListing.owner`), from 1; kept for the
         /// table's life (one per key, and keys are few).
         var owners: [String: UInt32] = [:]
+        /// With several nodes, how many jobs this node holds the lease of (the supervisor's `owned`).
+        var leasesHeld = 0
 
         /// The gid is hashed only when the job is new (inserts are rare, updates many: a progress sample each).
         mutating func set(_ job: JobRecord?, for id: String) -> JobRecord? {
@@ -153,6 +155,26 @@ final class JobTable: Sendable {
         }
     }
 
+    /// The jobs by state and the sum of their live download speeds, as readers see them (`forEachListed`), from any
+    /// thread: `/metrics` answers from it without waiting for the supervisor, which may be behind exactly when someone
+    /// looks. With `onlyKey`, only that key's jobs.
+    func tally(onlyKey: String? = nil) -> (counts: [JobState: Int], speed: Double) {
+        var counts: [JobState: Int] = [:]
+        var speed = 0.0
+        forEachListed(onlyKey: onlyKey) { listing, _, rates in
+            counts[listing.state, default: 0] += 1
+            speed += rates()?.speed ?? 0
+        }
+        return (counts, speed)
+    }
+
+    /// How many jobs this node holds the lease of (several nodes), from any thread. Changes only from the supervisor.
+    var leasesHeld: Int { contents.withLock { $0.leasesHeld } }
+
+    func setLeasesHeld(_ count: Int) {
+        contents.withLock { $0.leasesHeld = count }
+    }
+
     /// The listing version (`JobListing.version`) of the last change to a job in any of `states` (one entering, changing
     /// in or leaving them), from any thread: while it stays the same, so does every listing and record of those states
     /// that readers see, and which jobs have them (their live rates aside).
@@ -204,11 +226,6 @@ final class JobTable: Sendable {
         contents.withLock {
             ($0.jobs.count, $0.idsByGID.count, $0.rates.count, $0.nodes.count, $0.heldBack.count, $0.listings.count)
         }
-    }
-
-    /// Every job's live rates by id (a copy), from any thread.
-    func ratesByID() -> [String: LiveRates] {
-        contents.withLock { $0.rates }
     }
 
     /// The node running a job (several nodes), from any thread.

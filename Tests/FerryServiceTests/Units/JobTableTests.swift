@@ -28,6 +28,27 @@ struct JobTableTests {
         #expect(table.entry("a") == nil && table.jobs["a"] == nil)
     }
 
+    /// `/metrics` reads it: states as readers see them (an end held back counts as what it shows), a key's own jobs.
+    @Test func aTallyCountsStatesAndSpeedsAsReadersSeeThem() {
+        let table = JobTable()
+        var keyed = job("k", .downloading)
+        keyed.ownerKey = "key1"
+        table.jobs["k"] = keyed
+        table.rates["k"] = LiveRates(speed: 10, eta: nil)
+        table.jobs["a"] = job("a", .downloading)
+        table.rates["a"] = LiveRates(speed: 32, eta: 1)
+        table.jobs["w"] = job("w", .waiting)
+        _ = table.holdBack("a", showing: job("a", .downloading), after: 3)
+        table.jobs["a"] = job("a", .finished)
+        let all = table.tally()
+        #expect(all.counts == [.downloading: 2, .waiting: 1] && all.speed == 42)
+        let mine = table.tally(onlyKey: "key1")
+        #expect(mine.counts == [.downloading: 1] && mine.speed == 10)
+        #expect(table.tally(onlyKey: "nobody").counts.isEmpty)
+        table.setLeasesHeld(3)
+        #expect(table.leasesHeld == 3)
+    }
+
     @Test func readsFromOtherThreadsWhileTheOwnerWrites() async {
         let table = JobTable()
         table.jobs["x"] = job("x", .downloading)
