@@ -55,7 +55,7 @@ enum FreeMemory {
         figures.free >= floor && figures.free * 4 >= figures.inUse - figures.mapped
     }
 
-    /// How often the service looks (`RunningService.startChores`).
+    /// How often the service looks (`MemoryReturner`).
     static let checkInterval: Duration = .seconds(10)
 
     static func figures() -> Figures {

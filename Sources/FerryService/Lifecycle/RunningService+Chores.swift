@@ -5,8 +5,8 @@ import Logging
 
 extension RunningService {
     /// Starts the loops that run until `stop` cancels them: the store's ballast laid (back) down when
-    /// there is room, idempotency records purged hourly, the allocator's free memory handed back when it piles up
-    /// (`FreeMemory.worthReturning`; only when the service owns its process's memory), and, with `--retention`, the retention sweep.
+    /// there is room, idempotency records purged hourly and, with `--retention`, the retention sweep. (The allocator's
+    /// free memory is handed back by a `MemoryReturner`, on a queue of its own.)
     static func startChores(configuration: ServiceConfiguration, spool: Spool, ballast: StoreBallast, store: any JobStore,
                             supervisor: JobSupervisor, logger: Logger) -> [Task<Void, Never>] {
         var chores: [Task<Void, Never>] = []
@@ -20,14 +20,6 @@ extension RunningService {
                 try? await Task.sleep(for: .seconds(10))
             }
         })
-        if configuration.managesProcessMemory {
-            chores.append(Task.detached(priority: .utility) {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: FreeMemory.checkInterval)
-                    if FreeMemory.worthReturning(FreeMemory.figures()) { FreeMemory.returnToSystem() }
-                }
-            })
-        }
         chores.append(Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(3600))

@@ -255,7 +255,8 @@ extension RunningService {
                               engineEvents: engineEvents, eventPump: eventPump, chores: chores, membership: membership,
                               webhooks: webhooks, requests: requests,
                               leaseSeconds: Double(configuration.lease.components.seconds) + Double(configuration.lease.components.attoseconds) / 1e18,
-                              fetchCache: configuration.fetch.isOn ? fetchCache : nil)
+                              fetchCache: configuration.fetch.isOn ? fetchCache : nil,
+                              memory: configuration.managesProcessMemory ? MemoryReturner() : nil)
     }
 
     /// The bucket and keys of `--object-store` (the value was checked when resolved; the keys are read here).

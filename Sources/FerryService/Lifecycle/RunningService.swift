@@ -28,12 +28,15 @@ struct RunningService: Sendable {
     let leaseSeconds: Double
     /// Fetch-through's entries, written to the store before it closes.
     var fetchCache: FetchCache? = nil
+    /// Hands the allocator's free memory back when it piles up; nil unless the service manages its process's memory.
+    var memory: MemoryReturner? = nil
 
     /// Stops accepting, closes event streams, stops transfers (bytes kept, jobs not marked paused),
     /// applies their last events, writes state, closes the store. Call once.
     /// - Parameter grace: seconds the server gives open requests before closing their connections.
     func stop(grace: Double) async {
         for chore in chores { chore.cancel() }
+        memory?.stop()
         await membership?.stop()
         hub.closeAll()
         async let serverDone: Void = server.shutdown(grace: grace)
