@@ -91,6 +91,7 @@ struct OperationsController: Sendable {
         // Read from the job table, never by waiting for the supervisor: it may be behind when someone looks.
         let table = supervisor.table
         let tally = table.tally(onlyKey: JobAccess.current.onlyKey)
+        let hubFigures = hub.gauges.current
         let gauges = ServiceMetrics.Gauges(
             jobsByState: Dictionary(uniqueKeysWithValues: tally.counts.map { ($0.key.rawValue, $0.value) }),
             downloadSpeed: tally.speed,
@@ -101,8 +102,8 @@ struct OperationsController: Sendable {
             objectStore: objects?.counts,
             node: supervisor.role.map { ($0.node, table.leasesHeld) },
             heap: reportsHeap ? FreeMemory.figures() : nil,
-            eventWindow: hub.windowFigures,
-            privateStreams: hub.privateFigures)
+            eventWindow: (hubFigures.windowEvents, hubFigures.windowCapacity),
+            privateStreams: (hubFigures.readingLog, hubFigures.heldEvents))
         var headers: HTTPHeaders = [:]
         headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
         headers["Cache-Control"] = "no-store"

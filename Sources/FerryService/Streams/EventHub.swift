@@ -55,6 +55,7 @@ final class EventHub: @unchecked Sendable {
     private var taps: [@Sendable ([ServerEvent]) -> Void] = []
     private lazy var timer = HubTimer(queue: queue, clock: clock) { [weak self] in self?.tick() }
     private var heartbeat: DispatchSourceTimer?
+    private var gaugesUpdated = -Double.infinity
     private let clock: @Sendable () -> Double
     /// Bytes a private stream may have unwritten in its socket buffer before the hub stops feeding it (it then reads
     /// the log from its position once drained); also the size of a log page and the most it is handed at once. What
@@ -95,6 +96,7 @@ final class EventHub: @unchecked Sendable {
             source.activate()
             self.heartbeat = source
         }
+        gauges.update(.init(windowEvents: log.count, windowCapacity: log.capacity))
     }
 
     deinit {
@@ -103,22 +105,12 @@ final class EventHub: @unchecked Sendable {
 
     /// Open streams (read from any thread, for metrics).
     var subscriberCount: Int { registry.count }
+    /// The figures `/metrics` shows, from any thread (the accessors below wait for the hub's queue: tests).
+    let gauges = HubGauges()
 
-    /// The replay window's `job`/`removed` events and its bound. Waits for the hub's queue: not for hot paths.
-    var windowFigures: (count: Int, capacity: Int) {
-        queue.sync { (log.count, log.capacity) }
-    }
-
-    /// Streams fed by a group (the rest have queues of their own). Waits for the hub's queue: not for hot paths.
-    var sharedSubscriberCount: Int {
-        queue.sync { registry.sharedCount }
-    }
-
-    /// Streams reading the log from their own position, and the events held in all private streams' queues and
-    /// outboxes (what slow subscribers cost beyond the log). Waits for the hub's queue: not for hot paths.
-    var privateFigures: (readingLog: Int, heldEvents: Int) {
-        queue.sync { registry.privateFigures }
-    }
+    /// Group-fed streams and private streams' figures as of now, waiting for the queue (tests; `/metrics`: `gauges`).
+    var sharedSubscriberCount: Int { queue.sync { registry.sharedCount } }
+    var privateFigures: (readingLog: Int, heldEvents: Int) { queue.sync { registry.privateFigures } }
 
     /// Adds a listener given every event published from now on, in order, on the hub's queue; it must not block.
     func tap(_ listener: @escaping @Sendable ([ServerEvent]) -> Void) {
@@ -143,6 +135,7 @@ final class EventHub: @unchecked Sendable {
                 }
             }
             self.flushAll(now: now)
+            self.updateGauges(now: now)
         }
     }
 
@@ -375,11 +368,21 @@ final class EventHub: @unchecked Sendable {
     // MARK: Timers (on `queue`)
 
     private func tick() {
-        flushAll(now: clock())
+        let now = clock()
+        flushAll(now: now)
+        updateGauges(now: now)
+    }
+
+    /// At most once a second (it walks the private streams), unless `now` is nil.
+    private func updateGauges(now: Double? = nil) {
+        if let now { guard now - gaugesUpdated >= 1 else { return }; gaugesUpdated = now }
+        let (reading, held) = registry.privateFigures
+        gauges.update(.init(windowEvents: log.count, windowCapacity: log.capacity, readingLog: reading, heldEvents: held))
     }
 
     private func ping() {
         dispatchPrecondition(condition: .onQueue(queue))
+        updateGauges()
         var streams = [[ResponseStream]](repeating: [], count: fanout.shardCount)
         for subscription in registry.all.values where !subscription.closed {
             streams[fanout.shard(of: subscription.key)].append(subscription.stream)

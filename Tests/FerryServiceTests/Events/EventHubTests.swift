@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
+import Synchronization
 import Testing
 @testable import FerryHTTP
 @testable import FerryService
@@ -204,5 +205,25 @@ import Testing
         #expect(member.stream.isClosed, "a group member resynchronized past the log is closed too")
         #expect(hub.subscriberCount == 0)
         hub.closeAll()
+    }
+
+    /// `/metrics` reads the hub's gauges without waiting for its queue: they show the window as of the last publish,
+    /// renewed at most once a second of the hub's clock.
+    @Test func theGaugesShowTheWindowAsOfTheLastPublishAtMostOnceASecond() {
+        let ids = EventIDAllocator(startingAfter: 0)
+        let time = Mutex(100.0)
+        let hub = EventHub(ids: ids, logger: Logger(label: "test"), windowCapacity: 64, heartbeat: 0,
+                           clock: { time.withLock { $0 } })
+        #expect(hub.gauges.current == HubGauges.Figures(windowEvents: 0, windowCapacity: 64))
+        hub.publish([jobEvent(ids.next(), ids), jobEvent(ids.next(), ids)])
+        settle(hub, [])
+        #expect(hub.gauges.current.windowEvents == 2)
+        hub.publish([jobEvent(ids.next(), ids)])
+        settle(hub, [])
+        #expect(hub.gauges.current.windowEvents == 2, "within the second: not renewed")
+        time.withLock { $0 += 1 }
+        hub.publish([jobEvent(ids.next(), ids)])
+        settle(hub, [])
+        #expect(hub.gauges.current == HubGauges.Figures(windowEvents: 4, windowCapacity: 64))
     }
 }
