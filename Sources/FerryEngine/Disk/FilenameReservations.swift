@@ -10,6 +10,15 @@ final class FilenameReservations: @unchecked Sendable {
     private var names: [String: String] = [:]
     /// The jobs holding each name.
     private var holders: [String: Set<String>] = [:]
+    /// Per name asked for, the lowest variant number that may be free (every lower one was held, or had a file, when
+    /// last looked at; a variant released by its job lowers it again): many jobs of one name ("download", "index.html")
+    /// would otherwise probe every variant before theirs, a file check each, on the engine's queue. In the load suite's
+    /// soak, with 1,000 jobs of one name, that was 9% of Ferry's CPU. Only where the probe starts: each candidate from
+    /// there on is still checked, so a name is never shared. Kept while some job holds a name `reserveFree` gave for it
+    /// (`jobs`), so it has at most one entry per job.
+    private var probeFrom: [String: (number: Int, jobs: Int)] = [:]
+    /// The name asked for and the variant number of each job's name that `reserveFree` gave.
+    private var variants: [String: (asked: String, number: Int)] = [:]
 
     /// Reserves `filename` for a job, or the first free variant "name (1).ext", "name (2).ext"... A name is free
     /// when no other job holds it and `inFiles` says no file has it. Reserving again for the same job returns its
@@ -43,15 +52,21 @@ final class FilenameReservations: @unchecked Sendable {
         lock.withLock { set(filename, for: jobID) }
     }
 
-    /// `filename` or its first variant that no other job holds and no file has, reserved. Under `lock`.
+    /// `filename` or its first variant (from `probeFrom`) that no other job holds and no file has, reserved. Under `lock`.
     private func reserveFree(_ filename: String, for jobID: String, inFiles: (String) -> Bool) -> String {
-        var number = 0
-        var candidate = filename
-        while holders[candidate].map({ !$0.subtracting([jobID]).isEmpty }) == true || inFiles(candidate) {
+        var start = probeFrom[filename]?.number ?? 0
+        if let own = variants[jobID], own.asked == filename { start = min(start, own.number) }   // asked again
+        var number = start
+        var candidate = number == 0 ? filename : Filename.variant(filename, number: number)
+        while holders[candidate].map({ $0.count > 1 || !$0.contains(jobID) }) == true || inFiles(candidate) {
             number += 1
             candidate = Filename.variant(filename, number: number)
         }
-        set(candidate, for: jobID)
+        if names[jobID] == candidate { return candidate }   // it keeps the name it holds
+        set(candidate, for: jobID)   // may release a variant of `filename` below `start`: the probe starts there next
+        let lowered = probeFrom[filename].map { $0.number < start } ?? false
+        probeFrom[filename] = (lowered ? probeFrom[filename]!.number : number + 1, (probeFrom[filename]?.jobs ?? 0) + 1)
+        variants[jobID] = (filename, number)
         return candidate
     }
 
@@ -61,6 +76,9 @@ final class FilenameReservations: @unchecked Sendable {
         if let old {
             holders[old]?.remove(jobID)
             if holders[old]?.isEmpty == true { holders[old] = nil }
+        }
+        if old != filename, let given = variants.removeValue(forKey: jobID), let probe = probeFrom[given.asked] {
+            probeFrom[given.asked] = probe.jobs == 1 ? nil : (min(probe.number, given.number), probe.jobs - 1)
         }
         if let filename { holders[filename, default: []].insert(jobID) }
     }
