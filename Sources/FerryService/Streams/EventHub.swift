@@ -55,7 +55,6 @@ final class EventHub: @unchecked Sendable {
     private var taps: [@Sendable ([ServerEvent]) -> Void] = []
     private lazy var timer = HubTimer(queue: queue, clock: clock) { [weak self] in self?.tick() }
     private var heartbeat: DispatchSourceTimer?
-    private var gaugesUpdated = -Double.infinity
     private let clock: @Sendable () -> Double
     /// Bytes a private stream may have unwritten in its socket buffer before the hub stops feeding it (it then reads
     /// the log from its position once drained); also the size of a log page and the most it is handed at once. What
@@ -96,7 +95,7 @@ final class EventHub: @unchecked Sendable {
             source.activate()
             self.heartbeat = source
         }
-        gauges.update(.init(windowEvents: log.count, windowCapacity: log.capacity))
+        gauges.renew(log: log, registry: registry, now: nil)
     }
 
     deinit {
@@ -123,19 +122,21 @@ final class EventHub: @unchecked Sendable {
         queue.async {
             for tap in self.taps { tap(events) }
             let now = self.clock()
+            var offered: [Int: EventSubscription] = [:]
             for event in events {
                 self.log.append(event)
                 for group in self.registry.groups.values { group.schedule.offer(event, now: now) }
-                for subscription in self.registry.solo.values {
-                    if case .own(var queue) = subscription.delivery {
-                        subscription.delivery = .log(after: 0)   // keep `queue` uniquely referenced
-                        queue.offer(event, now: now)
-                        subscription.delivery = .own(queue)
-                    }
+                guard let jobID = event.jobID else { continue }   // (only `reset` has none, and it is never queued)
+                self.registry.forEachSolo(receiving: jobID) { subscription in
+                    guard case .own(var queue) = subscription.delivery else { return }
+                    subscription.delivery = .log(after: 0)   // keep `queue` uniquely referenced
+                    if queue.offer(event, now: now) { offered[subscription.key] = subscription }
+                    subscription.delivery = .own(queue)
                 }
             }
-            self.flushAll(now: now)
-            self.updateGauges(now: now)
+            // Only those offered something (due progress is the timer's, `tick`; the rest continue when drained).
+            self.flushAll(now: now, streams: Array(offered.values))
+            self.gauges.renew(log: self.log, registry: self.registry, now: now)
         }
     }
 
@@ -221,9 +222,10 @@ final class EventHub: @unchecked Sendable {
         registry.remove(key)?.closed = true
     }
 
-    private func flushAll(now: Double) {
+    /// Flushes the groups and `streams` (nil: every private one); caught-up streams rejoin their groups.
+    private func flushAll(now: Double, streams: [EventSubscription]? = nil) {
         for group in Array(registry.groups.values) { flush(group, now: now) }
-        for subscription in Array(registry.solo.values) { flush(subscription, now: now) }
+        for subscription in streams ?? Array(registry.solo.values) { flush(subscription, now: now) }
         rejoinGroups(now: now)
     }
 
@@ -286,7 +288,7 @@ final class EventHub: @unchecked Sendable {
     /// the group must have sent each job's progress no earlier than the stream's queue did (`interval`).
     private func rejoinGroups(now: Double) {
         dispatchPrecondition(condition: .onQueue(queue))
-        for subscription in Array(registry.solo.values) {
+        for subscription in Array(registry.soloAnyJob.values) {   // (a stream that left a group follows every job)
             guard let interval = subscription.rejoins, !subscription.closed, !subscription.waitingForDrain,
                   subscription.outbox.isEmpty, case .own(let own) = subscription.delivery, !own.hasPending,
                   let group = registry.groups[interval], !group.schedule.hasPending,
@@ -370,19 +372,12 @@ final class EventHub: @unchecked Sendable {
     private func tick() {
         let now = clock()
         flushAll(now: now)
-        updateGauges(now: now)
-    }
-
-    /// At most once a second (it walks the private streams), unless `now` is nil.
-    private func updateGauges(now: Double? = nil) {
-        if let now { guard now - gaugesUpdated >= 1 else { return }; gaugesUpdated = now }
-        let (reading, held) = registry.privateFigures
-        gauges.update(.init(windowEvents: log.count, windowCapacity: log.capacity, readingLog: reading, heldEvents: held))
+        gauges.renew(log: log, registry: registry, now: now)
     }
 
     private func ping() {
         dispatchPrecondition(condition: .onQueue(queue))
-        updateGauges()
+        gauges.renew(log: log, registry: registry, now: nil)
         var streams = [[ResponseStream]](repeating: [], count: fanout.shardCount)
         for subscription in registry.all.values where !subscription.closed {
             streams[fanout.shard(of: subscription.key)].append(subscription.stream)

@@ -15,12 +15,18 @@ final class HubGauges: Sendable {
         var heldEvents = 0
     }
 
-    private let figures = Mutex(Figures())
+    private let figures = Mutex((figures: Figures(), renewed: -Double.infinity))
 
-    /// Called on the hub's queue only.
-    func update(_ latest: Figures) {
-        figures.withLock { $0 = latest }
+    /// Renews the figures from the hub's log and registry: at most once a second of the hub's clock (it walks the
+    /// private streams), or at once when `now` is nil. On the hub's queue only.
+    func renew(log: EventLog, registry: SubscriberRegistry, now: Double?) {
+        if let now {
+            guard figures.withLock({ now - $0.renewed >= 1 }) else { return }
+        }
+        let (reading, held) = registry.privateFigures
+        let latest = Figures(windowEvents: log.count, windowCapacity: log.capacity, readingLog: reading, heldEvents: held)
+        figures.withLock { $0 = (latest, now ?? $0.renewed) }
     }
 
-    var current: Figures { figures.withLock { $0 } }
+    var current: Figures { figures.withLock { $0.figures } }
 }
