@@ -64,8 +64,8 @@ final class FilenameReservations: @unchecked Sendable {
         }
         if names[jobID] == candidate { return candidate }   // it keeps the name it holds
         set(candidate, for: jobID)   // may release a variant of `filename` below `start`: the probe starts there next
-        let lowered = probeFrom[filename].map { $0.number < start } ?? false
-        probeFrom[filename] = (lowered ? probeFrom[filename]!.number : number + 1, (probeFrom[filename]?.jobs ?? 0) + 1)
+        let probe = probeFrom[filename]
+        probeFrom[filename] = (probe.map { $0.number < start ? $0.number : number + 1 } ?? number + 1, (probe?.jobs ?? 0) + 1)
         variants[jobID] = (filename, number)
         return candidate
     }
